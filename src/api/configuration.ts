@@ -1,0 +1,36 @@
+/** /api/v1/configuration: the framework's settings and tool paths. */
+import type { Router } from '../http/router.js';
+import { HttpError, success } from '../http/jsend.js';
+import { listConfig, patchConfig } from '../store/configuration.js';
+import type { Store } from '../store/store.js';
+import { bodyPerGeneration } from './cache.js';
+import type { Handler } from './context.js';
+import { MESSAGES } from './messages.js';
+import { boolArg, listArg } from './params.js';
+
+export function registerConfiguration(router: Router<Handler>, store: Store): void {
+  const allItems = bodyPerGeneration(store, () => listConfig(store.state));
+
+  const get: Handler = (ctx) => {
+    const query = { key: listArg(ctx.args, 'key'), section: listArg(ctx.args, 'section'), dirty: boolArg(ctx.args, 'dirty') };
+    if (query.key === undefined && query.section === undefined && query.dirty === undefined) {
+      return { status: 200, body: allItems() };
+    }
+    return success(listConfig(store.state, query));
+  };
+
+  const patch: Handler = async (ctx) => {
+    const values = new Map<string, string>();
+    for (const [key, value] of ctx.args) if (!values.has(key)) values.set(key, value);
+    if (values.size === 0) throw new HttpError(400, MESSAGES.incorrectQueryParameters);
+    const result = await store.change('configuration', (state) => patchConfig(state, [...values]));
+    if (!result.ok) {
+      const data = Object.fromEntries((result.unknown ?? []).map((key) => [key, 'not a configuration item']));
+      throw new HttpError(400, MESSAGES.invalidConfigurationItem, data);
+    }
+    return success();
+  };
+
+  router.add('GET', '/api/v1/configuration', get);
+  router.add('PATCH', '/api/v1/configuration', patch);
+}

@@ -1,0 +1,20 @@
+/** /output_files/<file_url>: a redirect to the output file server, on the host the request named. */
+import { HttpError, HTTP_MESSAGES } from '../http/jsend.js';
+import { splitPath, type Router } from '../http/router.js';
+import type { Handler } from './context.js';
+
+/** A host name, an IPv4 address or a bracketed IPv6 address, with an optional port. */
+const HOST_HEADER = /^([A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+export function registerFiles(router: Router<Handler>, fileServerPort: number): void {
+  router.add('GET', '/output_files/*', (ctx) => {
+    const host = HOST_HEADER.exec(ctx.headers.host ?? '')?.[1];
+    if (!host) throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'missing or invalid Host header' });
+    const segments = splitPath(`/${ctx.params['*']}`);
+    if (segments.some((s) => s.split(/[/\\]/).some((part) => part === '..') || s.includes('\0'))) {
+      throw new HttpError(400, HTTP_MESSAGES.badRequest, { file_url: 'must not contain ..' });
+    }
+    const path = segments.map(encodeURIComponent).join('/');
+    return { status: 301, body: '', headers: { Location: `http://${host}:${fileServerPort}/${path}`, 'Content-Type': 'text/plain; charset=utf-8' } };
+  });
+}

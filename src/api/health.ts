@@ -1,0 +1,12 @@
+/** /debug/health, and the store's write counters beside it. */
+import type { Router } from '../http/router.js';
+import { success, successBody } from '../http/jsend.js';
+import type { Store } from '../store/store.js';
+import type { Handler } from './context.js';
+
+const HEALTHY = { status: 200, body: successBody({ status: 'ok' }) };
+
+export function registerHealth(router: Router<Handler>, store: Store): void {
+  router.add('GET', '/debug/health', () => HEALTHY);
+  router.add('GET', '/debug/stats', () => success({ store: store.stats, memory: process.memoryUsage() }));
+}

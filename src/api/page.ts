@@ -1,0 +1,98 @@
+/** The web application: its page for every client-side path, its assets under /static/, all in memory. */
+import { readdir, readFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { HttpError, HTTP_MESSAGES, type Reply } from '../http/jsend.js';
+import { splitPath, type Router } from '../http/router.js';
+import type { Handler } from './context.js';
+
+interface Asset {
+  type: string;
+  plain: Buffer;
+  gzip: Buffer;
+}
+
+export interface WebAssets {
+  page: Asset;
+  files: Map<string, Asset>;
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=UTF-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+/** No script but our own files, no request to another origin, no framing by other sites. */
+export const PAGE_SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'",
+  'X-Frame-Options': 'SAMEORIGIN',
+};
+
+function asset(name: string, plain: Buffer): Asset {
+  // Compressed once, at start-up: requests only pick a buffer.
+  return { type: TYPES[extname(name)] ?? 'application/octet-stream', plain, gzip: gzipSync(plain, { level: 9 }) };
+}
+
+/** Loads the built web application (index.html and its assets) into memory. */
+export async function loadWebAssets(dir: string): Promise<WebAssets> {
+  let names: string[];
+  try {
+    names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+  } catch {
+    throw new Error(`the web application is not built in ${dir}: run npm run build`);
+  }
+  const files = new Map<string, Asset>();
+  for (const name of names) files.set(name, asset(name, await readFile(join(dir, name))));
+  const page = files.get('index.html');
+  if (!page) throw new Error(`the web application is not built in ${dir}: index.html is missing`);
+  files.delete('index.html');
+  return { page, files };
+}
+
+/** True unless the header refuses gzip (absent, or `gzip;q=0`). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  for (const part of header.split(',')) {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding.trim() !== 'gzip' && coding.trim() !== '*') continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
+
+export function assetReply(file: Asset, acceptEncoding: string | undefined, headers: Record<string, string> = {}): Reply {
+  const gzip = acceptsGzip(acceptEncoding);
+  return {
+    status: 200,
+    body: gzip ? file.gzip : file.plain,
+    headers: {
+      'Content-Type': file.type,
+      Vary: 'Accept-Encoding',
+      ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+      ...headers,
+    },
+  };
+}
+
+export function pageReply(web: WebAssets, acceptEncoding: string | undefined): Reply {
+  return assetReply(web.page, acceptEncoding, { 'Cache-Control': 'no-cache', ...PAGE_SECURITY_HEADERS });
+}
+
+/** /static/<name>: only the files loaded at start-up, by exact name, so no path can leave the folder. */
+export function registerStatic(router: Router<Handler>, web: WebAssets): void {
+  router.add('GET', '/static/*', (ctx) => {
+    const name = splitPath(`/${ctx.params['*']}`).join('/');
+    const file = web.files.get(name);
+    if (!file) throw new HttpError(404, HTTP_MESSAGES.notFound);
+    return assetReply(file, ctx.headers['accept-encoding'], { 'Cache-Control': 'no-cache' });
+  });
+}

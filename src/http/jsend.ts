@@ -1,0 +1,58 @@
+/** The JSend envelope, written from one place. */
+
+/** A client-facing failure: handlers throw it, the server writes it as a JSend body. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly data?: Record<string, string>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+/** Messages of the web layer itself (the API's own live in `api/messages.ts`). */
+export const HTTP_MESSAGES = {
+  notFound: 'Not found',
+  methodNotAllowed: 'Method not allowed',
+  internal: 'Internal server error',
+  badRequest: 'Bad request',
+  payloadTooLarge: 'Request body too large',
+  unsupportedMediaType: 'Unsupported media type: send application/x-www-form-urlencoded',
+  uriTooLong: 'Request URI too long',
+  headersTooLarge: 'Request header fields too large',
+  timeout: 'Request timeout',
+} as const;
+
+/** What a handler answers: a status and a ready JSON body. */
+export interface Reply {
+  status: number;
+  body: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/** `{"status":"success","data":...}`; `dataJson` is already-serialized data (a cached list, say). */
+export function successBody(data: unknown = {}): string {
+  return successBodyFromJson(JSON.stringify(data));
+}
+
+export function successBodyFromJson(dataJson: string): string {
+  return `{"status":"success","data":${dataJson}}`;
+}
+
+export function success(data: unknown = {}, status = 200): Reply {
+  return { status, body: successBody(data) };
+}
+
+/** 4xx: `fail` with the message; 5xx: `error` with a generic message (details belong in the log). */
+export function errorBody(status: number, message: string, data?: Record<string, string>): string {
+  if (status >= 500) {
+    return JSON.stringify({ status: 'error', message: HTTP_MESSAGES.internal, code: status });
+  }
+  return JSON.stringify(data ? { status: 'fail', message, code: status, data } : { status: 'fail', message, code: status });
+}
+
+export function errorReply(err: HttpError): Reply {
+  return { status: err.status, body: errorBody(err.status, err.message, err.data), headers: err.headers };
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/** CLI: parse flags, open the store, listen, and stop cleanly on SIGTERM/SIGINT. */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { loadWebAssets } from './api/page.js';
+import { parseCli, UsageError, USAGE } from './cli.js';
+import { DEFAULT_CONFIGURATION_FILE, DEFAULT_DATA_DIR, PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
+import { createServer } from './server.js';
+import { loadDefaults } from './store/defaults.js';
+import { openStore } from './store/store.js';
+
+const log = (line: string) => console.error(`assessd: ${line}`);
+
+function fail(message: string, code = 1): never {
+  console.error(`assessd: ${message}`);
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  let command;
+  try {
+    command = parseCli(process.argv.slice(2), process.env, DEFAULT_DATA_DIR);
+  } catch (err) {
+    if (err instanceof UsageError) fail(err.message, 2);
+    throw err;
+  }
+  if (command.kind === 'help') return console.log(USAGE);
+  if (command.kind === 'version') {
+    const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
+    return console.log(pkg.version);
+  }
+  const { options } = command;
+
+  const [defaults, web] = await Promise.all([loadDefaults(DEFAULT_CONFIGURATION_FILE), loadWebAssets(WEB_ASSETS_DIR)]);
+  const store = await openStore({ dir: options.dataDir, defaults, log });
+  const server = createServer({ store, web, fileServerPort: options.fileServerPort, maxBody: options.maxBody, log });
+  server.listen(options.port, options.host);
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const { address, port } = server.address() as AddressInfo;
+  const shown = address.includes(':') ? `[${address}]` : address;
+  console.log(`assessd listening on http://${shown}:${port} (data: ${options.dataDir})`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: finishing in-flight requests and writes`);
+    // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now.
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    await closed;
+    await store.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: NodeJS.ErrnoException) => {
+  // One line, no stack trace: the message says what to fix.
+  fail(err.code && !err.message.includes(err.code) ? `${err.message} (${err.code})` : err.message);
+});

@@ -1,0 +1,141 @@
+/** createServer(options) -> http.Server: routing, arguments, errors and headers; no listen() inside. */
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { registerConfiguration } from './api/configuration.js';
+import type { Handler } from './api/context.js';
+import { registerFiles } from './api/files.js';
+import { registerHealth } from './api/health.js';
+import { pageReply, registerStatic, type WebAssets } from './api/page.js';
+import { registerSessions } from './api/sessions.js';
+import { registerTargets } from './api/targets.js';
+import { isFormContentType, parseFormArgs, readBody } from './http/args.js';
+import { errorBody, errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
+import { createRouter, MalformedPathError, splitPath } from './http/router.js';
+import type { Store } from './store/store.js';
+
+export interface ServerOptions {
+  store: Store;
+  web: WebAssets;
+  /** Port of the output file server that /output_files/ redirects to. */
+  fileServerPort?: number;
+  /** Largest request body accepted, in bytes. */
+  maxBody?: number;
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_MAX_BODY = 1024 * 1024;
+const MAX_URL = 8 * 1024;
+
+/** Paths the page handler never answers: unknown ones there are JSON 404s. */
+const RESERVED = new Set(['api', 'debug', 'static', 'output_files', 'logs']);
+
+const COMMON_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+const JSON_HEADERS = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+};
+
+function send(res: ServerResponse, reply: Reply): void {
+  const body = reply.body;
+  const headers: Record<string, string | number> = {
+    ...COMMON_HEADERS,
+    ...(reply.headers?.['Content-Type'] ? {} : JSON_HEADERS),
+    ...reply.headers,
+    'Content-Length': Buffer.byteLength(body),
+  };
+  res.writeHead(reply.status, headers);
+  res.end(body);
+}
+
+function splitUrl(url: string): [path: string, query: string] {
+  if (!url.startsWith('/')) {
+    // absolute-form (`GET http://host/path`): only the path and query count
+    try {
+      const parsed = new URL(url);
+      return [parsed.pathname, parsed.search.slice(1)];
+    } catch {
+      throw new HttpError(400, HTTP_MESSAGES.badRequest);
+    }
+  }
+  const q = url.indexOf('?');
+  return q === -1 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)];
+}
+
+function firstSegment(path: string): string {
+  return splitPath(path)[0] ?? '';
+}
+
+export function createServer(options: ServerOptions): Server {
+  const { store, web } = options;
+  const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
+  const log = options.log ?? (() => {});
+  const router = createRouter<Handler>();
+  registerHealth(router, store);
+  registerSessions(router, store);
+  registerTargets(router, store);
+  registerConfiguration(router, store);
+  registerFiles(router, options.fileServerPort ?? 8010);
+  registerStatic(router, web);
+
+  async function route(req: IncomingMessage): Promise<Reply> {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    if (url.length > MAX_URL) throw new HttpError(414, HTTP_MESSAGES.uriTooLong);
+    const [path, query] = splitUrl(url);
+    const match = router.match(method, path);
+    if (match.kind === 'method-not-allowed') {
+      throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: match.allow.join(', ') });
+    }
+    if (match.kind === 'not-found') {
+      if (RESERVED.has(firstSegment(path))) throw new HttpError(404, HTTP_MESSAGES.notFound);
+      if (method !== 'GET' && method !== 'HEAD') {
+        throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: 'GET, HEAD' });
+      }
+      return pageReply(web, req.headers['accept-encoding']);
+    }
+    // The whole body first: a request joins the write queue only once it is complete.
+    const body = await readBody(req, maxBody);
+    if (body.length > 0 && !isFormContentType(req.headers['content-type'])) {
+      throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
+    }
+    const args = parseFormArgs(query, body.toString('utf8'));
+    return match.handler({ method, params: match.params, args, headers: req.headers });
+  }
+
+  const server = createHttpServer(async (req, res) => {
+    let reply: Reply;
+    try {
+      reply = await route(req);
+    } catch (err) {
+      if (err instanceof HttpError) reply = errorReply(err);
+      else if (err instanceof MalformedPathError) reply = errorReply(new HttpError(400, HTTP_MESSAGES.badRequest));
+      else {
+        log(`${req.method} ${req.url}: ${(err as Error)?.stack ?? err}`);
+        reply = errorReply(new HttpError(500, HTTP_MESSAGES.internal));
+      }
+    }
+    if (!res.destroyed) send(res, reply);
+  });
+
+  // Errors the HTTP parser meets before a request exists still get a JSON answer.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const message = status === 431 ? HTTP_MESSAGES.headersTooLarge : status === 408 ? HTTP_MESSAGES.timeout : HTTP_MESSAGES.badRequest;
+    const body = errorBody(status, message);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  });
+
+  return server;
+}

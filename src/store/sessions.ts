@@ -1,0 +1,95 @@
+/** Pure functions over the sessions of a State. A refused change leaves the state untouched. */
+import { OK, refuse, type Result } from './result.js';
+import { DEFAULT_SESSION_NAME, type Session, type SessionRow, type State } from './state.js';
+import { detachTarget } from './targets.js';
+
+export const MAX_SESSION_NAME = 255;
+
+export function toSession(state: State, row: SessionRow): Session {
+  return { id: row.id, name: row.name, active: row.id === state.activeSessionId };
+}
+
+export function listSessions(state: State, active?: boolean): Session[] {
+  const all = [...state.sessions.values()].map((row) => toSession(state, row));
+  return active === undefined ? all : all.filter((s) => s.active === active);
+}
+
+export function getSession(state: State, id: number): Session | undefined {
+  const row = state.sessions.get(id);
+  return row && toSession(state, row);
+}
+
+/** Trims, then checks 1 to 255 characters (code points, not UTF-16 units). */
+export function normalizeSessionName(name: string): string | undefined {
+  const trimmed = name.trim();
+  const length = [...trimmed].length;
+  return length >= 1 && length <= MAX_SESSION_NAME ? trimmed : undefined;
+}
+
+function insertSession(state: State, name: string): number {
+  const id = state.nextSessionId++;
+  state.sessions.set(id, { id, name, targets: new Set() });
+  state.sessionIdByName.set(name, id);
+  state.activeSessionId = id;
+  return id;
+}
+
+/** A fresh store: the one default session, active. */
+export function ensureDefaultSession(state: State): boolean {
+  if (state.sessions.size > 0) return false;
+  insertSession(state, DEFAULT_SESSION_NAME);
+  return true;
+}
+
+/** Creating a session makes it the active one. */
+export function createSession(state: State, rawName: string): Result<'invalid-name' | 'duplicate-name', { id: number }> {
+  const name = normalizeSessionName(rawName);
+  if (name === undefined) return refuse('invalid-name');
+  if (state.sessionIdByName.has(name)) return refuse('duplicate-name');
+  return { ok: true, id: insertSession(state, name) };
+}
+
+export function activateSession(state: State, id: number): Result<'unknown-session'> {
+  if (!state.sessions.has(id)) return refuse('unknown-session');
+  state.activeSessionId = id;
+  return OK;
+}
+
+/**
+ * Detaches the session's targets (deleting those left in no session). Deleting the active session
+ * activates the remaining one with the highest id; deleting the last re-creates the default session.
+ */
+export function deleteSession(state: State, id: number): Result<'unknown-session'> {
+  const row = state.sessions.get(id);
+  if (!row) return refuse('unknown-session');
+  for (const targetId of row.targets) detachTarget(state, id, targetId);
+  state.sessions.delete(id);
+  state.sessionIdByName.delete(row.name);
+  if (state.activeSessionId === id) {
+    let highest = 0;
+    for (const sessionId of state.sessions.keys()) highest = Math.max(highest, sessionId);
+    state.activeSessionId = highest;
+    ensureDefaultSession(state);
+  }
+  return OK;
+}
+
+/** Adding a target already in the session is a no-op success. */
+export function addTargetToSession(state: State, sessionId: number, targetId: number): Result<'unknown-session' | 'unknown-target'> {
+  const session = state.sessions.get(sessionId);
+  if (!session) return refuse('unknown-session');
+  const target = state.targets.get(targetId);
+  if (!target) return refuse('unknown-target');
+  session.targets.add(targetId);
+  target.sessions.add(sessionId);
+  return OK;
+}
+
+/** A target that `remove` leaves attached to no session is deleted. */
+export function removeTargetFromSession(state: State, sessionId: number, targetId: number): Result<'unknown-session' | 'unknown-target'> {
+  const session = state.sessions.get(sessionId);
+  if (!session) return refuse('unknown-session');
+  if (!session.targets.has(targetId)) return refuse('unknown-target');
+  detachTarget(state, sessionId, targetId);
+  return OK;
+}

@@ -1,0 +1,135 @@
+/** Pure functions over the targets of a State, and the fields derived from a target's URL. */
+import { isIP } from 'node:net';
+import { OK, refuse, type Result } from './result.js';
+import type { State, Target } from './state.js';
+
+export const MAX_TARGET_URL = 2048;
+
+/**
+ * The upstream framework's derived fields, without network access: the port from the scheme when
+ * absent, `host_ip` only for an IP literal, `top_domain` the host without its first label.
+ * Returns undefined for anything but an absolute http(s) URL with a host.
+ */
+export function deriveTarget(id: number, rawUrl: string): Target | undefined {
+  const targetUrl = rawUrl.trim();
+  // The URL parser silently drops tabs and newlines: refuse them, and any other control character.
+  if (targetUrl.length === 0 || targetUrl.length > MAX_TARGET_URL || /[\u0000-\u0020\u007f]/.test(targetUrl)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(targetUrl);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return undefined;
+  if (!/^https?:\/\//i.test(targetUrl)) return undefined;
+
+  const scheme = url.protocol.slice(0, -1);
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port || (scheme === 'https' ? '443' : '80');
+  const hostIp = isIP(host) ? host : '';
+  const hasPath = /^https?:\/\/[^/?#]*\//i.test(targetUrl);
+  return {
+    id,
+    target_url: targetUrl,
+    host_name: host,
+    host_ip: hostIp,
+    port_number: port,
+    url_scheme: scheme,
+    host_path: host + (hasPath ? url.pathname : ''),
+    ip_url: hostIp ? targetUrl : '',
+    top_domain: hostIp ? host : host.split('.').slice(1).join('.'),
+    top_url: `${scheme}://${url.hostname}:${port}`,
+    alternative_ips: hostIp ? [hostIp] : [],
+    scope: true,
+    max_user_rank: -1,
+    max_owtf_rank: -1,
+  };
+}
+
+/**
+ * Each URL is created if new and attached to the active session, all or nothing: one invalid URL,
+ * or one already in the active session (or twice in the list), and nothing changes.
+ */
+export function createTargets(state: State, urls: string[]): Result<'invalid-url' | 'duplicate'> {
+  const sessionId = state.activeSessionId;
+  const session = state.sessions.get(sessionId)!;
+  const plan: { url: string; existing?: number; derived?: Target }[] = [];
+  const seen = new Set<string>();
+  for (const raw of urls) {
+    const derived = deriveTarget(0, raw);
+    if (!derived) return refuse('invalid-url');
+    const url = derived.target_url;
+    const existing = state.targetIdByUrl.get(url);
+    if (seen.has(url) || (existing !== undefined && session.targets.has(existing))) return refuse('duplicate');
+    seen.add(url);
+    plan.push(existing === undefined ? { url, derived } : { url, existing });
+  }
+  for (const step of plan) {
+    let id = step.existing;
+    if (id === undefined) {
+      id = state.nextTargetId++;
+      state.targets.set(id, { target: { ...step.derived!, id }, sessions: new Set() });
+      state.targetIdByUrl.set(step.url, id);
+    }
+    session.targets.add(id);
+    state.targets.get(id)!.sessions.add(sessionId);
+  }
+  return OK;
+}
+
+export function getTarget(state: State, id: number): Target | undefined {
+  return state.targets.get(id)?.target;
+}
+
+export interface TargetQuery {
+  sessionId: number;
+  target_url?: string[];
+  host_name?: string[];
+  host_ip?: string[];
+  id?: number[];
+  scope?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+/** The targets of one session, newest first, filtered (each filter any-of), then paged. */
+export function listTargets(state: State, query: TargetQuery): Target[] {
+  const session = state.sessions.get(query.sessionId);
+  if (!session) return [];
+  const anyOf = <T>(values: T[] | undefined, value: T) => values === undefined || values.includes(value);
+  const ids = [...session.targets].sort((a, b) => b - a);
+  const matches: Target[] = [];
+  for (const id of ids) {
+    const target = state.targets.get(id)!.target;
+    if (
+      anyOf(query.target_url, target.target_url) &&
+      anyOf(query.host_name, target.host_name) &&
+      anyOf(query.host_ip, target.host_ip) &&
+      anyOf(query.id, target.id) &&
+      (query.scope === undefined || target.scope === query.scope)
+    ) {
+      matches.push(target);
+    }
+  }
+  const offset = query.offset ?? 0;
+  return matches.slice(offset, query.limit === undefined ? undefined : offset + query.limit);
+}
+
+/** Detaches a target from every session, then deletes it. */
+export function deleteTarget(state: State, id: number): Result<'unknown-target'> {
+  const row = state.targets.get(id);
+  if (!row) return refuse('unknown-target');
+  for (const sessionId of row.sessions) state.sessions.get(sessionId)?.targets.delete(id);
+  state.targets.delete(id);
+  state.targetIdByUrl.delete(row.target.target_url);
+  return OK;
+}
+
+/** Detaches a target from one session; a target left in no session is deleted with it. */
+export function detachTarget(state: State, sessionId: number, targetId: number): void {
+  state.sessions.get(sessionId)?.targets.delete(targetId);
+  const row = state.targets.get(targetId);
+  if (!row) return;
+  row.sessions.delete(sessionId);
+  if (row.sessions.size === 0) deleteTarget(state, targetId);
+}
