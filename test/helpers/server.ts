@@ -1,0 +1,164 @@
+/** Starts the real server on port 0 with a temp data dir, in this process or as a child process. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { loadWebAssets, type WebAssets } from '../../src/api/page.ts';
+import { DEFAULT_CONFIGURATION_FILE, PROJECT_ROOT, WEB_ASSETS_DIR } from '../../src/paths.ts';
+import { createServer, type ServerOptions } from '../../src/server.ts';
+import type { FileSystem } from '../../src/store/atomic-file.ts';
+import { loadDefaults } from '../../src/store/defaults.ts';
+import { openStore, type Store } from '../../src/store/store.ts';
+
+export interface TestServer {
+  url: string;
+  port: number;
+  dataDir: string;
+  store: Store;
+  server: Server;
+  logs: string[];
+  /** Stops the server and releases the data dir (the dir stays, for a restart). */
+  stop(): Promise<void>;
+  /** stop() and remove the data dir. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web'>> {
+  dataDir?: string;
+  fs?: FileSystem;
+}
+
+let web: Promise<WebAssets> | undefined;
+
+export async function tempDir(prefix = 'assessd-test-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? (await tempDir());
+  const logs: string[] = [];
+  const log = (line: string) => void logs.push(line);
+  const defaults = await loadDefaults(DEFAULT_CONFIGURATION_FILE);
+  web ??= loadWebAssets(WEB_ASSETS_DIR);
+  const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
+  const server = createServer({ ...options, store, web: await web, log });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const stop = async () => {
+    await new Promise((resolve) => {
+      server.close(resolve);
+      server.closeAllConnections();
+    });
+    await store.close();
+  };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataDir,
+    store,
+    server,
+    logs,
+    stop,
+    async close() {
+      await stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Response {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  raw: Buffer;
+  /** The parsed JSON body (throws if the body is not JSON). */
+  json: any;
+}
+
+export interface RequestOptions {
+  method?: string;
+  /** Sent as an application/x-www-form-urlencoded body. */
+  form?: Record<string, string | string[]> | [string, string][];
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/** One request over real HTTP, the path sent exactly as given (no client-side normalization). */
+export function request(base: string, path: string, options: RequestOptions = {}): Promise<Response> {
+  const { hostname, port } = new URL(base);
+  let body = options.body;
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.form !== undefined) {
+    const params = new URLSearchParams();
+    const entries = Array.isArray(options.form) ? options.form : Object.entries(options.form);
+    for (const [name, value] of entries) for (const v of [value].flat()) params.append(name, v);
+    body = params.toString();
+    headers['content-type'] ??= 'application/x-www-form-urlencoded';
+  }
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ hostname, port, path, method: options.method ?? 'GET', headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        const text = raw.toString('utf8');
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text,
+          raw,
+          get json() {
+            return JSON.parse(text);
+          },
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export interface ChildServer {
+  url: string;
+  proc: ChildProcess;
+  output: () => string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** Spawns the compiled server (`dist/main.js`) and waits for its start-up line. */
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
+  const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /assessd listening on (http:\/\/\S+) /.exec(output);
+      if (m) resolve({ url: m[1], proc, output: () => output, exited });
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    void exited.then((code) => reject(new Error(`server exited with ${code} before listening: ${output}`)));
+  });
+}
+
+/** Runs the CLI to completion: exit code and everything it printed. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (c: Buffer) => (stdout += c));
+  proc.stderr.on('data', (c: Buffer) => (stderr += c));
+  return new Promise((resolve) => proc.on('close', (code) => resolve({ code, stdout, stderr })));
+}
