@@ -1,0 +1,183 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { nodeFileSystem, type FileSystem } from '../../src/store/atomic-file.ts';
+import { listConfig, patchConfig, type DefaultItem } from '../../src/store/configuration.ts';
+import { DataDirInUseError } from '../../src/store/lock.ts';
+import { createSession, deleteSession, listSessions } from '../../src/store/sessions.ts';
+import { DataFileError, serializePart } from '../../src/store/state.ts';
+import { openStore, type Store } from '../../src/store/store.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const DEFAULTS: DefaultItem[] = [
+  { key: 'B_KEY', value: 'b', section: 'S1', descrip: 'second' },
+  { key: 'A_KEY', value: 'a', section: 'S2', descrip: '' },
+];
+
+async function withStore<T>(fn: (store: Store, dir: string) => Promise<T>, dir?: string): Promise<T> {
+  const d = dir ?? (await tempDir());
+  const store = await openStore({ dir: d, defaults: DEFAULTS });
+  try {
+    return await fn(store, d);
+  } finally {
+    await store.close();
+  }
+}
+
+test('a fresh data dir gets the default session, active, and the defaults ordered by key', async () => {
+  await withStore(async (store, dir) => {
+    assert.deepEqual(listSessions(store.state), [{ id: 1, name: 'default session', active: true }]);
+    assert.deepEqual(listConfig(store.state).map((i) => i.key), ['A_KEY', 'B_KEY']);
+    const files = (await readdir(dir)).sort();
+    assert.deepEqual(files, ['assessd.lock', 'configuration.json', 'sessions.json']);
+    for (const f of ['configuration.json', 'sessions.json']) {
+      assert.equal(JSON.parse(await readFile(join(dir, f), 'utf8')).version, 1);
+    }
+  });
+});
+
+test('everything survives a reopen, and ids are never reused', async () => {
+  const dir = await tempDir();
+  await withStore(async (store) => {
+    await store.change('sessions', (s) => createSession(s, 'one'));
+    await store.change('sessions', (s) => createSession(s, 'two'));
+    await store.change('sessions', (s) => deleteSession(s, 3));
+    await store.change('configuration', (s) => patchConfig(s, [['A_KEY', 'changed']]));
+  }, dir);
+  const before = await readFile(join(dir, 'sessions.json'), 'utf8');
+  await withStore(async (store) => {
+    assert.equal(serializePart(store.state, 'sessions'), before);
+    assert.deepEqual(listSessions(store.state), [
+      { id: 1, name: 'default session', active: false },
+      { id: 2, name: 'one', active: true },
+    ]);
+    const created = await store.change('sessions', (s) => createSession(s, 'three'));
+    assert.deepEqual(created, { ok: true, id: 4 });
+    assert.equal(listConfig(store.state, { key: ['A_KEY'] })[0].value, 'changed');
+  }, dir);
+});
+
+test('start-up merge: new keys added, clean items take the default, dirty items keep the user value', async () => {
+  const dir = await tempDir();
+  await withStore(async (store) => {
+    await store.change('configuration', (s) => patchConfig(s, [['A_KEY', 'mine']]));
+  }, dir);
+  const newDefaults: DefaultItem[] = [
+    { key: 'A_KEY', value: 'a2', section: 'S2', descrip: 'now described' },
+    { key: 'B_KEY', value: 'b2', section: 'S1', descrip: 'second' },
+    { key: 'C_KEY', value: 'c', section: 'S3', descrip: '' },
+  ];
+  const store = await openStore({ dir, defaults: newDefaults });
+  try {
+    assert.deepEqual(listConfig(store.state), [
+      { key: 'A_KEY', value: 'mine', section: 'S2', descrip: 'now described', dirty: true },
+      { key: 'B_KEY', value: 'b2', section: 'S1', descrip: 'second', dirty: false },
+      { key: 'C_KEY', value: 'c', section: 'S3', descrip: '', dirty: false },
+    ]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a second store on the same dir is refused, naming the dir and the owner pid', async () => {
+  await withStore(async (_store, dir) => {
+    await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: Error) => {
+      assert.ok(err instanceof DataDirInUseError);
+      assert.equal(err.message, `data directory ${dir} is in use by process ${process.pid}`);
+      return true;
+    });
+  });
+});
+
+test('a stale lock (dead pid) is taken over with a log line', async () => {
+  const dir = await tempDir();
+  await writeFile(join(dir, 'assessd.lock'), '999999999\n');
+  const logs: string[] = [];
+  const store = await openStore({ dir, defaults: DEFAULTS, log: (l) => logs.push(l) });
+  await store.close();
+  assert.match(logs.join('\n'), /stale lock of process 999999999/);
+});
+
+test('leftover temp files are swept at start', async () => {
+  const dir = await tempDir();
+  await writeFile(join(dir, '.sessions.json.tmp-123-1'), '{"half":');
+  await withStore(async () => {
+    assert.deepEqual((await readdir(dir)).filter((f) => f.includes('.tmp-')), []);
+  }, dir);
+});
+
+for (const [name, content, problem] of [
+  ['not JSON', '{"version":1,', /sessions\.json: not valid JSON/],
+  ['the wrong shape', '{"version":1,"sessions":"nope"}', /sessions\.json: unexpected shape/],
+  ['a newer version', '{"version":99}', /sessions\.json: format version 99 is newer than this build reads \(1\)/],
+  ['no version', '[]', /sessions\.json: unexpected shape: expected a JSON object/],
+] as const) {
+  test(`a data file with ${name} stops the start, naming the file, and is left untouched`, async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'sessions.json'), content);
+    await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: Error) => {
+      assert.ok(err instanceof DataFileError);
+      assert.match(err.message, problem);
+      assert.ok(err.message.includes(join(dir, 'sessions.json')));
+      return true;
+    });
+    assert.equal(await readFile(join(dir, 'sessions.json'), 'utf8'), content);
+    // the lock is released: a fixed file can be opened at once
+    await rm(join(dir, 'sessions.json'));
+    await withStore(async () => {}, dir);
+  });
+}
+
+test('concurrent changes are committed in groups, every one acknowledged and kept', async () => {
+  const dir = await tempDir();
+  await withStore(async (store) => {
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => store.change('sessions', (s) => createSession(s, `s${i}`))),
+    );
+    assert.ok(results.every((r) => r.ok));
+    assert.equal(store.stats.acknowledged, 64);
+    assert.ok(store.stats.batches < 64 / 4, `expected grouped batches, got ${store.stats.batches}`);
+  }, dir);
+  await withStore(async (store) => assert.equal(store.state.sessions.size, 65), dir);
+});
+
+test('a failed write rejects its batch, rolls back to the last durable state, and the store recovers', async () => {
+  const dir = await tempDir();
+  let failing = false;
+  const fs: FileSystem = {
+    writeFileAtomic: (path, data) => (failing ? Promise.reject(Object.assign(new Error('no space'), { code: 'ENOSPC' })) : nodeFileSystem.writeFileAtomic(path, data)),
+    syncDir: (d) => nodeFileSystem.syncDir(d),
+  };
+  const logs: string[] = [];
+  const store = await openStore({ dir, defaults: DEFAULTS, fs, log: (l) => logs.push(l) });
+  try {
+    await store.change('sessions', (s) => createSession(s, 'kept'));
+    failing = true;
+    const attempts = await Promise.allSettled([
+      store.change('sessions', (s) => createSession(s, 'lost-1')),
+      store.change('sessions', (s) => createSession(s, 'lost-2')),
+    ]);
+    assert.deepEqual(attempts.map((a) => a.status), ['rejected', 'rejected']);
+    assert.deepEqual(listSessions(store.state).map((s) => s.name), ['default session', 'kept']);
+    assert.equal(listSessions(store.state, true)[0].name, 'kept');
+    assert.match(logs.join('\n'), /rolled back/);
+    failing = false;
+    const again = await store.change('sessions', (s) => createSession(s, 'lost-1'));
+    assert.ok(again.ok);
+  } finally {
+    await store.close();
+  }
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session', 'kept', 'lost-1']);
+  await reopened.close();
+});
+
+test('a refused change writes nothing', async () => {
+  await withStore(async (store) => {
+    const batches = store.stats.batches;
+    const result = await store.change('sessions', (s) => createSession(s, 'default session'));
+    assert.deepEqual(result, { ok: false, reason: 'duplicate-name' });
+    assert.equal(store.stats.batches, batches);
+  });
+});

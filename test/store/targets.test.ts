@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { deriveTarget } from '../../src/store/targets.ts';
+
+test('derived fields of a host name URL', () => {
+  assert.deepEqual(deriveTarget(7, '  http://www.example.com/app?x=1  '), {
+    id: 7,
+    target_url: 'http://www.example.com/app?x=1',
+    host_name: 'www.example.com',
+    host_ip: '',
+    port_number: '80',
+    url_scheme: 'http',
+    host_path: 'www.example.com/app',
+    ip_url: '',
+    top_domain: 'example.com',
+    top_url: 'http://www.example.com:80',
+    alternative_ips: [],
+    scope: true,
+    max_user_rank: -1,
+    max_owtf_rank: -1,
+  });
+});
+
+test('an explicit port, https default port, and a URL without a path', () => {
+  assert.equal(deriveTarget(1, 'https://example.org:8443/')?.port_number, '8443');
+  assert.equal(deriveTarget(1, 'https://example.org')?.port_number, '443');
+  assert.equal(deriveTarget(1, 'https://example.org')?.host_path, 'example.org');
+  assert.equal(deriveTarget(1, 'https://example.org/')?.host_path, 'example.org/');
+});
+
+test('IP literals fill host_ip, ip_url and alternative_ips', () => {
+  const v4 = deriveTarget(1, 'http://192.168.1.10:8080/login')!;
+  assert.equal(v4.host_ip, '192.168.1.10');
+  assert.equal(v4.ip_url, 'http://192.168.1.10:8080/login');
+  assert.deepEqual(v4.alternative_ips, ['192.168.1.10']);
+  assert.equal(v4.top_domain, '192.168.1.10');
+  const v6 = deriveTarget(1, 'http://[::1]:8000/')!;
+  assert.equal(v6.host_name, '::1');
+  assert.equal(v6.host_ip, '::1');
+  assert.equal(v6.top_url, 'http://[::1]:8000');
+});
+
+test('anything but an absolute http(s) URL is refused', () => {
+  for (const bad of ['', 'example.com', 'ftp://example.com/', 'javascript:alert(1)', 'http://', 'http:/x', 'http://exa mple.com/', 'http://a.com/\nx', 'http://a.com/\tx', `http://a.com/${'x'.repeat(2100)}`, 'mailto:a@b.c']) {
+    assert.equal(deriveTarget(1, bad), undefined, JSON.stringify(bad));
+  }
+});
