@@ -1,0 +1,114 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseCli, UsageError } from '../../src/cli.ts';
+import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
+
+test('flags, then ASSESSD_* variables, then defaults', () => {
+  assert.deepEqual(parseCli([], {}, '/proj/data'), {
+    kind: 'serve',
+    options: { host: '127.0.0.1', port: 8009, dataDir: '/proj/data', fileServerPort: 8010, maxBody: 1048576 },
+  });
+  const env = { ASSESSD_HOST: '0.0.0.0', ASSESSD_PORT: '9000', ASSESSD_DATA_DIR: '/env/dir' };
+  assert.deepEqual(parseCli([], env, '/proj/data'), {
+    kind: 'serve',
+    options: { host: '0.0.0.0', port: 9000, dataDir: '/env/dir', fileServerPort: 8010, maxBody: 1048576 },
+  });
+  const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10'];
+  assert.deepEqual(parseCli(flags, env, '/proj/data'), {
+    kind: 'serve',
+    options: { host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10 },
+  });
+  assert.deepEqual(parseCli(['--help'], {}, '/d'), { kind: 'help' });
+  assert.deepEqual(parseCli(['-v'], {}, '/d'), { kind: 'version' });
+});
+
+test('bad flags and values are usage errors', () => {
+  for (const argv of [['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['extra'], ['--host', '']]) {
+    assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
+  }
+  assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
+});
+
+test('--help and --version print and exit 0', async () => {
+  const help = await runCli(['--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /Usage: assessd/);
+  const version = await runCli(['--version']);
+  assert.equal(version.code, 0);
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+  assert.equal(version.stdout.trim(), pkg.version);
+});
+
+test('a bad flag: one line on stderr, no stack trace, exit 2', async () => {
+  const run = await runCli(['--bogus']);
+  assert.equal(run.code, 2);
+  assert.equal(run.stderr.trim().split('\n').length, 1);
+  assert.match(run.stderr, /^assessd: Unknown option '--bogus'/);
+  assert.doesNotMatch(run.stderr, /\n\s+at /);
+});
+
+test('an unusable data dir: one line naming it, non-zero exit', async () => {
+  const file = join(await tempDir(), 'a-file');
+  await writeFile(file, 'not a dir');
+  const run = await runCli(['--port', '0', '--data-dir', file]);
+  assert.notEqual(run.code, 0);
+  assert.equal(run.stderr.trim().split('\n').length, 1);
+  assert.ok(run.stderr.includes(file), run.stderr);
+});
+
+test('a corrupt data file stops the start with a message naming it', async () => {
+  const dir = await tempDir();
+  await writeFile(join(dir, 'sessions.json'), '{oops');
+  const run = await runCli(['--port', '0', '--data-dir', dir]);
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, new RegExp(`^assessd: ${join(dir, 'sessions.json')}: not valid JSON`));
+  assert.equal(await readFile(join(dir, 'sessions.json'), 'utf8'), '{oops');
+});
+
+test('start-up line, env vars, a second server refused, SIGTERM exits 0 and releases the dir', async () => {
+  const dir = join(await tempDir(), 'nested', 'data');
+  const first = await spawnServer(['--port', '0'], { ASSESSD_DATA_DIR: dir, ASSESSD_HOST: '127.0.0.1' });
+  try {
+    assert.match(first.output(), new RegExp(`^assessd listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${dir}\\)\\n`));
+    assert.equal((await request(first.url, '/debug/health')).status, 200);
+    const second = await runCli(['--port', '0', '--data-dir', dir]);
+    assert.equal(second.code, 1);
+    assert.equal(second.stderr.trim(), `assessd: data directory ${dir} is in use by process ${first.proc.pid}`);
+  } finally {
+    first.proc.kill('SIGTERM');
+  }
+  assert.equal(await first.exited, 0);
+  const again = await spawnServer(['--port', '0', '--data-dir', dir]);
+  again.proc.kill('SIGINT');
+  assert.equal(await again.exited, 0);
+});
+
+test('SIGTERM lets an in-flight write finish before exiting', async () => {
+  const dir = await tempDir();
+  await mkdir(dir, { recursive: true });
+  const server = await spawnServer(['--port', '0', '--data-dir', dir]);
+  const writes = Array.from({ length: 20 }, (_, i) => request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: `n${i}` } }));
+  await new Promise((r) => setTimeout(r, 5));
+  server.proc.kill('SIGTERM');
+  const settled = await Promise.allSettled(writes);
+  assert.equal(await server.exited, 0);
+  const acknowledged = settled.filter((s) => s.status === 'fulfilled' && s.value.status === 201).length;
+  const saved = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8')).sessions.length - 1;
+  assert.ok(saved >= acknowledged, `${acknowledged} acknowledged, ${saved} saved`);
+});
+
+test('a port in use: one line, non-zero exit', async () => {
+  const first = await spawnServer(['--port', '0', '--data-dir', await tempDir()]);
+  try {
+    const port = new URL(first.url).port;
+    const run = await runCli(['--port', port, '--data-dir', await tempDir()]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr.trim(), /^assessd: .*EADDRINUSE/);
+    assert.equal(run.stderr.trim().split('\n').length, 1);
+  } finally {
+    first.proc.kill('SIGTERM');
+    await first.exited;
+  }
+});
