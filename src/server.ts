@@ -20,6 +20,9 @@ export interface ServerOptions {
   fileServerPort?: number;
   /** Largest request body accepted, in bytes. */
   maxBody?: number;
+  /** Milliseconds a client may take to send its headers, and its whole request. */
+  headersTimeout?: number;
+  requestTimeout?: number;
   log?: (line: string) => void;
 }
 
@@ -106,7 +109,15 @@ export function createServer(options: ServerOptions): Server {
     return match.handler({ method, params: match.params, args, headers: req.headers });
   }
 
-  const server = createHttpServer(async (req, res) => {
+  const requestTimeout = options.requestTimeout ?? 30_000;
+  const httpOptions = {
+    headersTimeout: Math.min(options.headersTimeout ?? 10_000, requestTimeout),
+    requestTimeout,
+    keepAliveTimeout: 5_000,
+    // how often Node looks for connections past those timeouts (its default is 30 s)
+    connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
+  };
+  const server = createHttpServer(httpOptions, async (req, res) => {
     let reply: Reply;
     try {
       reply = await route(req);
@@ -132,7 +143,8 @@ export function createServer(options: ServerOptions): Server {
     const body = errorBody(status, message);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n` +
+        `Cache-Control: no-store\r\n` +
         `Connection: close\r\n\r\n${body}`,
     );
   });

@@ -2,14 +2,14 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
-/** The file operations the store needs: a seam so tests can inject a failing disk. */
+/**
+ * The file operations the store needs, each doing exactly one fsync: a seam so tests can inject
+ * a failing disk.
+ */
 export interface FileSystem {
   writeFileAtomic(path: string, data: string): Promise<void>;
   syncDir(dir: string): Promise<void>;
 }
-
-/** Counts fsync calls, so benchmarks can report fsyncs per acknowledged write. */
-export const fsyncCounter = { count: 0 };
 
 let tempCounter = 0;
 
@@ -28,7 +28,6 @@ export const nodeFileSystem: FileSystem = {
     try {
       await handle.writeFile(data, 'utf8');
       await handle.sync();
-      fsyncCounter.count++;
     } catch (err) {
       await handle.close().catch(() => {});
       await unlink(temp).catch(() => {});
@@ -47,7 +46,6 @@ export const nodeFileSystem: FileSystem = {
     const handle = await open(dir, 'r');
     try {
       await handle.sync();
-      fsyncCounter.count++;
     } finally {
       await handle.close();
     }

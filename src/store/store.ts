@@ -1,7 +1,7 @@
 /** The durable store: state in memory, persisted as JSON files, changes committed in groups. */
 import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { nodeFileSystem, fsyncCounter, TEMP_MARKER, type FileSystem } from './atomic-file.js';
+import { nodeFileSystem, TEMP_MARKER, type FileSystem } from './atomic-file.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
 import { acquireLock, type Lock } from './lock.js';
 import { ensureDefaultSession } from './sessions.js';
@@ -107,10 +107,9 @@ async function loadStore(dir: string, defaults: DefaultItem[], fs: FileSystem, l
   async function writeBatch(parts: Set<Part>): Promise<void> {
     // Serialize now, synchronously: changes applied during the write go into the next batch.
     const texts = [...parts].map((part) => [part, serializePart(state, part)] as const);
-    const before = fsyncCounter.count;
     await Promise.all(texts.map(([part, text]) => fs.writeFileAtomic(join(dir, PART_FILES[part]), text)));
     await fs.syncDir(dir);
-    stats.fsyncs += fsyncCounter.count - before;
+    stats.fsyncs += texts.length + 1;
     for (const [part, text] of texts) durable.set(part, text);
   }
 

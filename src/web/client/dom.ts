@@ -1,0 +1,43 @@
+/** Building DOM nodes from data: text always goes in as text, never as markup. */
+
+export type Child = Node | string | number | null | undefined | false;
+type AttrValue = string | number | boolean | null | undefined | EventListener;
+export type Attrs = Record<string, AttrValue>;
+
+/**
+ * `h('button', {class: 'primary', onclick: save}, 'Save')`: attributes by name (true sets an empty
+ * attribute, false/null/undefined leave it out), `on…` functions become event listeners.
+ */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (typeof value === 'function') el.addEventListener(name.slice(2), value);
+    else if (value === true) el.setAttribute(name, '');
+    else if (value !== false && value !== null && value !== undefined) el.setAttribute(name, String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(parent: Node, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function replace(parent: Element, ...children: Child[]): void {
+  parent.replaceChildren();
+  append(parent, children);
+}
+
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`#${id} is missing from the page`);
+  return el as T;
+}
+
+/** `1 target`, `3 targets`. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

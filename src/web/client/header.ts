@@ -1,0 +1,67 @@
+/** The header: the active session, and the server's health, polled so the page notices outages. */
+import { api, type Session } from './api.js';
+import { byId, replace } from './dom.js';
+import { onSessionsChange } from './state.js';
+import { announce } from './ui.js';
+
+const POLL_OK_MS = 10_000;
+const POLL_DOWN_MS = 2_000;
+
+type Health = 'checking' | 'ok' | 'down';
+
+let health: Health = 'checking';
+let timer: number | undefined;
+let inFlight = false;
+let onBack: () => void = () => {};
+
+function showActiveSession(sessions: Session[]): void {
+  const active = sessions.find((s) => s.active);
+  replace(byId('active-session-name'), active ? active.name : '—');
+}
+
+function showHealth(next: Health): void {
+  const el = byId('health');
+  el.dataset.state = next;
+  replace(byId('health-text'), next === 'ok' ? 'Server online' : next === 'down' ? 'Server unreachable' : 'Checking server…');
+  el.title = next === 'down' ? 'Retrying every few seconds' : '';
+}
+
+/** Asks /debug/health now; reports a change of state and schedules the next check. */
+export async function checkHealth(): Promise<void> {
+  if (inFlight) return;
+  inFlight = true;
+  window.clearTimeout(timer);
+  let next: Health;
+  try {
+    const answer = await api.health(AbortSignal.timeout(4000));
+    next = answer.status === 'ok' ? 'ok' : 'down';
+  } catch {
+    next = 'down';
+  }
+  inFlight = false;
+  const previous = health;
+  health = next;
+  showHealth(next);
+  if (previous === 'ok' && next === 'down') announce('The server is unreachable. Changes cannot be saved until it is back.', 'error');
+  if (previous === 'down' && next === 'ok') {
+    announce('The server is back.');
+    onBack();
+  }
+  schedule(next === 'ok' ? POLL_OK_MS : POLL_DOWN_MS);
+}
+
+function schedule(ms: number): void {
+  window.clearTimeout(timer);
+  timer = window.setTimeout(() => (document.hidden ? schedule(ms) : void checkHealth()), ms);
+}
+
+export function startHeader(whenServerBack: () => void): void {
+  onBack = whenServerBack;
+  onSessionsChange(showActiveSession);
+  showHealth(health);
+  // A tab in the background checks when it is looked at again rather than on a timer.
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) void checkHealth();
+  });
+  void checkHealth();
+}

@@ -1,0 +1,105 @@
+/** Client-side routes on real paths (history.pushState), so a reload of any view lands on it again. */
+
+export interface ViewContext {
+  /** The element the view renders into; empty when the view starts. */
+  root: HTMLElement;
+  query: URLSearchParams;
+  /** Aborted when the user leaves the view: late answers must not touch the page. */
+  signal: AbortSignal;
+}
+
+export interface Route {
+  path: string;
+  title: string;
+  render: (ctx: ViewContext) => void;
+}
+
+/** Asked before leaving the current view; resolves false to stay. */
+export type LeaveGuard = () => Promise<boolean>;
+
+let routes: Route[] = [];
+let outlet: HTMLElement;
+let fallback: Route;
+let controller = new AbortController();
+let guard: LeaveGuard | undefined;
+let shownUrl = '';
+
+export function setLeaveGuard(next: LeaveGuard | undefined): void {
+  guard = next;
+}
+
+export function hasLeaveGuard(): boolean {
+  return guard !== undefined;
+}
+
+function routeFor(path: string): Route {
+  const clean = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  return routes.find((r) => r.path === clean) ?? fallback;
+}
+
+function currentUrl(): string {
+  return location.pathname + location.search;
+}
+
+function markNavigation(path: string): void {
+  const active = routeFor(path);
+  for (const link of document.querySelectorAll<HTMLAnchorElement>('[data-nav]')) {
+    if (routeFor(link.pathname) === active) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+/** Renders the view for the current URL; focus moves to its heading unless this is the first load. */
+export function render(moveFocus = true): void {
+  controller.abort();
+  controller = new AbortController();
+  guard = undefined;
+  shownUrl = currentUrl();
+  const route = routeFor(location.pathname);
+  document.title = `${route.title} · assessd`;
+  markNavigation(location.pathname);
+  outlet.replaceChildren();
+  route.render({ root: outlet, query: new URLSearchParams(location.search), signal: controller.signal });
+  if (moveFocus) outlet.querySelector<HTMLElement>('h1')?.focus();
+}
+
+export async function navigate(url: string, options: { replace?: boolean } = {}): Promise<void> {
+  if (guard && !(await guard())) return;
+  if (options.replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  render();
+}
+
+function onClick(event: MouseEvent): void {
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const link = (event.target as Element).closest('a');
+  if (!link || link.target || link.hasAttribute('download') || link.origin !== location.origin) return;
+  if (/^\/(api|debug|static|output_files|logs)(\/|$)/.test(link.pathname)) return;
+  event.preventDefault();
+  if (link.pathname + link.search === currentUrl() && !link.hash) return;
+  void navigate(link.pathname + link.search);
+}
+
+async function onPopState(): Promise<void> {
+  if (currentUrl() === shownUrl) return;
+  if (guard) {
+    const target = currentUrl();
+    // The browser has already moved: put the shown URL back while the user decides.
+    history.pushState(null, '', shownUrl);
+    if (!(await guard())) return;
+    history.replaceState(null, '', target);
+  }
+  render();
+}
+
+export function startRouter(table: Route[], notFound: Route, root: HTMLElement): void {
+  routes = table;
+  fallback = notFound;
+  outlet = root;
+  document.addEventListener('click', onClick);
+  window.addEventListener('popstate', () => void onPopState());
+  window.addEventListener('beforeunload', (event) => {
+    if (guard) event.preventDefault();
+  });
+  render(false);
+}

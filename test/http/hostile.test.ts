@@ -1,0 +1,229 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { nodeFileSystem, type FileSystem } from '../../src/store/atomic-file.ts';
+import { request, startServer, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+before(async () => (server = await startServer({ maxBody: 1024, headersTimeout: 400, requestTimeout: 1500 })));
+after(() => server.close());
+
+/** Sends raw bytes, returns everything the server answers until it closes (or `waitMs` passes). */
+function raw(data: string | Buffer, { waitMs = 3000, keepOpen = false } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(server.port, '127.0.0.1');
+    let out = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(out);
+    }, waitMs);
+    socket.on('data', (chunk) => (out += chunk.toString('latin1')));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+    socket.on('error', reject);
+    socket.write(data);
+    if (!keepOpen) socket.end();
+  });
+}
+
+function parse(response: string) {
+  const [head, body] = response.split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), head, body, json: body ? JSON.parse(body) : undefined };
+}
+
+test('a declared body over the limit is refused 413 at once, before it is sent', async () => {
+  const res = parse(
+    await raw('POST /api/v1/sessions/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000000\r\n\r\n', { keepOpen: true }),
+  );
+  assert.equal(res.status, 413);
+  assert.deepEqual(res.json, { status: 'fail', message: 'Request body too large', code: 413 });
+  assert.match(res.head, /connection: close/i);
+});
+
+test('a chunked body growing over the limit is refused 413', async () => {
+  const chunk = 'name=' + 'x'.repeat(2000);
+  const res = parse(
+    await raw(`POST /api/v1/sessions/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n${chunk}\r\n`, { keepOpen: true }),
+  );
+  assert.equal(res.status, 413);
+  assert.equal((await request(server.url, '/api/v1/sessions/')).json.data.length, 1, 'nothing was created');
+});
+
+test('a body within the limit, chunked, is read', async () => {
+  const body = 'name=chunked';
+  const res = parse(await raw(`POST /api/v1/sessions/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`, { keepOpen: true }));
+  assert.equal(res.status, 201);
+  const names = (await request(server.url, '/api/v1/sessions/')).json.data.map((s: { name: string }) => s.name);
+  assert.ok(names.includes('chunked'));
+});
+
+test('a request line over 8 KiB is 414, headers over 16 KiB are 431, both JSON', async () => {
+  const long = await request(server.url, `/api/v1/sessions/?x=${'a'.repeat(9000)}`);
+  assert.equal(long.status, 414);
+  assert.equal(long.json.message, 'Request URI too long');
+  const big = parse(await raw(`GET /debug/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20000)}\r\n\r\n`));
+  assert.equal(big.status, 431);
+  assert.equal(big.json.code, 431);
+});
+
+test('Content-Length together with Transfer-Encoding is refused 400 (no request smuggling)', async () => {
+  const res = parse(
+    await raw('POST /api/v1/sessions/ HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /debug/health HTTP/1.1\r\nHost: x\r\n\r\n'),
+  );
+  assert.equal(res.status, 400);
+  assert.equal(res.json.status, 'fail');
+  assert.equal((await request(server.url, '/debug/health')).status, 200);
+});
+
+test('a client too slow to send its headers gets 408 and is disconnected', async () => {
+  const started = Date.now();
+  const out = await raw('GET /debug/health HTTP/1.1\r\nHost: x\r\n', { keepOpen: true, waitMs: 5000 });
+  assert.match(out, /^HTTP\/1\.1 408 /);
+  assert.ok(Date.now() - started < 4500, 'closed by the server, not by the test');
+});
+
+test('a stalled upload blocks neither other requests nor writes', async () => {
+  const stalled = raw('POST /api/v1/sessions/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nname=sl', { keepOpen: true, waitMs: 3000 });
+  await new Promise((r) => setTimeout(r, 50));
+  const created = await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'not blocked' } });
+  assert.equal(created.status, 201);
+  assert.equal((await request(server.url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '2' } })).status, 200);
+  const timedOut = await stalled;
+  assert.match(timedOut, /^HTTP\/1\.1 408 /, 'the stalled upload is cut off by the request timeout');
+  const names = (await request(server.url, '/api/v1/sessions/')).json.data.map((s: { name: string }) => s.name);
+  assert.ok(!names.includes('sl'));
+});
+
+test('malformed percent-encoding is 400, NUL and control characters never match an id', async () => {
+  const bad = await request(server.url, '/api/v1/sessions/%E0%A4%A');
+  assert.equal(bad.status, 400);
+  assert.deepEqual(bad.json, { status: 'fail', message: 'Bad request', code: 400 });
+  assert.equal((await request(server.url, '/%')).status, 400);
+  for (const path of ['/api/v1/sessions/1%00', '/api/v1/sessions/%00', '/api/v1/sessions/1%0A', '/api/v1/targets/%7F']) {
+    const res = await request(server.url, path);
+    assert.equal(res.status, 404, path);
+    assert.equal(res.json.message, 'Not found');
+  }
+  const ctl = parse(await raw('GET /api/v1/sessions/\x01 HTTP/1.1\r\nHost: x\r\n\r\n'));
+  assert.equal(ctl.status, 400);
+});
+
+test('ids beyond Number.MAX_SAFE_INTEGER are unknown ids; negative and decimal ids do not match', async () => {
+  const huge = '9007199254740993';
+  assert.equal((await request(server.url, `/api/v1/sessions/${huge}`)).json.message, 'Invalid session id provided');
+  assert.equal((await request(server.url, `/api/v1/sessions/${huge}/activate`, { method: 'PATCH' })).json.message, 'Invalid parameter type provided');
+  assert.equal((await request(server.url, `/api/v1/sessions/${huge}`, { method: 'DELETE' })).json.message, 'Invalid session id provided');
+  assert.equal((await request(server.url, `/api/v1/targets/${'9'.repeat(400)}`)).json.message, 'Invalid target reference provided');
+  const add = await request(server.url, '/api/v1/sessions/1/add', { method: 'PATCH', form: { target_id: huge } });
+  assert.equal(add.json.message, 'Invalid target reference provided');
+  for (const path of ['/api/v1/sessions/-1', '/api/v1/sessions/1.5', '/api/v1/targets/-2', '/api/v1/targets/1e3']) {
+    assert.equal((await request(server.url, path)).status, 404, path);
+  }
+});
+
+test('no path leaves the served folder: static, output files and the page handler', async () => {
+  for (const path of ['/static/../package.json', '/static/%2e%2e/package.json', '/static/..%2fpackage.json', '/static/%2e%2e%2f%2e%2e%2fetc%2fpasswd', '/static/./app.js/..']) {
+    const res = await request(server.url, path);
+    assert.equal(res.status, 404, path);
+    assert.equal(res.json.message, 'Not found');
+  }
+  for (const path of ['/output_files/../etc/passwd', '/output_files/%2e%2e/x', '/output_files/a/..%2f..%2fb', '/output_files/..%5c..%5cwin.ini']) {
+    const res = await request(server.url, path);
+    assert.equal(res.status, 400, path);
+    assert.equal(res.headers.location, undefined);
+  }
+  const page = await request(server.url, '/../../etc/passwd');
+  assert.equal(page.status, 200);
+  assert.match(String(page.headers['content-type']), /^text\/html/);
+  assert.doesNotMatch(page.text, /root:/);
+});
+
+test('/output_files/ never redirects to another host than the request named', async () => {
+  for (const host of ['evil.example@good.example', 'good.example/evil.example', 'good.example\\evil', '', 'a b', '//evil.example']) {
+    const res = parse(await raw(`GET /output_files/x HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+    assert.ok(res.status === 400, `Host ${JSON.stringify(host)} gave ${res.status}`);
+    assert.doesNotMatch(res.head, /location:/i);
+  }
+  const ok = await request(server.url, '/output_files/%2F%2Fevil.example/x', { headers: { Host: 'good.example:8009' } });
+  assert.equal(ok.status, 301);
+  assert.equal(ok.headers.location, 'http://good.example:8010/%2F%2Fevil.example/x');
+  const absolute = parse(await raw('GET http://evil.example/output_files/x HTTP/1.1\r\nHost: good.example\r\nConnection: close\r\n\r\n'));
+  assert.match(absolute.head, /location: http:\/\/good\.example:8010\/x/i);
+});
+
+test('security headers on every kind of answer, and no banner', async () => {
+  const answers = await Promise.all([
+    request(server.url, '/debug/health'),
+    request(server.url, '/api/v1/nope'),
+    request(server.url, '/api/v1/sessions/', { method: 'PUT' }),
+    request(server.url, '/'),
+    request(server.url, '/static/app.js'),
+    request(server.url, '/output_files/x'),
+    request(server.url, '/api/v1/sessions/', { method: 'POST', body: 'x'.repeat(2000), headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+  ]);
+  for (const res of answers) {
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.equal(res.headers['referrer-policy'], 'no-referrer');
+    assert.equal(res.headers.server, undefined);
+    assert.equal(res.headers['x-powered-by'], undefined);
+  }
+  for (const res of [answers[0], answers[1], answers[2], answers[6]]) assert.equal(res.headers['cache-control'], 'no-store');
+  const page = answers[3];
+  assert.equal(page.headers['x-frame-options'], 'SAMEORIGIN');
+  const csp = String(page.headers['content-security-policy']);
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.match(csp, /frame-ancestors 'self'/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+});
+
+test('a write that cannot be made durable answers 500 to its whole batch, is rolled back, and the server recovers', async () => {
+  let failing = false;
+  const fs: FileSystem = {
+    writeFileAtomic: (path, data) => (failing ? Promise.reject(Object.assign(new Error(`EIO: i/o error, write ${path}`), { code: 'EIO' })) : nodeFileSystem.writeFileAtomic(path, data)),
+    syncDir: (dir) => nodeFileSystem.syncDir(dir),
+  };
+  const broken = await startServer({ fs });
+  try {
+    failing = true;
+    const answers = await Promise.all([
+      request(broken.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'doomed 1' } }),
+      request(broken.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'doomed 2' } }),
+      request(broken.url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '99' } }),
+    ]);
+    for (const res of answers) {
+      assert.equal(res.status, 500);
+      assert.deepEqual(res.json, { status: 'error', message: 'Internal server error', code: 500 });
+      assert.doesNotMatch(res.text, /EIO|\/tmp|at /);
+    }
+    assert.match(broken.logs.join('\n'), /EIO/, 'the details go to the log');
+    assert.deepEqual((await request(broken.url, '/api/v1/sessions/')).json.data, [{ id: 1, name: 'default session', active: true }]);
+    assert.equal((await request(broken.url, '/api/v1/configuration?key=THREADS')).json.data[0].value, '1');
+    assert.equal((await request(broken.url, '/debug/health')).status, 200);
+    failing = false;
+    assert.equal((await request(broken.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'doomed 1' } })).status, 201);
+  } finally {
+    await broken.stop();
+  }
+  const reopened = await startServer({ dataDir: broken.dataDir });
+  try {
+    const names = (await request(reopened.url, '/api/v1/sessions/')).json.data.map((s: { name: string }) => s.name);
+    assert.deepEqual(names, ['default session', 'doomed 1']);
+  } finally {
+    await reopened.close();
+  }
+});
+
+test('32 concurrent writers share fsyncs: well under one per acknowledged write', async () => {
+  const before = (await request(server.url, '/debug/stats')).json.data.store;
+  const writes = Array.from({ length: 256 }, (_, i) => request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: `grouped ${i}` } }));
+  const results = [];
+  for (let i = 0; i < writes.length; i += 32) results.push(...(await Promise.all(writes.slice(i, i + 32))));
+  assert.ok(results.every((r) => r.status === 201));
+  const afterStats = (await request(server.url, '/debug/stats')).json.data.store;
+  const acks = afterStats.acknowledged - before.acknowledged;
+  const fsyncs = afterStats.fsyncs - before.fsyncs;
+  assert.equal(acks, 256);
+  assert.ok(fsyncs / acks < 0.5, `${fsyncs} fsyncs for ${acks} acknowledged writes`);
+});
