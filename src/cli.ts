@@ -8,6 +8,8 @@ export interface CliOptions {
   dataDir: string;
   fileServerPort: number;
   maxBody: number;
+  /** Journal bytes after which it is folded into the snapshots (env ASSESSD_COMPACT_AFTER). */
+  compactAfter?: number;
 }
 
 export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; options: CliOptions };
@@ -20,6 +22,8 @@ Options:
   --data-dir <dir>            where the JSON store lives (env ASSESSD_DATA_DIR; default the project's data/)
   --file-server-port <port>   port of the output file server /output_files/ redirects to (default 8010)
   --max-body <bytes>          largest request body accepted (default 1048576)
+  (env ASSESSD_COMPACT_AFTER: journal bytes before it is folded into the snapshots;
+   default: once it outgrows 4 MiB and the snapshots)
   -h, --help                  print this help
   -v, --version               print the version`;
 
@@ -59,6 +63,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
   if (host.trim() === '') throw new UsageError('--host must not be empty');
   const maxBody = Number(values['max-body'] ?? 1024 * 1024);
   if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new UsageError(`--max-body must be a positive number of bytes`);
+  const compactAfter = env.ASSESSD_COMPACT_AFTER === undefined ? undefined : Number(env.ASSESSD_COMPACT_AFTER);
+  if (compactAfter !== undefined && !(Number.isSafeInteger(compactAfter) && compactAfter >= 0)) {
+    throw new UsageError('ASSESSD_COMPACT_AFTER must be a number of bytes');
+  }
   return {
     kind: 'serve',
     options: {
@@ -67,6 +75,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
       dataDir: resolve(values['data-dir'] ?? env.ASSESSD_DATA_DIR ?? defaultDataDir),
       fileServerPort: port('--file-server-port', values['file-server-port'] ?? '8010'),
       maxBody,
+      compactAfter,
     },
   };
 }

@@ -34,19 +34,9 @@ async function main(): Promise<void> {
   const { options } = command;
 
   const [defaults, web] = await Promise.all([loadDefaults(DEFAULT_CONFIGURATION_FILE), loadWebAssets(WEB_ASSETS_DIR)]);
-  const store = await openStore({ dir: options.dataDir, defaults, log });
+  const store = await openStore({ dir: options.dataDir, defaults, log, compactAfter: options.compactAfter });
   const server = createServer({ store, web, fileServerPort: options.fileServerPort, maxBody: options.maxBody, log });
-  server.listen(options.port, options.host);
-  try {
-    await once(server, 'listening');
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  const { address, port } = server.address() as AddressInfo;
-  const shown = address.includes(':') ? `[${address}]` : address;
-  console.log(`assessd listening on http://${shown}:${port} (data: ${options.dataDir})`);
-
+  // Handlers first: a signal that comes as soon as the start-up line is out must stop cleanly.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -61,6 +51,17 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+
+  server.listen(options.port, options.host);
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const { address, port } = server.address() as AddressInfo;
+  const shown = address.includes(':') ? `[${address}]` : address;
+  console.log(`assessd listening on http://${shown}:${port} (data: ${options.dataDir})`);
 }
 
 main().catch((err: NodeJS.ErrnoException) => {

@@ -87,6 +87,9 @@ export function createServer(options: ServerOptions): Server {
   async function route(req: IncomingMessage): Promise<Reply> {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
+    if (req.httpVersionMinor === 1 && req.headers.host === undefined) {
+      throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'required' }, { Connection: 'close' });
+    }
     if (url.length > MAX_URL) throw new HttpError(414, HTTP_MESSAGES.uriTooLong);
     const [path, query] = splitUrl(url);
     const match = router.match(method, path);
@@ -116,6 +119,8 @@ export function createServer(options: ServerOptions): Server {
     keepAliveTimeout: 5_000,
     // how often Node looks for connections past those timeouts (its default is 30 s)
     connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
+    // Node's own answer to a missing Host is an empty 400: route() answers it as JSON instead
+    requireHostHeader: false,
   };
   const server = createHttpServer(httpOptions, async (req, res) => {
     let reply: Reply;

@@ -1,7 +1,7 @@
 /** /api/v1/configuration: the framework's settings and tool paths. */
 import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
-import { listConfig, patchConfig } from '../store/configuration.js';
+import { listConfig } from '../store/configuration.js';
 import type { Store } from '../store/store.js';
 import { bodyPerGeneration } from './cache.js';
 import type { Handler } from './context.js';
@@ -23,9 +23,9 @@ export function registerConfiguration(router: Router<Handler>, store: Store): vo
     const values = new Map<string, string>();
     for (const [key, value] of ctx.args) if (!values.has(key)) values.set(key, value);
     if (values.size === 0) throw new HttpError(400, MESSAGES.incorrectQueryParameters);
-    const result = await store.change('configuration', (state) => patchConfig(state, [...values]));
+    const result = await store.change({ op: 'patchConfig', values: [...values] });
     if (!result.ok) {
-      const data = Object.fromEntries((result.unknown ?? []).map((key) => [key, 'not a configuration item']));
+      const data = Object.fromEntries(result.unknown.map((key) => [key, 'not a configuration item']));
       throw new HttpError(400, MESSAGES.invalidConfigurationItem, data);
     }
     return success();

@@ -1,7 +1,7 @@
 /** /api/v1/sessions: the upstream framework's session handler, its checks in the contract's order. */
 import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
-import { activateSession, addTargetToSession, createSession, deleteSession, getSession, listSessions, removeTargetFromSession } from '../store/sessions.js';
+import { getSession, listSessions } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
 import { bodyPerGeneration } from './cache.js';
 import type { Handler, RequestContext } from './context.js';
@@ -42,7 +42,7 @@ export function registerSessions(router: Router<Handler>, store: Store): void {
     if (ctx.params.session_id !== undefined || ctx.params.action !== undefined) throw incorrect();
     const name = ctx.args.get('name');
     if (name === null) throw incorrect({ name: 'required' });
-    const result = await store.change('sessions', (state) => createSession(state, name));
+    const result = await store.change({ op: 'createSession', name });
     if (!result.ok) {
       if (result.reason === 'duplicate-name') throw new HttpError(409, MESSAGES.dbError, { name: 'already exists' });
       throw incorrect({ name: 'must be 1 to 255 characters' });
@@ -60,13 +60,12 @@ export function registerSessions(router: Router<Handler>, store: Store): void {
     if (action !== 'activate' && !needsTarget) return success();
     if (id === undefined || !store.state.sessions.has(id)) throw new HttpError(400, MESSAGES.invalidParameterType);
     if (action === 'activate') {
-      await store.change('sessions', (state) => activateSession(state, id));
+      await store.change({ op: 'activateSession', id });
       return success();
     }
     const targetId = parseId(rawTarget);
     if (targetId === undefined) throw new HttpError(400, MESSAGES.invalidTargetReference);
-    const change = action === 'add' ? addTargetToSession : removeTargetFromSession;
-    const result = await store.change('sessions', (state) => change(state, id, targetId));
+    const result = await store.change({ op: action === 'add' ? 'addTarget' : 'removeTarget', session: id, target: targetId });
     if (!result.ok) {
       throw new HttpError(400, result.reason === 'unknown-session' ? MESSAGES.invalidParameterType : MESSAGES.invalidTargetReference);
     }
@@ -76,7 +75,7 @@ export function registerSessions(router: Router<Handler>, store: Store): void {
   const remove: Handler = async (ctx) => {
     const id = sessionIdOf(ctx);
     if (id === null || ctx.params.action !== undefined) throw incorrect();
-    const result = id === undefined ? undefined : await store.change('sessions', (state) => deleteSession(state, id));
+    const result = id === undefined ? undefined : await store.change({ op: 'deleteSession', id });
     if (!result?.ok) throw new HttpError(400, MESSAGES.invalidSessionId);
     return success();
   };

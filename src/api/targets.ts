@@ -2,7 +2,7 @@
 import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
-import { createTargets, deleteTarget, getTarget, listTargets } from '../store/targets.js';
+import { getTarget, listTargets } from '../store/targets.js';
 import type { Handler, RequestContext } from './context.js';
 import { MESSAGES } from './messages.js';
 import { boolArg, countArg, listArg, parseId } from './params.js';
@@ -48,7 +48,7 @@ export function registerTargets(router: Router<Handler>, store: Store): void {
   const create: Handler = async (ctx) => {
     const urls = ctx.args.getAll('target_url');
     if (urls.length === 0) throw new HttpError(400, MESSAGES.incorrectQueryParameters, { target_url: 'required' });
-    const result = await store.change('sessions', (state) => createTargets(state, urls));
+    const result = await store.change({ op: 'createTargets', urls });
     if (!result.ok) {
       if (result.reason === 'duplicate') throw new HttpError(409, MESSAGES.dbError, { target_url: 'already in the active session' });
       throw new HttpError(400, MESSAGES.invalidTargetUrl, { target_url: 'must be an absolute http or https URL' });
@@ -58,7 +58,7 @@ export function registerTargets(router: Router<Handler>, store: Store): void {
 
   const remove: Handler = async (ctx) => {
     const id = targetIdOf(ctx);
-    const result = id === undefined ? undefined : await store.change('sessions', (state) => deleteTarget(state, id));
+    const result = id === undefined ? undefined : await store.change({ op: 'deleteTarget', id });
     if (!result?.ok) throw invalidTarget();
     return success();
   };

@@ -1,14 +1,26 @@
-/** writeFileAtomic: a temp file in the same directory, fsync, rename over the target, fsync the directory. */
+/** The store's file operations: atomic replacement of a file, and a journal appended in place. */
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
+/** A file written at explicit offsets, each write made durable before it resolves. */
+export interface AppendableFile {
+  /** Writes `data` at `position`, then fdatasync. */
+  writeAt(data: Buffer, position: number): Promise<void>;
+  /** Cuts the file to `length`, then fsync. */
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
 /**
- * The file operations the store needs, each doing exactly one fsync: a seam so tests can inject
- * a failing disk.
+ * What the store needs of a disk, each durable write doing exactly one fsync: a seam so tests
+ * can inject a failing disk.
  */
 export interface FileSystem {
+  /** A temp file in the same directory, fsync, rename over `path`. */
   writeFileAtomic(path: string, data: string): Promise<void>;
   syncDir(dir: string): Promise<void>;
+  /** Opens (creating if missing) a file for in-place appends. */
+  openAppendable(path: string): Promise<AppendableFile>;
 }
 
 let tempCounter = 0;
@@ -16,7 +28,7 @@ let tempCounter = 0;
 /** The temp files' marker: a start-up sweep removes leftovers of a crash mid-write. */
 export const TEMP_MARKER = '.tmp-';
 
-export function tempPathFor(path: string): string {
+function tempPathFor(path: string): string {
   // rename is atomic only within one filesystem, so the temp file lives beside the target
   return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${++tempCounter}`);
 }
@@ -49,5 +61,28 @@ export const nodeFileSystem: FileSystem = {
     } finally {
       await handle.close();
     }
+  },
+
+  async openAppendable(path) {
+    // not 'a': O_APPEND ignores the position, and a failed write must be overwritable
+    const handle = await open(path, 'r+').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return open(path, 'w+', 0o600);
+      throw err;
+    });
+    return {
+      async writeAt(data, position) {
+        let written = 0;
+        while (written < data.length) {
+          const { bytesWritten } = await handle.write(data, written, data.length - written, position + written);
+          written += bytesWritten;
+        }
+        await handle.datasync();
+      },
+      async truncate(length) {
+        await handle.truncate(length);
+        await handle.sync();
+      },
+      close: () => handle.close(),
+    };
   },
 };

@@ -1,5 +1,5 @@
 /** Pure functions over the configuration items of a State. */
-import { OK, type Result } from './result.js';
+import { OK } from './result.js';
 import { sortedConfig, type ConfigItem, type State } from './state.js';
 
 /** An item of the embedded default configuration. */
@@ -51,7 +51,10 @@ export function listConfig(state: State, query: ConfigQuery = {}): ConfigItem[] 
 }
 
 /** All or nothing: one unknown key and nothing changes. Every patched item becomes dirty. */
-export function patchConfig(state: State, values: [key: string, value: string][]): Result<'unknown-keys', object> & { unknown?: string[] } {
+export function patchConfig(
+  state: State,
+  values: [key: string, value: string][],
+): { ok: true } | { ok: false; reason: 'unknown-keys'; unknown: string[] } {
   const unknown = [...new Set(values.map(([key]) => key).filter((key) => !state.config.has(key)))];
   if (unknown.length > 0) return { ok: false, reason: 'unknown-keys', unknown };
   for (const [key, value] of values) {

@@ -90,12 +90,14 @@ export class DataFileError extends Error {
   }
 }
 
-export function serializePart(state: State, part: Part): string {
+/** A part's snapshot; `seq` is the last journal record it includes. */
+export function serializePart(state: State, part: Part, seq: number): string {
   if (part === 'configuration') {
-    return JSON.stringify({ version: FORMAT_VERSION, items: [...state.config.values()] });
+    return JSON.stringify({ version: FORMAT_VERSION, seq, items: [...state.config.values()] });
   }
   return JSON.stringify({
     version: FORMAT_VERSION,
+    seq,
     nextSessionId: state.nextSessionId,
     activeSessionId: state.activeSessionId,
     nextTargetId: state.nextTargetId,
@@ -104,8 +106,11 @@ export function serializePart(state: State, part: Part): string {
   });
 }
 
-/** Reads one part's file text into `state`, replacing that part. Throws DataFileError. */
-export function loadPart(state: State, part: Part, file: string, text: string): void {
+/**
+ * Reads one part's snapshot into `state`, replacing that part; returns the last journal record it
+ * includes. Throws DataFileError.
+ */
+export function loadPart(state: State, part: Part, file: string, text: string): number {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -119,8 +124,11 @@ export function loadPart(state: State, part: Part, file: string, text: string): 
   if ((data.version as number) > FORMAT_VERSION) {
     throw new DataFileError(file, `format version ${data.version} is newer than this build reads (${FORMAT_VERSION})`);
   }
+  const seq = data.seq ?? 0;
+  check(Number.isSafeInteger(seq) && (seq as number) >= 0, '"seq" must be a non-negative integer');
   if (part === 'configuration') loadConfiguration(state, data, check);
   else loadSessions(state, data, check);
+  return seq as number;
 }
 
 type Check = (ok: boolean, problem: string) => asserts ok;

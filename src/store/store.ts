@@ -1,26 +1,37 @@
-/** The durable store: state in memory, persisted as JSON files, changes committed in groups. */
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+/**
+ * The durable store: state in memory; each committed batch of changes appended to a journal and
+ * fsynced (group commit); the journal folded into the JSON snapshots once it outgrows them.
+ */
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { nodeFileSystem, TEMP_MARKER, type FileSystem } from './atomic-file.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
+import { JOURNAL_FILE, openJournal, parseJournal, type Journal, type JournalRecord } from './journal.js';
 import { acquireLock, type Lock } from './lock.js';
+import { applyOp, partOf, type Op, type ResultOf } from './ops.js';
 import { ensureDefaultSession } from './sessions.js';
-import { emptyState, loadPart, PART_FILES, serializePart, type Part, type State } from './state.js';
+import { DataFileError, emptyState, loadPart, PART_FILES, serializePart, type Part, type State } from './state.js';
 
 export interface StoreOptions {
   dir: string;
   defaults: DefaultItem[];
   fs?: FileSystem;
   log?: (line: string) => void;
+  /**
+   * Journal bytes after which it is folded into the snapshots. Default: once it outgrows both
+   * 4 MiB and the snapshots themselves, so that rewriting them costs O(1) per write, amortized.
+   */
+  compactAfter?: number;
 }
 
 export interface StoreStats {
   /** Changes acknowledged as durable. */
   acknowledged: number;
-  /** Batches written (one or more files, then the directory, fsynced). */
+  /** Batches appended to the journal (one fsync each). */
   batches: number;
   fsyncs: number;
   failedBatches: number;
+  compactions: number;
 }
 
 export interface Store {
@@ -30,10 +41,10 @@ export interface Store {
   readonly generation: number;
   readonly stats: StoreStats;
   /**
-   * Applies `apply` to the state at once; if it succeeds, resolves once the change is durable
-   * (rejects, with the state rolled back, if it cannot be made durable). A refusal changes nothing.
+   * Applies `op` at once; if it succeeds, resolves once it is durable (rejects, with the state
+   * rolled back to the last durable one, if it cannot be made durable). A refusal changes nothing.
    */
-  change<T extends { ok: boolean }>(part: Part, apply: (state: State) => T): Promise<T>;
+  change<O extends Op>(op: O): Promise<ResultOf<O>>;
   /** Waits for writes in flight, then releases the data directory. */
   close(): Promise<void>;
 }
@@ -43,15 +54,17 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-/** Opens (creating if need be) the data directory: lock, sweep, load, merge defaults, persist. */
+const PARTS = Object.keys(PART_FILES) as Part[];
+
+/** Opens (creating if need be) the data directory: lock, sweep, load, replay, merge defaults. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const { dir, defaults } = options;
-  const fs = options.fs ?? nodeFileSystem;
+  const { dir } = options;
   const log = options.log ?? (() => {});
   await mkdir(dir, { recursive: true });
   const lock = await acquireLock(dir, log);
   try {
-    return await loadStore(dir, defaults, fs, log, lock);
+    await sweepTempFiles(dir, log);
+    return await createStore(options, log, lock);
   } catch (err) {
     await lock.release();
     throw err;
@@ -67,73 +80,132 @@ async function sweepTempFiles(dir: string, log: (line: string) => void): Promise
   }
 }
 
-async function loadStore(dir: string, defaults: DefaultItem[], fs: FileSystem, log: (line: string) => void, lock: Lock): Promise<Store> {
-  await sweepTempFiles(dir, log);
+async function readIfExists(file: string): Promise<Buffer | undefined> {
+  return readFile(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+}
+
+interface Loaded {
+  state: State;
+  /** Parts with no snapshot file yet. */
+  missing: Set<Part>;
+  lastSeq: number;
+  records: JournalRecord[];
+  validLength: number;
+  fileLength: number;
+}
+
+/** Snapshots, then the journal records they do not include yet (up to `maxJournalLength`). */
+async function load(dir: string, defaults: DefaultItem[], maxJournalLength = Infinity): Promise<Loaded> {
   const state = emptyState();
-  const durable = new Map<Part, string>();
-  const toWrite = new Set<Part>();
-  for (const part of Object.keys(PART_FILES) as Part[]) {
+  const missing = new Set<Part>();
+  const snapshotSeq = {} as Record<Part, number>;
+  for (const part of PARTS) {
     const file = join(dir, PART_FILES[part]);
-    const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
-      throw err;
-    });
-    if (text === undefined) toWrite.add(part);
-    else {
-      loadPart(state, part, file, text);
-      durable.set(part, text);
+    const bytes = await readIfExists(file);
+    if (bytes === undefined) missing.add(part);
+    snapshotSeq[part] = bytes === undefined ? 0 : loadPart(state, part, file, bytes.toString('utf8'));
+  }
+  const journalFile = join(dir, JOURNAL_FILE);
+  const journalBytes = (await readIfExists(journalFile)) ?? Buffer.alloc(0);
+  const { records, validLength } = parseJournal(journalBytes.subarray(0, Math.min(journalBytes.length, maxJournalLength)), journalFile);
+  let lastSeq = Math.max(...Object.values(snapshotSeq));
+  for (const record of records) {
+    for (const op of record.ops) {
+      if (record.seq <= snapshotSeq[partOf(op)]) continue;
+      if (!applyOp(state, op).ok) throw new DataFileError(journalFile, `record ${record.seq}: ${op.op} does not apply to the snapshots`);
     }
+    lastSeq = Math.max(lastSeq, record.seq);
   }
-  if (ensureDefaultSession(state)) toWrite.add('sessions');
-  if (mergeDefaults(state, defaults)) toWrite.add('configuration');
-  for (const part of toWrite) {
-    const text = serializePart(state, part);
-    await fs.writeFileAtomic(join(dir, PART_FILES[part]), text);
-    durable.set(part, text);
-  }
-  if (toWrite.size > 0) await fs.syncDir(dir);
+  ensureDefaultSession(state);
+  const merged = mergeDefaults(state, defaults);
+  if (merged && !missing.has('configuration')) missing.add('configuration');
+  return { state, missing, lastSeq, records, validLength, fileLength: journalBytes.length };
+}
 
-  const stats: StoreStats = { acknowledged: 0, batches: 0, fsyncs: 0, failedBatches: 0 };
-  let generation = 0;
-  let dirty = new Set<Part>();
-  let waiting: Waiter[] = [];
-  let flushing: Promise<void> | undefined;
-
-  function rollback(): void {
-    for (const [part, text] of durable) loadPart(state, part, PART_FILES[part], text);
-    generation++;
+async function createStore(options: StoreOptions, log: (line: string) => void, lock: Lock): Promise<Store> {
+  const { dir, defaults } = options;
+  const fs = options.fs ?? nodeFileSystem;
+  const loaded = await load(dir, defaults);
+  const state = loaded.state;
+  let lastSeq = loaded.lastSeq;
+  const stats: StoreStats = { acknowledged: 0, batches: 0, fsyncs: 0, failedBatches: 0, compactions: 0 };
+  if (loaded.fileLength > loaded.validLength) {
+    log(`ignoring ${loaded.fileLength - loaded.validLength} bytes of an unfinished write at the end of ${JOURNAL_FILE}`);
   }
 
-  async function writeBatch(parts: Set<Part>): Promise<void> {
-    // Serialize now, synchronously: changes applied during the write go into the next batch.
-    const texts = [...parts].map((part) => [part, serializePart(state, part)] as const);
+  async function writeSnapshots(texts: (readonly [Part, string])[]): Promise<number> {
     await Promise.all(texts.map(([part, text]) => fs.writeFileAtomic(join(dir, PART_FILES[part]), text)));
     await fs.syncDir(dir);
     stats.fsyncs += texts.length + 1;
-    for (const [part, text] of texts) durable.set(part, text);
+    return texts.reduce((sum, [, text]) => sum + text.length, 0);
+  }
+
+  // A new dir, or changed defaults: the snapshots say so before anything is served.
+  let snapshotBytes = 0;
+  if (loaded.missing.size > 0) {
+    snapshotBytes = await writeSnapshots(PARTS.map((part) => [part, serializePart(state, part, lastSeq)] as const));
+  }
+  const journal: Journal = openJournal(await fs.openAppendable(join(dir, JOURNAL_FILE)), loaded.validLength, loaded.fileLength);
+  if (loaded.missing.size > 0) await fs.syncDir(dir);
+  if (snapshotBytes === 0) {
+    for (const part of PARTS) snapshotBytes += (await stat(join(dir, PART_FILES[part]))).size;
+  }
+
+  let generation = 0;
+  let pending: Op[] = [];
+  let waiting: Waiter[] = [];
+  let flushing: Promise<void> | undefined;
+
+  /** Back to what the disk holds: the snapshots and the journal's durable records. */
+  async function rollback(): Promise<void> {
+    const durable = await load(dir, defaults, journal.length);
+    Object.assign(state, durable.state);
+    generation++;
+  }
+
+  async function compact(texts: (readonly [Part, string])[]): Promise<void> {
+    try {
+      snapshotBytes = await writeSnapshots(texts);
+      await journal.clear();
+      stats.fsyncs++;
+      stats.compactions++;
+    } catch (err) {
+      // nothing is lost: the journal still holds every record; the next batch tries again
+      log(`compaction failed, the journal keeps growing: ${(err as Error).message}`);
+    }
   }
 
   async function flushLoop(): Promise<void> {
     while (waiting.length > 0) {
       const batch = waiting;
-      const parts = dirty;
+      const record: JournalRecord = { seq: lastSeq + 1, ops: pending };
       waiting = [];
-      dirty = new Set();
+      pending = [];
+      // Snapshot now, synchronously, while the state holds exactly the records up to this one.
+      const due = journal.length > (options.compactAfter ?? Math.max(4 * 1024 * 1024, snapshotBytes));
+      const snapshots = due ? PARTS.map((part) => [part, serializePart(state, part, record.seq)] as const) : undefined;
       try {
-        await writeBatch(parts);
-        stats.batches++;
-        stats.acknowledged += batch.length;
-        for (const w of batch) w.resolve();
+        await journal.append(record);
       } catch (err) {
         stats.failedBatches++;
         // Changes queued behind the failed batch were applied on top of it: they fail with it.
         const failed = [...batch, ...waiting];
         waiting = [];
-        dirty = new Set();
-        rollback();
-        log(`write failed, rolled back to the last durable state: ${(err as Error).message}`);
+        pending = [];
+        log(`write failed, rolling back to the last durable state: ${(err as Error).message}`);
+        await rollback().catch((loadErr: Error) => log(`rollback failed: ${loadErr.message}`));
         for (const w of failed) w.reject(err);
+        continue;
       }
+      lastSeq = record.seq;
+      stats.batches++;
+      stats.fsyncs++;
+      stats.acknowledged += batch.length;
+      for (const w of batch) w.resolve();
+      if (snapshots) await compact(snapshots);
     }
     flushing = undefined;
   }
@@ -145,12 +217,12 @@ async function loadStore(dir: string, defaults: DefaultItem[], fs: FileSystem, l
     },
     stats,
 
-    change(part, apply) {
-      const result = apply(state);
+    change<O extends Op>(op: O): Promise<ResultOf<O>> {
+      const result = applyOp(state, op);
       if (!result.ok) return Promise.resolve(result);
       generation++;
-      dirty.add(part);
-      return new Promise((resolve, reject) => {
+      pending.push(op);
+      return new Promise<ResultOf<O>>((resolve, reject) => {
         waiting.push({ resolve: () => resolve(result), reject });
         flushing ??= flushLoop();
       });
@@ -158,6 +230,7 @@ async function loadStore(dir: string, defaults: DefaultItem[], fs: FileSystem, l
 
     async close() {
       while (flushing) await flushing;
+      await journal.close();
       await lock.release();
     },
   };

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { nodeFileSystem, type FileSystem } from '../../src/store/atomic-file.ts';
+import { failingDisk } from '../helpers/failing-fs.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -179,14 +179,10 @@ test('security headers on every kind of answer, and no banner', async () => {
 });
 
 test('a write that cannot be made durable answers 500 to its whole batch, is rolled back, and the server recovers', async () => {
-  let failing = false;
-  const fs: FileSystem = {
-    writeFileAtomic: (path, data) => (failing ? Promise.reject(Object.assign(new Error(`EIO: i/o error, write ${path}`), { code: 'EIO' })) : nodeFileSystem.writeFileAtomic(path, data)),
-    syncDir: (dir) => nodeFileSystem.syncDir(dir),
-  };
-  const broken = await startServer({ fs });
+  const disk = failingDisk();
+  const broken = await startServer({ fs: disk.fs });
   try {
-    failing = true;
+    disk.fail('EIO');
     const answers = await Promise.all([
       request(broken.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'doomed 1' } }),
       request(broken.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'doomed 2' } }),
@@ -201,7 +197,7 @@ test('a write that cannot be made durable answers 500 to its whole batch, is rol
     assert.deepEqual((await request(broken.url, '/api/v1/sessions/')).json.data, [{ id: 1, name: 'default session', active: true }]);
     assert.equal((await request(broken.url, '/api/v1/configuration?key=THREADS')).json.data[0].value, '1');
     assert.equal((await request(broken.url, '/debug/health')).status, 200);
-    failing = false;
+    disk.fail(undefined);
     assert.equal((await request(broken.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'doomed 1' } })).status, 201);
   } finally {
     await broken.stop();

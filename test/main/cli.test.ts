@@ -8,17 +8,17 @@ import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 test('flags, then ASSESSD_* variables, then defaults', () => {
   assert.deepEqual(parseCli([], {}, '/proj/data'), {
     kind: 'serve',
-    options: { host: '127.0.0.1', port: 8009, dataDir: '/proj/data', fileServerPort: 8010, maxBody: 1048576 },
+    options: { host: '127.0.0.1', port: 8009, dataDir: '/proj/data', fileServerPort: 8010, maxBody: 1048576, compactAfter: undefined },
   });
-  const env = { ASSESSD_HOST: '0.0.0.0', ASSESSD_PORT: '9000', ASSESSD_DATA_DIR: '/env/dir' };
+  const env = { ASSESSD_HOST: '0.0.0.0', ASSESSD_PORT: '9000', ASSESSD_DATA_DIR: '/env/dir', ASSESSD_COMPACT_AFTER: '100' };
   assert.deepEqual(parseCli([], env, '/proj/data'), {
     kind: 'serve',
-    options: { host: '0.0.0.0', port: 9000, dataDir: '/env/dir', fileServerPort: 8010, maxBody: 1048576 },
+    options: { host: '0.0.0.0', port: 9000, dataDir: '/env/dir', fileServerPort: 8010, maxBody: 1048576, compactAfter: 100 },
   });
   const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10'];
   assert.deepEqual(parseCli(flags, env, '/proj/data'), {
     kind: 'serve',
-    options: { host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10 },
+    options: { host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, compactAfter: 100 },
   });
   assert.deepEqual(parseCli(['--help'], {}, '/d'), { kind: 'help' });
   assert.deepEqual(parseCli(['-v'], {}, '/d'), { kind: 'version' });
@@ -29,6 +29,7 @@ test('bad flags and values are usage errors', () => {
     assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
   }
   assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
+  assert.throws(() => parseCli([], { ASSESSD_COMPACT_AFTER: '-1' }, '/d'), UsageError);
 });
 
 test('--help and --version print and exit 0', async () => {
@@ -95,8 +96,11 @@ test('SIGTERM lets an in-flight write finish before exiting', async () => {
   const settled = await Promise.allSettled(writes);
   assert.equal(await server.exited, 0);
   const acknowledged = settled.filter((s) => s.status === 'fulfilled' && s.value.status === 201).length;
-  const saved = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8')).sessions.length - 1;
-  assert.ok(saved >= acknowledged, `${acknowledged} acknowledged, ${saved} saved`);
+  const restarted = await spawnServer(['--port', '0', '--data-dir', dir]);
+  const saved = (await request(restarted.url, '/api/v1/sessions/')).json.data.length - 1;
+  restarted.proc.kill('SIGTERM');
+  await restarted.exited;
+  assert.ok(acknowledged > 0 && saved >= acknowledged, `${acknowledged} acknowledged, ${saved} saved`);
 });
 
 test('a port in use: one line, non-zero exit', async () => {

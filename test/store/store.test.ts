@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { nodeFileSystem, type FileSystem } from '../../src/store/atomic-file.ts';
-import { listConfig, patchConfig, type DefaultItem } from '../../src/store/configuration.ts';
+import { listConfig, type DefaultItem } from '../../src/store/configuration.ts';
 import { DataDirInUseError } from '../../src/store/lock.ts';
-import { createSession, deleteSession, listSessions } from '../../src/store/sessions.ts';
+import { listSessions } from '../../src/store/sessions.ts';
 import { DataFileError, serializePart } from '../../src/store/state.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
+import { failingDisk } from '../helpers/failing-fs.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const DEFAULTS: DefaultItem[] = [
@@ -30,7 +30,7 @@ test('a fresh data dir gets the default session, active, and the defaults ordere
     assert.deepEqual(listSessions(store.state), [{ id: 1, name: 'default session', active: true }]);
     assert.deepEqual(listConfig(store.state).map((i) => i.key), ['A_KEY', 'B_KEY']);
     const files = (await readdir(dir)).sort();
-    assert.deepEqual(files, ['assessd.lock', 'configuration.json', 'sessions.json']);
+    assert.deepEqual(files, ['assessd.lock', 'configuration.json', 'journal.jsonl', 'sessions.json']);
     for (const f of ['configuration.json', 'sessions.json']) {
       assert.equal(JSON.parse(await readFile(join(dir, f), 'utf8')).version, 1);
     }
@@ -39,20 +39,21 @@ test('a fresh data dir gets the default session, active, and the defaults ordere
 
 test('everything survives a reopen, and ids are never reused', async () => {
   const dir = await tempDir();
+  let before = '';
   await withStore(async (store) => {
-    await store.change('sessions', (s) => createSession(s, 'one'));
-    await store.change('sessions', (s) => createSession(s, 'two'));
-    await store.change('sessions', (s) => deleteSession(s, 3));
-    await store.change('configuration', (s) => patchConfig(s, [['A_KEY', 'changed']]));
-  }, dir);
-  const before = await readFile(join(dir, 'sessions.json'), 'utf8');
+    await store.change({ op: 'createSession', name: 'one' });
+    await store.change({ op: 'createSession', name: 'two' });
+    await store.change({ op: 'deleteSession', id: 3 });
+    await store.change({ op: 'patchConfig', values: [['A_KEY', 'changed']] });
+    return serializePart(store.state, 'sessions', 0);
+  }, dir).then((text) => (before = text));
   await withStore(async (store) => {
-    assert.equal(serializePart(store.state, 'sessions'), before);
+    assert.equal(serializePart(store.state, 'sessions', 0), before);
     assert.deepEqual(listSessions(store.state), [
       { id: 1, name: 'default session', active: false },
       { id: 2, name: 'one', active: true },
     ]);
-    const created = await store.change('sessions', (s) => createSession(s, 'three'));
+    const created = await store.change({ op: 'createSession', name: 'three' });
     assert.deepEqual(created, { ok: true, id: 4 });
     assert.equal(listConfig(store.state, { key: ['A_KEY'] })[0].value, 'changed');
   }, dir);
@@ -61,7 +62,7 @@ test('everything survives a reopen, and ids are never reused', async () => {
 test('start-up merge: new keys added, clean items take the default, dirty items keep the user value', async () => {
   const dir = await tempDir();
   await withStore(async (store) => {
-    await store.change('configuration', (s) => patchConfig(s, [['A_KEY', 'mine']]));
+    await store.change({ op: 'patchConfig', values: [['A_KEY', 'mine']] });
   }, dir);
   const newDefaults: DefaultItem[] = [
     { key: 'A_KEY', value: 'a2', section: 'S2', descrip: 'now described' },
@@ -133,7 +134,7 @@ test('concurrent changes are committed in groups, every one acknowledged and kep
   const dir = await tempDir();
   await withStore(async (store) => {
     const results = await Promise.all(
-      Array.from({ length: 64 }, (_, i) => store.change('sessions', (s) => createSession(s, `s${i}`))),
+      Array.from({ length: 64 }, (_, i) => store.change({ op: 'createSession', name: `s${i}` })),
     );
     assert.ok(results.every((r) => r.ok));
     assert.equal(store.stats.acknowledged, 64);
@@ -144,26 +145,22 @@ test('concurrent changes are committed in groups, every one acknowledged and kep
 
 test('a failed write rejects its batch, rolls back to the last durable state, and the store recovers', async () => {
   const dir = await tempDir();
-  let failing = false;
-  const fs: FileSystem = {
-    writeFileAtomic: (path, data) => (failing ? Promise.reject(Object.assign(new Error('no space'), { code: 'ENOSPC' })) : nodeFileSystem.writeFileAtomic(path, data)),
-    syncDir: (d) => nodeFileSystem.syncDir(d),
-  };
+  const disk = failingDisk();
   const logs: string[] = [];
-  const store = await openStore({ dir, defaults: DEFAULTS, fs, log: (l) => logs.push(l) });
+  const store = await openStore({ dir, defaults: DEFAULTS, fs: disk.fs, log: (l) => logs.push(l) });
   try {
-    await store.change('sessions', (s) => createSession(s, 'kept'));
-    failing = true;
+    await store.change({ op: 'createSession', name: 'kept' });
+    disk.fail('ENOSPC');
     const attempts = await Promise.allSettled([
-      store.change('sessions', (s) => createSession(s, 'lost-1')),
-      store.change('sessions', (s) => createSession(s, 'lost-2')),
+      store.change({ op: 'createSession', name: 'lost-1' }),
+      store.change({ op: 'createSession', name: 'lost-2' }),
     ]);
     assert.deepEqual(attempts.map((a) => a.status), ['rejected', 'rejected']);
     assert.deepEqual(listSessions(store.state).map((s) => s.name), ['default session', 'kept']);
     assert.equal(listSessions(store.state, true)[0].name, 'kept');
-    assert.match(logs.join('\n'), /rolled back/);
-    failing = false;
-    const again = await store.change('sessions', (s) => createSession(s, 'lost-1'));
+    assert.match(logs.join('\n'), /rolling back/);
+    disk.fail(undefined);
+    const again = await store.change({ op: 'createSession', name: 'lost-1' });
     assert.ok(again.ok);
   } finally {
     await store.close();
@@ -176,7 +173,7 @@ test('a failed write rejects its batch, rolls back to the last durable state, an
 test('a refused change writes nothing', async () => {
   await withStore(async (store) => {
     const batches = store.stats.batches;
-    const result = await store.change('sessions', (s) => createSession(s, 'default session'));
+    const result = await store.change({ op: 'createSession', name: 'default session' });
     assert.deepEqual(result, { ok: false, reason: 'duplicate-name' });
     assert.equal(store.stats.batches, batches);
   });

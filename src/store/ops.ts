@@ -1,0 +1,36 @@
+/** Changes as data: what the API asks for, what the journal records, what a replay applies. */
+import { patchConfig } from './configuration.js';
+import { activateSession, addTargetToSession, createSession, deleteSession, removeTargetFromSession } from './sessions.js';
+import type { Part, State } from './state.js';
+import { createTargets, deleteTarget } from './targets.js';
+
+const APPLY = {
+  createSession: (state: State, op: { name: string }) => createSession(state, op.name),
+  activateSession: (state: State, op: { id: number }) => activateSession(state, op.id),
+  deleteSession: (state: State, op: { id: number }) => deleteSession(state, op.id),
+  addTarget: (state: State, op: { session: number; target: number }) => addTargetToSession(state, op.session, op.target),
+  removeTarget: (state: State, op: { session: number; target: number }) => removeTargetFromSession(state, op.session, op.target),
+  createTargets: (state: State, op: { urls: string[] }) => createTargets(state, op.urls),
+  deleteTarget: (state: State, op: { id: number }) => deleteTarget(state, op.id),
+  patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
+};
+
+type Appliers = typeof APPLY;
+export type OpName = keyof Appliers;
+export type Op = { [K in OpName]: { op: K } & Parameters<Appliers[K]>[1] }[OpName];
+export type ResultOf<O extends Op> = ReturnType<Appliers[O['op']]>;
+
+export function isOpName(name: unknown): name is OpName {
+  return typeof name === 'string' && Object.hasOwn(APPLY, name);
+}
+
+/** Applies one op; a refusal (`ok: false`) leaves the state untouched. Deterministic, for replay. */
+export function applyOp<O extends Op>(state: State, op: O): ResultOf<O> {
+  // one applier per op name: the index and the argument always agree
+  return (APPLY[op.op] as unknown as (state: State, op: O) => ResultOf<O>)(state, op);
+}
+
+/** The snapshot file an op changes. */
+export function partOf(op: Op): Part {
+  return op.op === 'patchConfig' ? 'configuration' : 'sessions';
+}

@@ -1,0 +1,126 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DefaultItem } from '../../src/store/configuration.ts';
+import { parseJournal } from '../../src/store/journal.ts';
+import { listSessions } from '../../src/store/sessions.ts';
+import { DataFileError, serializePart } from '../../src/store/state.ts';
+import { openStore } from '../../src/store/store.ts';
+import { failingDisk } from '../helpers/failing-fs.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const DEFAULTS: DefaultItem[] = [{ key: 'K', value: 'v', section: 'S', descrip: '' }];
+
+test('each batch is one journal line, replayed on open', async () => {
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS });
+  // an idle store writes the first change at once; the ones arriving meanwhile share the next line
+  await Promise.all([
+    store.change({ op: 'createSession', name: 'a' }),
+    store.change({ op: 'createSession', name: 'b' }),
+    store.change({ op: 'patchConfig', values: [['K', 'w']] }),
+  ]);
+  const expected = serializePart(store.state, 'sessions', 0) + serializePart(store.state, 'configuration', 0);
+  await store.close();
+  const lines = (await readFile(join(dir, 'journal.jsonl'), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines, [
+    { seq: 1, ops: [{ op: 'createSession', name: 'a' }] },
+    { seq: 2, ops: [{ op: 'createSession', name: 'b' }, { op: 'patchConfig', values: [['K', 'w']] }] },
+  ]);
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(serializePart(reopened.state, 'sessions', 0) + serializePart(reopened.state, 'configuration', 0), expected);
+  await reopened.close();
+});
+
+test('the journal is folded into the snapshots once it outgrows them, and nothing changes', async () => {
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS, compactAfter: 256 });
+  for (let i = 0; i < 40; i++) await store.change({ op: 'createSession', name: `session number ${i}` });
+  await store.change({ op: 'deleteSession', id: 5 });
+  assert.ok(store.stats.compactions >= 1, `${store.stats.compactions} compactions`);
+  const expected = serializePart(store.state, 'sessions', 0);
+  await store.close();
+  const journalSize = (await stat(join(dir, 'journal.jsonl'))).size;
+  const snapshot = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8'));
+  assert.ok(snapshot.seq > 0 && journalSize < 2000, `snapshot seq ${snapshot.seq}, journal ${journalSize} bytes`);
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(serializePart(reopened.state, 'sessions', 0), expected);
+  await reopened.close();
+});
+
+test('records already in a snapshot are skipped on replay (a crash between snapshot and journal reset)', async () => {
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS });
+  await store.change({ op: 'createSession', name: 'once' });
+  const state = serializePart(store.state, 'sessions', 1);
+  await store.close();
+  // the snapshot says it holds record 1, the journal still has it
+  await writeFile(join(dir, 'sessions.json'), state);
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session', 'once']);
+  await reopened.close();
+});
+
+test('a torn last line (an unacknowledged write) is ignored with a log line, and cut before the next append', async () => {
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS });
+  await store.change({ op: 'createSession', name: 'kept' });
+  await store.close();
+  await appendFile(join(dir, 'journal.jsonl'), '{"seq":2,"ops":[{"op":"createSes');
+  const logs: string[] = [];
+  const reopened = await openStore({ dir, defaults: DEFAULTS, log: (l) => logs.push(l) });
+  assert.match(logs.join('\n'), /ignoring 32 bytes of an unfinished write at the end of journal\.jsonl/);
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session', 'kept']);
+  await reopened.change({ op: 'createSession', name: 'next' });
+  await reopened.close();
+  const lines = (await readFile(join(dir, 'journal.jsonl'), 'utf8')).trimEnd().split('\n');
+  assert.deepEqual(lines.map((l) => JSON.parse(l).seq), [1, 2]);
+});
+
+test('a corrupt line before the end stops the open, naming the journal, and leaves it untouched', async () => {
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS });
+  await store.change({ op: 'createSession', name: 'a' });
+  await store.close();
+  const corrupt = 'garbage\n' + (await readFile(join(dir, 'journal.jsonl'), 'utf8'));
+  await writeFile(join(dir, 'journal.jsonl'), corrupt);
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: Error) => {
+    assert.ok(err instanceof DataFileError);
+    assert.equal(err.message, `${join(dir, 'journal.jsonl')}: line 1 is not a journal record`);
+    return true;
+  });
+  assert.equal(await readFile(join(dir, 'journal.jsonl'), 'utf8'), corrupt);
+});
+
+test('journal records must be in sequence, with known ops', () => {
+  const file = 'j';
+  assert.throws(() => parseJournal(Buffer.from('{"seq":2,"ops":[]}\n{"seq":1,"ops":[]}\n'), file), /sequence 1 does not follow 2/);
+  assert.throws(() => parseJournal(Buffer.from('{"seq":1,"ops":[{"op":"dropTables"}]}\n{"seq":2,"ops":[]}\n'), file), /line 1 is not a journal record/);
+  assert.deepEqual(parseJournal(Buffer.from('{"seq":1,"ops":[]}\n{"seq":2,"ops":[]}'), file).validLength, 19);
+});
+
+test('a record that does not apply to the snapshots is corruption', async () => {
+  const dir = await tempDir();
+  (await openStore({ dir, defaults: DEFAULTS })).close();
+  await new Promise((r) => setTimeout(r, 50));
+  await writeFile(join(dir, 'journal.jsonl'), '{"seq":1,"ops":[{"op":"deleteSession","id":42}]}\n');
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /record 1: deleteSession does not apply/);
+});
+
+test('a half-written failed append is never visible, even after a restart', async () => {
+  const dir = await tempDir();
+  const disk = failingDisk();
+  const store = await openStore({ dir, defaults: DEFAULTS, fs: disk.fs });
+  await store.change({ op: 'createSession', name: 'durable' });
+  disk.fail('EIO');
+  await assert.rejects(store.change({ op: 'createSession', name: 'half written' }), /EIO/);
+  await assert.rejects(store.change({ op: 'createSession', name: 'also failed' }), /EIO/);
+  assert.deepEqual(listSessions(store.state).map((s) => s.name), ['default session', 'durable']);
+  disk.fail(undefined);
+  await store.change({ op: 'createSession', name: 'after recovery' });
+  await store.close();
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session', 'durable', 'after recovery']);
+  await reopened.close();
+});
