@@ -28,7 +28,7 @@ export function normalizeSessionName(name: string): string | undefined {
 
 function insertSession(state: State, name: string): number {
   const id = state.nextSessionId++;
-  state.sessions.set(id, { id, name, targets: new Set() });
+  state.sessions.set(id, { id, name });
   state.sessionIdByName.set(name, id);
   state.activeSessionId = id;
   return id;
@@ -62,7 +62,7 @@ export function activateSession(state: State, id: number): Result<'unknown-sessi
 export function deleteSession(state: State, id: number): Result<'unknown-session'> {
   const row = state.sessions.get(id);
   if (!row) return refuse('unknown-session');
-  for (const targetId of row.targets) detachTarget(state, id, targetId);
+  for (const targetId of row.targets ?? []) detachTarget(state, id, targetId);
   state.sessions.delete(id);
   state.sessionIdByName.delete(row.name);
   if (state.activeSessionId === id) {
@@ -80,7 +80,7 @@ export function addTargetToSession(state: State, sessionId: number, targetId: nu
   if (!session) return refuse('unknown-session');
   const target = state.targets.get(targetId);
   if (!target) return refuse('unknown-target');
-  session.targets.add(targetId);
+  (session.targets ??= new Set()).add(targetId);
   target.sessions.add(sessionId);
   return OK;
 }
@@ -89,7 +89,7 @@ export function addTargetToSession(state: State, sessionId: number, targetId: nu
 export function removeTargetFromSession(state: State, sessionId: number, targetId: number): Result<'unknown-session' | 'unknown-target'> {
   const session = state.sessions.get(sessionId);
   if (!session) return refuse('unknown-session');
-  if (!session.targets.has(targetId)) return refuse('unknown-target');
+  if (!session.targets?.has(targetId)) return refuse('unknown-target');
   detachTarget(state, sessionId, targetId);
   return OK;
 }

@@ -34,7 +34,8 @@ export interface ConfigItem {
 export interface SessionRow {
   id: number;
   name: string;
-  targets: Set<number>;
+  /** Created with the first target: most sessions of a large store have none. */
+  targets?: Set<number>;
 }
 
 export interface TargetRow {
@@ -101,7 +102,7 @@ export function serializePart(state: State, part: Part, seq: number): string {
     nextSessionId: state.nextSessionId,
     activeSessionId: state.activeSessionId,
     nextTargetId: state.nextTargetId,
-    sessions: [...state.sessions.values()].map((s) => ({ id: s.id, name: s.name, targets: [...s.targets] })),
+    sessions: [...state.sessions.values()].map((s) => ({ id: s.id, name: s.name, targets: s.targets ? [...s.targets] : [] })),
     targets: [...state.targets.values()].map((t) => t.target),
   });
 }
@@ -170,6 +171,14 @@ const TARGET_STRING_FIELDS = [
   'target_url', 'host_name', 'host_ip', 'port_number', 'url_scheme', 'host_path', 'ip_url', 'top_domain', 'top_url',
 ] as const;
 
+function isTarget(t: Record<string, unknown>): t is Record<string, unknown> & Target {
+  for (const field of TARGET_STRING_FIELDS) if (typeof t[field] !== 'string') return false;
+  return (
+    Array.isArray(t.alternative_ips) && t.alternative_ips.every((ip) => typeof ip === 'string') &&
+    typeof t.scope === 'boolean' && Number.isInteger(t.max_user_rank) && Number.isInteger(t.max_owtf_rank)
+  );
+}
+
 function loadSessions(state: State, data: Record<string, unknown>, check: Check): void {
   const { nextSessionId, activeSessionId, nextTargetId, sessions, targets } = data;
   check(isId(nextSessionId) && isId(nextTargetId), '"nextSessionId" and "nextTargetId" must be positive integers');
@@ -178,25 +187,26 @@ function loadSessions(state: State, data: Record<string, unknown>, check: Check)
   fresh.nextSessionId = nextSessionId;
   fresh.nextTargetId = nextTargetId;
 
+  // Messages are built only on failure: this loop runs once per row of a large store.
   for (const t of targets as unknown[]) {
     check(isObject(t) && isId(t.id) && t.id < nextTargetId, 'each target needs an id below "nextTargetId"');
-    for (const field of TARGET_STRING_FIELDS) check(typeof t[field] === 'string', `target ${t.id}: "${field}" must be a string`);
-    check(Array.isArray(t.alternative_ips) && t.alternative_ips.every((ip) => typeof ip === 'string'), `target ${t.id}: "alternative_ips" must be an array of strings`);
-    check(typeof t.scope === 'boolean' && Number.isInteger(t.max_user_rank) && Number.isInteger(t.max_owtf_rank), `target ${t.id}: bad scope or ranks`);
-    check(!fresh.targets.has(t.id) && !fresh.targetIdByUrl.has(t.target_url as string), `target ${t.id} is listed twice`);
-    fresh.targets.set(t.id, { target: t as unknown as Target, sessions: new Set() });
-    fresh.targetIdByUrl.set(t.target_url as string, t.id);
+    if (!isTarget(t)) check(false, `target ${t.id} needs string fields, an "alternative_ips" array, boolean scope and integer ranks`);
+    if (fresh.targets.has(t.id) || fresh.targetIdByUrl.has(t.target_url)) check(false, `target ${t.id} is listed twice`);
+    fresh.targets.set(t.id, { target: t, sessions: new Set() });
+    fresh.targetIdByUrl.set(t.target_url, t.id);
   }
-  const sorted = [...(sessions as unknown[])].sort((a, b) => (isObject(a) && isObject(b) ? Number(a.id) - Number(b.id) : 0));
-  for (const s of sorted) {
-    check(isObject(s) && isId(s.id) && s.id < nextSessionId, 'each session needs an id below "nextSessionId"');
-    check(typeof s.name === 'string' && s.name.length > 0, `session ${s.id}: "name" must be a non-empty string`);
-    check(!fresh.sessions.has(s.id) && !fresh.sessionIdByName.has(s.name), `session ${s.id} or its name is listed twice`);
-    check(Array.isArray(s.targets) && s.targets.every((id) => fresh.targets.has(id as number)), `session ${s.id}: "targets" must list known target ids`);
-    const row: SessionRow = { id: s.id, name: s.name, targets: new Set(s.targets as number[]) };
+  let previousId = 0;
+  for (const s of sessions as unknown[]) {
+    check(isObject(s) && isId(s.id) && s.id < nextSessionId && s.id > previousId, 'sessions need increasing ids below "nextSessionId"');
+    previousId = s.id;
+    if (typeof s.name !== 'string' || s.name.length === 0) check(false, `session ${s.id}: "name" must be a non-empty string`);
+    if (fresh.sessionIdByName.has(s.name)) check(false, `session ${s.id}: its name is listed twice`);
+    if (!Array.isArray(s.targets) || !s.targets.every((id) => fresh.targets.has(id))) check(false, `session ${s.id}: "targets" must list known target ids`);
+    const row: SessionRow = { id: s.id, name: s.name };
+    if (s.targets.length > 0) row.targets = new Set(s.targets as number[]);
     fresh.sessions.set(row.id, row);
     fresh.sessionIdByName.set(row.name, row.id);
-    for (const targetId of row.targets) fresh.targets.get(targetId)!.sessions.add(row.id);
+    for (const targetId of s.targets as number[]) fresh.targets.get(targetId)!.sessions.add(row.id);
   }
   check(
     fresh.sessions.size === 0 ? activeSessionId === 0 : fresh.sessions.has(activeSessionId as number),

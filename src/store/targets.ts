@@ -60,7 +60,7 @@ export function createTargets(state: State, urls: string[]): Result<'invalid-url
     if (!derived) return refuse('invalid-url');
     const url = derived.target_url;
     const existing = state.targetIdByUrl.get(url);
-    if (seen.has(url) || (existing !== undefined && session.targets.has(existing))) return refuse('duplicate');
+    if (seen.has(url) || (existing !== undefined && session.targets?.has(existing))) return refuse('duplicate');
     seen.add(url);
     plan.push(existing === undefined ? { url, derived } : { url, existing });
   }
@@ -71,7 +71,7 @@ export function createTargets(state: State, urls: string[]): Result<'invalid-url
       state.targets.set(id, { target: { ...step.derived!, id }, sessions: new Set() });
       state.targetIdByUrl.set(step.url, id);
     }
-    session.targets.add(id);
+    (session.targets ??= new Set()).add(id);
     state.targets.get(id)!.sessions.add(sessionId);
   }
   return OK;
@@ -97,7 +97,7 @@ export function listTargets(state: State, query: TargetQuery): Target[] {
   const session = state.sessions.get(query.sessionId);
   if (!session) return [];
   const anyOf = <T>(values: T[] | undefined, value: T) => values === undefined || values.includes(value);
-  const ids = [...session.targets].sort((a, b) => b - a);
+  const ids = [...(session.targets ?? [])].sort((a, b) => b - a);
   const matches: Target[] = [];
   for (const id of ids) {
     const target = state.targets.get(id)!.target;
@@ -119,7 +119,7 @@ export function listTargets(state: State, query: TargetQuery): Target[] {
 export function deleteTarget(state: State, id: number): Result<'unknown-target'> {
   const row = state.targets.get(id);
   if (!row) return refuse('unknown-target');
-  for (const sessionId of row.sessions) state.sessions.get(sessionId)?.targets.delete(id);
+  for (const sessionId of row.sessions) state.sessions.get(sessionId)?.targets?.delete(id);
   state.targets.delete(id);
   state.targetIdByUrl.delete(row.target.target_url);
   return OK;
@@ -127,7 +127,7 @@ export function deleteTarget(state: State, id: number): Result<'unknown-target'>
 
 /** Detaches a target from one session; a target left in no session is deleted with it. */
 export function detachTarget(state: State, sessionId: number, targetId: number): void {
-  state.sessions.get(sessionId)?.targets.delete(targetId);
+  state.sessions.get(sessionId)?.targets?.delete(targetId);
   const row = state.targets.get(targetId);
   if (!row) return;
   row.sessions.delete(sessionId);
