@@ -1,7 +1,7 @@
 /** The header: the active session, and the server's health, polled so the page notices outages. */
 import { api, type Session } from './api.js';
 import { byId, replace } from './dom.js';
-import { onSessionsChange } from './state.js';
+import { loadSessions, onSessionsChange } from './state.js';
 import { announce } from './ui.js';
 
 const POLL_OK_MS = 10_000;
@@ -17,6 +17,8 @@ let onBack: () => void = () => {};
 function showActiveSession(sessions: Session[]): void {
   const active = sessions.find((s) => s.active);
   replace(byId('active-session-name'), active ? active.name : '—');
+  // The name may be cut short on a narrow screen: the whole of it on hover.
+  byId('active-session').title = active ? `Active session: ${active.name} (new targets go to it)` : '';
 }
 
 function showHealth(next: Health): void {
@@ -59,6 +61,8 @@ export function startHeader(whenServerBack: () => void): void {
   onBack = whenServerBack;
   onSessionsChange(showActiveSession);
   showHealth(health);
+  // The views refresh the sessions as they load; this covers a view that does not need them.
+  loadSessions().catch(() => {});
   // A tab in the background checks when it is looked at again rather than on a timer.
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden) void checkHealth();

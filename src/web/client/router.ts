@@ -75,9 +75,11 @@ function onClick(event: MouseEvent): void {
   const link = (event.target as Element).closest('a');
   if (!link || link.target || link.hasAttribute('download') || link.origin !== location.origin) return;
   if (/^\/(api|debug|static|output_files|logs)(\/|$)/.test(link.pathname)) return;
+  const sameView = link.pathname + link.search === currentUrl();
+  // A link to a place on this view (#section) is the browser's to follow.
+  if (sameView && link.hash) return;
   event.preventDefault();
-  if (link.pathname + link.search === currentUrl() && !link.hash) return;
-  void navigate(link.pathname + link.search);
+  if (!sameView) void navigate(link.pathname + link.search);
 }
 
 async function onPopState(): Promise<void> {

@@ -28,7 +28,7 @@ function deleteMessage(session: Session, targets: number, sessions: number): str
 export function sessionsView({ root, signal }: ViewContext): void {
   const input = h('input', { id: 'new-session-name', name: 'name', autocomplete: 'off', 'aria-describedby': 'new-session-hint' });
   const hint = h('p', { id: 'new-session-hint', class: 'hint' }, 'The new session becomes the active one.');
-  const error = h('p', { id: 'new-session-error', class: 'field-error', hidden: true });
+  const error = h('p', { id: 'new-session-error', class: 'field-error', role: 'alert', hidden: true });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Create session');
   const form = h(
     'form',

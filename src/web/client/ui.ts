@@ -9,10 +9,11 @@ export function announce(text: string, kind: 'info' | 'error' = 'info'): void {
   const region = byId('flash');
   window.clearTimeout(clearTimer);
   region.dataset.kind = kind;
-  // A fresh node, so the same message twice is announced twice.
-  replace(region, h('span', {}, text));
-  region.hidden = false;
-  if (kind === 'info') clearTimer = window.setTimeout(() => (region.hidden = true), 6000);
+  // A fresh node, so the same message twice is announced twice. The region itself stays in the
+  // page (empty when idle): screen readers only follow live regions that exist before they change.
+  const dismiss = h('button', { type: 'button', class: 'link-button', onclick: () => region.replaceChildren() }, 'Dismiss');
+  replace(region, h('span', {}, text), kind === 'error' && dismiss);
+  if (kind === 'info') clearTimer = window.setTimeout(() => region.replaceChildren(), 6000);
 }
 
 export function describeError(err: unknown): string {
