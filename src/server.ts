@@ -8,7 +8,7 @@ import { registerHealth } from './api/health.js';
 import { pageReply, registerStatic, type WebAssets } from './api/page.js';
 import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
-import { isFormContentType, parseFormArgs, readBody } from './http/args.js';
+import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorBody, errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { createRouter, MalformedPathError, splitPath } from './http/router.js';
 import type { Store } from './store/store.js';
@@ -43,6 +43,7 @@ const JSON_HEADERS = {
 };
 
 function send(res: ServerResponse, reply: Reply): void {
+  if (res.destroyed) return;
   const body = reply.body;
   const headers: Record<string, string | number> = {
     ...COMMON_HEADERS,
@@ -84,7 +85,8 @@ export function createServer(options: ServerOptions): Server {
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
 
-  async function route(req: IncomingMessage): Promise<Reply> {
+  /** Answers at once when it can: only a body to read, or a write to wait for, makes it a promise. */
+  function route(req: IncomingMessage): Reply | Promise<Reply> {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     if (req.httpVersionMinor === 1 && req.headers.host === undefined) {
@@ -103,13 +105,33 @@ export function createServer(options: ServerOptions): Server {
       }
       return pageReply(web, req.headers['accept-encoding']);
     }
+    const { handler, params } = match;
+    const dispatch = (body: string) => {
+      let args: Args | undefined;
+      return handler({
+        method,
+        params,
+        headers: req.headers,
+        get args() {
+          return (args ??= parseFormArgs(query, body));
+        },
+      });
+    };
+    if (!hasBody(req)) return dispatch('');
     // The whole body first: a request joins the write queue only once it is complete.
-    const body = await readBody(req, maxBody);
-    if (body.length > 0 && !isFormContentType(req.headers['content-type'])) {
-      throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
-    }
-    const args = parseFormArgs(query, body.toString('utf8'));
-    return match.handler({ method, params: match.params, args, headers: req.headers });
+    return readBody(req, maxBody).then((body) => {
+      if (body.length > 0 && !isFormContentType(req.headers['content-type'])) {
+        throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
+      }
+      return dispatch(body.toString('utf8'));
+    });
+  }
+
+  function failure(req: IncomingMessage, err: unknown): Reply {
+    if (err instanceof HttpError) return errorReply(err);
+    if (err instanceof MalformedPathError) return errorReply(new HttpError(400, HTTP_MESSAGES.badRequest));
+    log(`${req.method} ${req.url}: ${(err as Error)?.stack ?? err}`);
+    return errorReply(new HttpError(500, HTTP_MESSAGES.internal));
   }
 
   const requestTimeout = options.requestTimeout ?? 30_000;
@@ -122,19 +144,18 @@ export function createServer(options: ServerOptions): Server {
     // Node's own answer to a missing Host is an empty 400: route() answers it as JSON instead
     requireHostHeader: false,
   };
-  const server = createHttpServer(httpOptions, async (req, res) => {
-    let reply: Reply;
+  const server = createHttpServer(httpOptions, (req, res) => {
+    let reply: Reply | Promise<Reply>;
     try {
-      reply = await route(req);
+      reply = route(req);
     } catch (err) {
-      if (err instanceof HttpError) reply = errorReply(err);
-      else if (err instanceof MalformedPathError) reply = errorReply(new HttpError(400, HTTP_MESSAGES.badRequest));
-      else {
-        log(`${req.method} ${req.url}: ${(err as Error)?.stack ?? err}`);
-        reply = errorReply(new HttpError(500, HTTP_MESSAGES.internal));
-      }
+      reply = failure(req, err);
     }
-    if (!res.destroyed) send(res, reply);
+    if (!(reply instanceof Promise)) return send(res, reply);
+    reply.then(
+      (r) => send(res, r),
+      (err: unknown) => send(res, failure(req, err)),
+    );
   });
 
   // Errors the HTTP parser meets before a request exists still get a JSON answer.

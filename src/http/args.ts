@@ -22,18 +22,18 @@ export function isFormContentType(contentType: string | undefined): boolean {
   return mediaType === FORM_TYPE || mediaType === '';
 }
 
+/** Whether a body follows the headers (most GETs have none, and are answered without waiting). */
+export function hasBody(req: IncomingMessage): boolean {
+  const declared = req.headers['content-length'];
+  return declared === undefined ? req.headers['transfer-encoding'] !== undefined : declared !== '0';
+}
+
 /**
  * Reads a whole request body, refusing (413) one over `limit` bytes without buffering the rest:
  * a declared Content-Length over the limit is refused before a byte is read.
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) {
-    return Promise.reject(tooLarge());
-  }
-  if (declared === '0' || (declared === undefined && req.headers['transfer-encoding'] === undefined)) {
-    return Promise.resolve(Buffer.alloc(0));
-  }
+  if (Number(req.headers['content-length']) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

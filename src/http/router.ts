@@ -56,6 +56,7 @@ export function splitPath(path: string): string[] {
     .split('/')
     .slice(1)
     .map((raw) => {
+      if (!raw.includes('%')) return raw;
       try {
         return decodeURIComponent(raw);
       } catch {
