@@ -5,12 +5,12 @@ import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
 import { registerFiles } from './api/files.js';
 import { registerHealth } from './api/health.js';
-import { pageReply, registerStatic, type WebAssets } from './api/page.js';
+import { pageFallback, registerStatic, type WebAssets } from './api/page.js';
 import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorBody, errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
-import { createRouter, MalformedPathError, splitPath } from './http/router.js';
+import { createRouter } from './http/router.js';
 import type { Store } from './store/store.js';
 
 export interface ServerOptions {
@@ -27,10 +27,8 @@ export interface ServerOptions {
 }
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
+const EMPTY = Buffer.alloc(0);
 const MAX_URL = 8 * 1024;
-
-/** Paths the page handler never answers: unknown ones there are JSON 404s. */
-const RESERVED = new Set(['api', 'debug', 'static', 'output_files', 'logs']);
 
 const COMMON_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
@@ -69,10 +67,6 @@ function splitUrl(url: string): [path: string, query: string] {
   return q === -1 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)];
 }
 
-function firstSegment(path: string): string {
-  return splitPath(path)[0] ?? '';
-}
-
 export function createServer(options: ServerOptions): Server {
   const { store, web } = options;
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
@@ -89,8 +83,10 @@ export function createServer(options: ServerOptions): Server {
   function route(req: IncomingMessage): Reply | Promise<Reply> {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
-    if (req.httpVersionMinor === 1 && req.headers.host === undefined) {
-      throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'required' }, { Connection: 'close' });
+    // one Host (RFC 9112): none, or two, and a redirect could name a host the client did not mean
+    const hosts = req.headersDistinct.host?.length ?? 0;
+    if (hosts > 1 || (hosts === 0 && req.httpVersionMinor === 1)) {
+      throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
     }
     if (url.length > MAX_URL) throw new HttpError(414, HTTP_MESSAGES.uriTooLong);
     const [path, query] = splitUrl(url);
@@ -98,38 +94,33 @@ export function createServer(options: ServerOptions): Server {
     if (match.kind === 'method-not-allowed') {
       throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: match.allow.join(', ') });
     }
-    if (match.kind === 'not-found') {
-      if (RESERVED.has(firstSegment(path))) throw new HttpError(404, HTTP_MESSAGES.notFound);
-      if (method !== 'GET' && method !== 'HEAD') {
-        throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: 'GET, HEAD' });
-      }
-      return pageReply(web, req.headers['accept-encoding']);
-    }
-    const { handler, params } = match;
-    const dispatch = (body: string) => {
+    if (match.kind === 'not-found') return pageFallback(web, method, path, req.headers['accept-encoding']);
+    const { handler, params, rest } = match;
+    const dispatch = (body: Buffer) => {
       let args: Args | undefined;
       return handler({
         method,
         params,
+        rest,
         headers: req.headers,
+        // Parsed when a handler first reads them, so a non-form body is refused at that point of
+        // the handler's order of checks, and never where no argument is read.
         get args() {
-          return (args ??= parseFormArgs(query, body));
+          if (args) return args;
+          if (body.length > 0 && !isFormContentType(req.headers['content-type'])) {
+            throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
+          }
+          return (args = parseFormArgs(query, body.toString('utf8')));
         },
       });
     };
-    if (!hasBody(req)) return dispatch('');
+    if (!hasBody(req)) return dispatch(EMPTY);
     // The whole body first: a request joins the write queue only once it is complete.
-    return readBody(req, maxBody).then((body) => {
-      if (body.length > 0 && !isFormContentType(req.headers['content-type'])) {
-        throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
-      }
-      return dispatch(body.toString('utf8'));
-    });
+    return readBody(req, maxBody).then(dispatch);
   }
 
   function failure(req: IncomingMessage, err: unknown): Reply {
     if (err instanceof HttpError) return errorReply(err);
-    if (err instanceof MalformedPathError) return errorReply(new HttpError(400, HTTP_MESSAGES.badRequest));
     log(`${req.method} ${req.url}: ${(err as Error)?.stack ?? err}`);
     return errorReply(new HttpError(500, HTTP_MESSAGES.internal));
   }
@@ -167,12 +158,9 @@ export function createServer(options: ServerOptions): Server {
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const message = status === 431 ? HTTP_MESSAGES.headersTooLarge : status === 408 ? HTTP_MESSAGES.timeout : HTTP_MESSAGES.badRequest;
     const body = errorBody(status, message);
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n` +
-        `Cache-Control: no-store\r\n` +
-        `Connection: close\r\n\r\n${body}`,
-    );
+    const headers = { ...COMMON_HEADERS, ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(body), Connection: 'close' };
+    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
   });
 
   return server;

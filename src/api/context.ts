@@ -7,6 +7,9 @@ import type { Params } from '../http/router.js';
 export interface RequestContext {
   method: string;
   params: Params;
+  /** The decoded path segments a final `*` of the route took (see `Router.match`). */
+  rest: string[];
+  /** Query then body arguments, parsed when first read (415 then for a body that is no form). */
   args: Args;
   headers: IncomingHttpHeaders;
 }

@@ -1,6 +1,6 @@
 /** /output_files/<file_url>: a redirect to the output file server, on the host the request named. */
 import { HttpError, HTTP_MESSAGES } from '../http/jsend.js';
-import { splitPath, type Router } from '../http/router.js';
+import type { Router } from '../http/router.js';
 import type { Handler } from './context.js';
 
 /** A host name, an IPv4 address or a bracketed IPv6 address, with an optional port. */
@@ -10,7 +10,8 @@ export function registerFiles(router: Router<Handler>, fileServerPort: number): 
   router.add('GET', '/output_files/*', (ctx) => {
     const host = HOST_HEADER.exec(ctx.headers.host ?? '')?.[1];
     if (!host) throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'missing or invalid Host header' });
-    const segments = splitPath(`/${ctx.params['*']}`);
+    const segments = ctx.rest;
+    if (segments.join('') === '') throw new HttpError(404, HTTP_MESSAGES.notFound);
     if (segments.some((s) => s.split(/[/\\]/).some((part) => part === '..') || s.includes('\0'))) {
       throw new HttpError(400, HTTP_MESSAGES.badRequest, { file_url: 'must not contain ..' });
     }

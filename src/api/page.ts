@@ -57,16 +57,19 @@ export async function loadWebAssets(dir: string): Promise<WebAssets> {
   return { page, files };
 }
 
-/** True unless the header refuses gzip (absent, or `gzip;q=0`). */
+/** Whether Accept-Encoding takes gzip: named with q > 0, or through `*` when gzip is not named. */
 export function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
+  let gzip: number | undefined;
+  let any: number | undefined;
   for (const part of header.split(',')) {
-    const [coding, ...params] = part.trim().toLowerCase().split(';');
-    if (coding.trim() !== 'gzip' && coding.trim() !== '*') continue;
+    const [coding, ...params] = part.toLowerCase().split(';');
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (coding.trim() === 'gzip') gzip = weight;
+    else if (coding.trim() === '*') any = weight;
   }
-  return false;
+  return (gzip ?? any ?? 0) > 0;
 }
 
 export function assetReply(file: Asset, acceptEncoding: string | undefined, headers: Record<string, string> = {}): Reply {
@@ -83,15 +86,25 @@ export function assetReply(file: Asset, acceptEncoding: string | undefined, head
   };
 }
 
-export function pageReply(web: WebAssets, acceptEncoding: string | undefined): Reply {
+/** Paths the page never answers: unknown ones there are JSON 404s. */
+const RESERVED = new Set(['api', 'debug', 'static', 'output_files', 'logs']);
+
+/**
+ * The answer to a path no route knows: the page for GET and HEAD of any path outside the reserved
+ * ones (every client-side route of the application), else a JSON 404 or 405.
+ */
+export function pageFallback(web: WebAssets, method: string, path: string, acceptEncoding: string | undefined): Reply {
+  if (RESERVED.has(splitPath(path)[0])) throw new HttpError(404, HTTP_MESSAGES.notFound);
+  if (method !== 'GET' && method !== 'HEAD') {
+    throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: 'GET, HEAD' });
+  }
   return assetReply(web.page, acceptEncoding, { 'Cache-Control': 'no-cache', ...PAGE_SECURITY_HEADERS });
 }
 
 /** /static/<name>: only the files loaded at start-up, by exact name, so no path can leave the folder. */
 export function registerStatic(router: Router<Handler>, web: WebAssets): void {
   router.add('GET', '/static/*', (ctx) => {
-    const name = splitPath(`/${ctx.params['*']}`).join('/');
-    const file = web.files.get(name);
+    const file = web.files.get(ctx.rest.join('/'));
     if (!file) throw new HttpError(404, HTTP_MESSAGES.notFound);
     return assetReply(file, ctx.headers['accept-encoding'], { 'Cache-Control': 'no-cache' });
   });

@@ -16,8 +16,8 @@ export function boolArg(args: Args, name: string): boolean | undefined {
   throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected true or false' });
 }
 
-/** An unsigned decimal integer within the safe range, or undefined for anything else. */
-export function parseId(raw: string | null | undefined): number | undefined {
+/** An unsigned decimal integer (an id, a limit) within the safe range, or undefined for anything else. */
+export function parseUnsigned(raw: string | null | undefined): number | undefined {
   if (raw == null) return undefined;
   const text = raw.trim();
   if (!/^[0-9]{1,16}$/.test(text)) return undefined;
@@ -29,7 +29,7 @@ export function parseId(raw: string | null | undefined): number | undefined {
 export function countArg(args: Args, name: string): number | undefined {
   const raw = args.get(name);
   if (raw === null) return undefined;
-  const n = parseId(raw);
+  const n = parseUnsigned(raw);
   if (n === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected a non-negative integer' });
   return n;
 }

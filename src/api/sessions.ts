@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import { bodyPerGeneration } from './cache.js';
 import type { Handler, RequestContext } from './context.js';
 import { MESSAGES } from './messages.js';
-import { boolArg, parseId } from './params.js';
+import { boolArg, parseUnsigned } from './params.js';
 
 const PATTERNS = [
   '/api/v1/sessions',
@@ -19,7 +19,7 @@ const incorrect = (data?: Record<string, string>) => new HttpError(400, MESSAGES
 
 /** The path's session id: `null` when the path has none, `undefined` when it names no possible session. */
 function sessionIdOf(ctx: RequestContext): number | null | undefined {
-  return ctx.params.session_id === undefined ? null : parseId(ctx.params.session_id);
+  return ctx.params.session_id === undefined ? null : parseUnsigned(ctx.params.session_id);
 }
 
 export function registerSessions(router: Router<Handler>, store: Store): void {
@@ -63,7 +63,7 @@ export function registerSessions(router: Router<Handler>, store: Store): void {
       await store.change({ op: 'activateSession', id });
       return success();
     }
-    const targetId = parseId(rawTarget);
+    const targetId = parseUnsigned(rawTarget);
     if (targetId === undefined) throw new HttpError(400, MESSAGES.invalidTargetReference);
     const result = await store.change({ op: action === 'add' ? 'addTarget' : 'removeTarget', session: id, target: targetId });
     if (!result.ok) {

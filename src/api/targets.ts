@@ -3,19 +3,15 @@ import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import { getTarget, listTargets } from '../store/targets.js';
-import type { Handler, RequestContext } from './context.js';
+import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
-import { boolArg, countArg, listArg, parseId } from './params.js';
+import { boolArg, countArg, listArg, parseUnsigned } from './params.js';
 
 const invalidTarget = () => new HttpError(400, MESSAGES.invalidTargetReference);
 
-function targetIdOf(ctx: RequestContext): number | undefined {
-  return parseId(ctx.params.target_id);
-}
-
 function idList(values: string[] | undefined, name: string): number[] | undefined {
   return values?.map((raw) => {
-    const id = parseId(raw);
+    const id = parseUnsigned(raw);
     if (id === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected an integer' });
     return id;
   });
@@ -39,7 +35,7 @@ export function registerTargets(router: Router<Handler>, store: Store): void {
   };
 
   const get: Handler = (ctx) => {
-    const id = targetIdOf(ctx);
+    const id = parseUnsigned(ctx.params.target_id);
     const target = id === undefined ? undefined : getTarget(store.state, id);
     if (!target) throw invalidTarget();
     return success(target);
@@ -57,15 +53,14 @@ export function registerTargets(router: Router<Handler>, store: Store): void {
   };
 
   const remove: Handler = async (ctx) => {
-    const id = targetIdOf(ctx);
+    const id = parseUnsigned(ctx.params.target_id);
     const result = id === undefined ? undefined : await store.change({ op: 'deleteTarget', id });
     if (!result?.ok) throw invalidTarget();
     return success();
   };
 
-  for (const pattern of ['/api/v1/targets', '/api/v1/targets/{target_id:int}']) {
-    const withId = pattern.includes('{');
-    router.add('GET', pattern, withId ? get : list);
-    router.add(withId ? 'DELETE' : 'POST', pattern, withId ? remove : create);
-  }
+  router.add('GET', '/api/v1/targets', list);
+  router.add('POST', '/api/v1/targets', create);
+  router.add('GET', '/api/v1/targets/{target_id:int}', get);
+  router.add('DELETE', '/api/v1/targets/{target_id:int}', remove);
 }

@@ -32,13 +32,9 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-/** `{"status":"success","data":...}`; `dataJson` is already-serialized data (a cached list, say). */
+/** `{"status":"success","data":...}` */
 export function successBody(data: unknown = {}): string {
-  return successBodyFromJson(JSON.stringify(data));
-}
-
-export function successBodyFromJson(dataJson: string): string {
-  return `{"status":"success","data":${dataJson}}`;
+  return `{"status":"success","data":${JSON.stringify(data)}}`;
 }
 
 export function success(data: unknown = {}, status = 200): Reply {

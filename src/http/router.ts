@@ -19,18 +19,18 @@ interface Route<H> {
 export type Params = Record<string, string>;
 
 export type RouteMatch<H> =
-  | { kind: 'found'; handler: H; params: Params }
+  | { kind: 'found'; handler: H; params: Params; rest: string[] }
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
 export interface Router<H> {
   add(method: string, pattern: string, handler: H): void;
-  /** `path` is the raw (still percent-encoded) path, without the query string. */
+  /**
+   * `path` is the raw (still percent-encoded) path, without the query string. A final `*` hands
+   * the handler the rest of the path as decoded segments, a trailing slash kept as a last `''`.
+   */
   match(method: string, path: string): RouteMatch<H>;
 }
-
-/** Thrown by `match` when a path segment is not valid percent-encoding. */
-export class MalformedPathError extends Error {}
 
 function compile(pattern: string): Segment[] {
   return pattern
@@ -49,31 +49,31 @@ function compile(pattern: string): Segment[] {
     });
 }
 
-/** Splits a raw path into percent-decoded segments; one trailing slash is optional. */
-export function splitPath(path: string): string[] {
-  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return trimmed
-    .split('/')
-    .slice(1)
-    .map((raw) => {
-      if (!raw.includes('%')) return raw;
-      try {
-        return decodeURIComponent(raw);
-      } catch {
-        throw new MalformedPathError(`malformed percent-encoding in ${JSON.stringify(raw)}`);
-      }
-    });
+/**
+ * Percent-decodes each segment once. A segment that is not valid percent-encoding stays as it
+ * is: it then matches no typed parameter, and no literal.
+ */
+export function decodeSegments(path: string): string[] {
+  return path.split('/').map((raw) => {
+    if (!raw.includes('%')) return raw;
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return raw;
+    }
+  });
 }
 
-function matchSegments(segments: Segment[], parts: string[], rawParts: () => string[]): Params | null {
+/** The decoded segments of a path; one trailing slash is optional. */
+export function splitPath(path: string): string[] {
+  return decodeSegments(path.length > 1 && path.endsWith('/') ? path.slice(1, -1) : path.slice(1));
+}
+
+function matchSegments(segments: Segment[], parts: string[]): Params | null {
   const params: Params = {};
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i];
-    if (segment.kind === 'rest') {
-      // The rest stays encoded: its handler decides how to read it.
-      params['*'] = rawParts().slice(i).join('/');
-      return params;
-    }
+    if (segment.kind === 'rest') return params;
     const part = parts[i];
     if (part === undefined) return null;
     if (segment.kind === 'literal') {
@@ -86,14 +86,21 @@ function matchSegments(segments: Segment[], parts: string[], rawParts: () => str
   return segments.length === parts.length ? params : null;
 }
 
+function segmentKey(s: Segment): string {
+  if (s.kind === 'literal') return `=${s.value}`;
+  return s.kind === 'param' ? `{${s.name}:${s.test.source}}` : '*';
+}
+
 export function createRouter<H>(): Router<H> {
   const routes: Route<H>[] = [];
 
   return {
     add(method, pattern, handler) {
-      let route = routes.find((r) => sameSegments(r.segments, compile(pattern)));
+      const segments = compile(pattern);
+      const key = segments.map(segmentKey).join('/');
+      let route = routes.find((r) => r.segments.map(segmentKey).join('/') === key);
       if (!route) {
-        route = { segments: compile(pattern), handlers: new Map() };
+        route = { segments, handlers: new Map() };
         routes.push(route);
       }
       route.handlers.set(method.toUpperCase(), handler);
@@ -101,14 +108,16 @@ export function createRouter<H>(): Router<H> {
 
     match(method, path) {
       const parts = splitPath(path);
-      let raw: string[] | undefined;
-      const rawParts = () => (raw ??= path.split('/').slice(1));
       let allowed: Set<string> | undefined;
       for (const route of routes) {
-        const params = matchSegments(route.segments, parts, rawParts);
+        const params = matchSegments(route.segments, parts);
         if (!params) continue;
         const handler = route.handlers.get(method) ?? (method === 'HEAD' ? route.handlers.get('GET') : undefined);
-        if (handler) return { kind: 'found', handler, params };
+        if (handler) {
+          const fixed = route.segments.length - 1;
+          const rest = route.segments[fixed]?.kind === 'rest' ? decodeSegments(path.slice(1)).slice(fixed) : [];
+          return { kind: 'found', handler, params, rest };
+        }
         allowed ??= new Set();
         for (const m of route.handlers.keys()) allowed.add(m);
       }
@@ -117,13 +126,4 @@ export function createRouter<H>(): Router<H> {
       return { kind: 'method-not-allowed', allow: [...allowed] };
     },
   };
-}
-
-function segmentKey(s: Segment): string {
-  if (s.kind === 'literal') return `=${s.value}`;
-  return s.kind === 'param' ? `{${s.name}:${s.test.source}}` : '*';
-}
-
-function sameSegments(a: Segment[], b: Segment[]): boolean {
-  return a.length === b.length && a.every((s, i) => segmentKey(s) === segmentKey(b[i]));
 }

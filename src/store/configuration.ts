@@ -40,10 +40,12 @@ export interface ConfigQuery {
 
 /** Items ordered by key, each filter any-of. */
 export function listConfig(state: State, query: ConfigQuery = {}): ConfigItem[] {
+  const keys = query.key && new Set(query.key);
+  const sections = query.section && new Set(query.section);
   const items: ConfigItem[] = [];
   for (const item of state.config.values()) {
-    if (query.key && !query.key.includes(item.key)) continue;
-    if (query.section && !query.section.includes(item.section)) continue;
+    if (keys && !keys.has(item.key)) continue;
+    if (sections && !sections.has(item.section)) continue;
     if (query.dirty !== undefined && item.dirty !== query.dirty) continue;
     items.push(item);
   }

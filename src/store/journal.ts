@@ -16,9 +16,10 @@ export interface JournalRecord {
 const NEWLINE = 0x0a;
 
 /**
- * Parses a journal. A last line without its newline, or that does not parse, is the torn tail
- * of a write that was never acknowledged: it is left out, and `validLength` ends before it.
- * Anything wrong before the last line is corruption.
+ * Parses a journal. A last line without its newline, or that is not JSON, is the torn tail of a
+ * write that was never acknowledged: it is left out, and `validLength` ends before it. Anything
+ * else wrong (a bad line before the last, a last line that is JSON but not a record this build
+ * knows) is corruption.
  */
 export function parseJournal(bytes: Buffer, file: string): { records: JournalRecord[]; validLength: number } {
   const records: JournalRecord[] = [];
@@ -27,16 +28,18 @@ export function parseJournal(bytes: Buffer, file: string): { records: JournalRec
   while (start < bytes.length) {
     const end = bytes.indexOf(NEWLINE, start);
     const isLast = end === -1 || end === bytes.length - 1;
-    let record: JournalRecord | undefined;
-    try {
-      record = end === -1 ? undefined : toRecord(JSON.parse(bytes.toString('utf8', start, end)));
-    } catch {
-      record = undefined;
+    let json: unknown;
+    let torn = end === -1;
+    if (!torn) {
+      try {
+        json = JSON.parse(bytes.toString('utf8', start, end));
+      } catch {
+        torn = true;
+      }
     }
-    if (!record) {
-      if (isLast) break;
-      throw new DataFileError(file, `line ${records.length + 1} is not a journal record`);
-    }
+    if (torn && isLast) break;
+    const record = torn ? undefined : toRecord(json);
+    if (!record) throw new DataFileError(file, `line ${records.length + 1} is not a journal record`);
     if (record.seq <= lastSeq) throw new DataFileError(file, `line ${records.length + 1}: sequence ${record.seq} does not follow ${lastSeq}`);
     lastSeq = record.seq;
     records.push(record);
@@ -56,39 +59,50 @@ function toRecord(value: unknown): JournalRecord | undefined {
 export interface Journal {
   /** Bytes of durable records. */
   readonly length: number;
+  /** fsyncs done, for the store's counters. */
+  readonly fsyncs: number;
+  /** Appends a record; resolves once it is durable. */
   append(record: JournalRecord): Promise<void>;
-  /** Empties the journal (its records are in the snapshots now). */
+  /** Cuts bytes a failed write may have left past the durable records, so no restart sees them. */
+  cut(): Promise<void>;
+  /** Empties the journal (its records are durable in the snapshots now). */
   clear(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function openJournal(file: AppendableFile, validLength: number, fileLength: number): Journal {
   let length = validLength;
-  // bytes past the durable records (a torn or failed write) are cut before the next append
-  let cutBeforeWrite = fileLength > validLength;
+  let fsyncs = 0;
+  // bytes past `length` (a torn or failed write) are cut before anything is appended after them
+  let stale = fileLength > validLength;
+  const cut = async () => {
+    if (!stale) return;
+    await file.truncate(length);
+    fsyncs++;
+    stale = false;
+  };
   return {
     get length() {
       return length;
     },
+    get fsyncs() {
+      return fsyncs;
+    },
     async append(record) {
       const data = Buffer.from(`${JSON.stringify(record)}\n`);
-      if (cutBeforeWrite) {
-        await file.truncate(length);
-        cutBeforeWrite = false;
-      }
-      try {
-        await file.writeAt(data, length);
-      } catch (err) {
-        cutBeforeWrite = true;
-        throw err;
-      }
+      await cut();
+      stale = true;
+      await file.writeAt(data, length);
+      fsyncs++;
+      stale = false;
       length += data.length;
     },
+    cut,
     async clear() {
-      cutBeforeWrite = true;
-      await file.truncate(0);
-      cutBeforeWrite = false;
+      // from here on every byte is stale: should the truncate fail, the next append retries it
       length = 0;
+      stale = true;
+      await cut();
     },
     close: () => file.close(),
   };

@@ -1,5 +1,5 @@
 /** One owner per data directory: a lock file holding the owner's pid. */
-import { open, readFile, unlink } from 'node:fs/promises';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'assessd.lock';
@@ -10,8 +10,10 @@ export interface Lock {
   release(): Promise<void>;
 }
 
+/** Lock files this process holds: its own pid in a lock file it does not hold is a past run's. */
+const held = new Set<string>();
+
 function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;
@@ -20,24 +22,51 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Takes the lock, taking over a stale one (its process is gone) with a log line. */
+async function ownerOf(path: string): Promise<number | undefined> {
+  const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+function inUse(dir: string, pid: number): DataDirInUseError {
+  return new DataDirInUseError(`data directory ${dir} is in use by process ${pid}`);
+}
+
+/**
+ * Takes the lock, taking over a stale one (its process is gone) with a log line. The lock file is
+ * linked into place already holding the pid, so nobody ever reads it empty.
+ */
 export async function acquireLock(dir: string, log: (line: string) => void): Promise<Lock> {
   const path = join(dir, LOCK_FILE);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const handle = await open(path, 'wx', 0o644);
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.sync();
-      await handle.close();
-      return { release: () => unlink(path).catch(() => {}) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+  if (held.has(path)) throw inUse(dir, process.pid);
+  const draft = join(dir, `.${LOCK_FILE}.${process.pid}`);
+  await writeFile(draft, `${process.pid}\n`, { mode: 0o644 });
+  try {
+    for (let takeover = false; ; takeover = true) {
+      try {
+        await link(draft, path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || takeover) throw err;
+        const pid = await ownerOf(path);
+        if (pid !== undefined && pid !== process.pid && isAlive(pid)) throw inUse(dir, pid);
+        log(`taking over the stale lock of ${pid === undefined ? 'an unknown process' : `process ${pid}`} in ${dir}`);
+        await unlink(path).catch(() => {});
+        continue;
+      }
+      if (takeover) {
+        // two servers may have found the same stale lock: the one whose pid is in the file wins
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const owner = await ownerOf(path);
+        if (owner !== process.pid) throw inUse(dir, owner ?? 0);
+      }
+      held.add(path);
+      return {
+        async release() {
+          held.delete(path);
+          await unlink(path).catch(() => {});
+        },
+      };
     }
-    const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-    if (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid)) {
-      throw new DataDirInUseError(`data directory ${dir} is in use by process ${pid}`);
-    }
-    log(`taking over the stale lock of ${Number.isNaN(pid) ? 'an unknown process' : `process ${pid}`} in ${dir}`);
-    await unlink(path).catch(() => {});
+  } finally {
+    await unlink(draft).catch(() => {});
   }
 }

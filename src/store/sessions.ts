@@ -34,11 +34,9 @@ function insertSession(state: State, name: string): number {
   return id;
 }
 
-/** A fresh store: the one default session, active. */
-export function ensureDefaultSession(state: State): boolean {
-  if (state.sessions.size > 0) return false;
-  insertSession(state, DEFAULT_SESSION_NAME);
-  return true;
+/** A store never goes without a session: the default one, active. */
+export function ensureDefaultSession(state: State): void {
+  if (state.sessions.size === 0) insertSession(state, DEFAULT_SESSION_NAME);
 }
 
 /** Creating a session makes it the active one. */

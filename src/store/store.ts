@@ -2,7 +2,8 @@
  * The durable store: state in memory; each committed batch of changes appended to a journal and
  * fsynced (group commit); the journal folded into the JSON snapshots once it outgrows them.
  */
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { nodeFileSystem, TEMP_MARKER, type FileSystem } from './atomic-file.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
@@ -80,11 +81,13 @@ async function sweepTempFiles(dir: string, log: (line: string) => void): Promise
   }
 }
 
-async function readIfExists(file: string): Promise<Buffer | undefined> {
-  return readFile(file).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return undefined;
+function readIfExists(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
-  });
+  }
 }
 
 interface Loaded {
@@ -97,25 +100,34 @@ interface Loaded {
   fileLength: number;
 }
 
-/** Snapshots, then the journal records they do not include yet (up to `maxJournalLength`). */
-async function load(dir: string, defaults: DefaultItem[], maxJournalLength = Infinity): Promise<Loaded> {
+/**
+ * Snapshots, then the journal records they do not include yet (up to `maxJournalLength`).
+ * Synchronous on purpose: a rollback must not let a change in halfway.
+ */
+function load(dir: string, defaults: DefaultItem[], maxJournalLength = Infinity): Loaded {
   const state = emptyState();
   const missing = new Set<Part>();
   const snapshotSeq = {} as Record<Part, number>;
   for (const part of PARTS) {
     const file = join(dir, PART_FILES[part]);
-    const bytes = await readIfExists(file);
+    const bytes = readIfExists(file);
     if (bytes === undefined) missing.add(part);
     snapshotSeq[part] = bytes === undefined ? 0 : loadPart(state, part, file, bytes.toString('utf8'));
   }
   const journalFile = join(dir, JOURNAL_FILE);
-  const journalBytes = (await readIfExists(journalFile)) ?? Buffer.alloc(0);
+  const journalBytes = readIfExists(journalFile) ?? Buffer.alloc(0);
   const { records, validLength } = parseJournal(journalBytes.subarray(0, Math.min(journalBytes.length, maxJournalLength)), journalFile);
   let lastSeq = Math.max(...Object.values(snapshotSeq));
   for (const record of records) {
     for (const op of record.ops) {
       if (record.seq <= snapshotSeq[partOf(op)]) continue;
-      if (!applyOp(state, op).ok) throw new DataFileError(journalFile, `record ${record.seq}: ${op.op} does not apply to the snapshots`);
+      let applied: boolean;
+      try {
+        applied = applyOp(state, op).ok;
+      } catch {
+        throw new DataFileError(journalFile, `record ${record.seq}: a malformed ${op.op}`);
+      }
+      if (!applied) throw new DataFileError(journalFile, `record ${record.seq}: ${op.op} does not apply to the snapshots`);
     }
     lastSeq = Math.max(lastSeq, record.seq);
   }
@@ -128,19 +140,23 @@ async function load(dir: string, defaults: DefaultItem[], maxJournalLength = Inf
 async function createStore(options: StoreOptions, log: (line: string) => void, lock: Lock): Promise<Store> {
   const { dir, defaults } = options;
   const fs = options.fs ?? nodeFileSystem;
-  const loaded = await load(dir, defaults);
+  const loaded = load(dir, defaults);
   const state = loaded.state;
   let lastSeq = loaded.lastSeq;
-  const stats: StoreStats = { acknowledged: 0, batches: 0, fsyncs: 0, failedBatches: 0, compactions: 0 };
+  const stats = { acknowledged: 0, batches: 0, failedBatches: 0, compactions: 0 };
   if (loaded.fileLength > loaded.validLength) {
     log(`ignoring ${loaded.fileLength - loaded.validLength} bytes of an unfinished write at the end of ${JOURNAL_FILE}`);
   }
 
+  let snapshotFsyncs = 0;
   async function writeSnapshots(texts: (readonly [Part, string])[]): Promise<number> {
-    await Promise.all(texts.map(([part, text]) => fs.writeFileAtomic(join(dir, PART_FILES[part]), text)));
+    // every write settles before this returns: none may land after a later compaction's
+    const writes = await Promise.allSettled(texts.map(([part, text]) => fs.writeFileAtomic(join(dir, PART_FILES[part]), text)));
+    snapshotFsyncs += writes.filter((w) => w.status === 'fulfilled').length;
+    for (const w of writes) if (w.status === 'rejected') throw w.reason;
     await fs.syncDir(dir);
-    stats.fsyncs += texts.length + 1;
-    return texts.reduce((sum, [, text]) => sum + text.length, 0);
+    snapshotFsyncs++;
+    return texts.reduce((sum, [, text]) => sum + Buffer.byteLength(text), 0);
   }
 
   // A new dir, or changed defaults: the snapshots say so before anything is served.
@@ -149,20 +165,28 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     snapshotBytes = await writeSnapshots(PARTS.map((part) => [part, serializePart(state, part, lastSeq)] as const));
   }
   const journal: Journal = openJournal(await fs.openAppendable(join(dir, JOURNAL_FILE)), loaded.validLength, loaded.fileLength);
-  if (loaded.missing.size > 0) await fs.syncDir(dir);
+  // the journal may have just been created: its directory entry must be as durable as its records
+  await fs.syncDir(dir);
   if (snapshotBytes === 0) {
-    for (const part of PARTS) snapshotBytes += (await stat(join(dir, PART_FILES[part]))).size;
+    for (const part of PARTS) snapshotBytes += statSync(join(dir, PART_FILES[part])).size;
   }
 
   let generation = 0;
   let pending: Op[] = [];
   let waiting: Waiter[] = [];
   let flushing: Promise<void> | undefined;
+  /** Set when the state could not be reloaded after a failed write: it may hold what the disk lacks. */
+  let unsure: Error | undefined;
 
   /** Back to what the disk holds: the snapshots and the journal's durable records. */
-  async function rollback(): Promise<void> {
-    const durable = await load(dir, defaults, journal.length);
-    Object.assign(state, durable.state);
+  function rollback(): void {
+    try {
+      Object.assign(state, load(dir, defaults, journal.length).state);
+      unsure = undefined;
+    } catch (err) {
+      unsure = err as Error;
+      log(`could not reload the durable state, refusing writes until it can: ${unsure.message}`);
+    }
     generation++;
   }
 
@@ -170,7 +194,6 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     try {
       snapshotBytes = await writeSnapshots(texts);
       await journal.clear();
-      stats.fsyncs++;
       stats.compactions++;
     } catch (err) {
       // nothing is lost: the journal still holds every record; the next batch tries again
@@ -191,18 +214,20 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
         await journal.append(record);
       } catch (err) {
         stats.failedBatches++;
-        // Changes queued behind the failed batch were applied on top of it: they fail with it.
+        log(`write failed, rolling back to the last durable state: ${(err as Error).message}`);
+        // cut what the failed write left before anyone is answered, so no restart can see it
+        await journal.cut().catch((cutErr: Error) => log(`could not cut the failed write yet: ${cutErr.message}`));
+        // From here to the rejections, synchronous: changes queued behind the failed batch were
+        // applied on top of it, so they fail with it, and none can slip in before the reload.
         const failed = [...batch, ...waiting];
         waiting = [];
         pending = [];
-        log(`write failed, rolling back to the last durable state: ${(err as Error).message}`);
-        await rollback().catch((loadErr: Error) => log(`rollback failed: ${loadErr.message}`));
+        rollback();
         for (const w of failed) w.reject(err);
         continue;
       }
       lastSeq = record.seq;
       stats.batches++;
-      stats.fsyncs++;
       stats.acknowledged += batch.length;
       for (const w of batch) w.resolve();
       if (snapshots) await compact(snapshots);
@@ -215,9 +240,13 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     get generation() {
       return generation;
     },
-    stats,
+    get stats() {
+      return { ...stats, fsyncs: snapshotFsyncs + journal.fsyncs };
+    },
 
     change<O extends Op>(op: O): Promise<ResultOf<O>> {
+      if (unsure) rollback();
+      if (unsure) return Promise.reject(unsure);
       const result = applyOp(state, op);
       if (!result.ok) return Promise.resolve(result);
       generation++;

@@ -92,20 +92,24 @@ export interface TargetQuery {
   offset?: number;
 }
 
+/** A filter: absent (undefined) lets everything through; a Set keeps each test O(1) however long. */
+function anyOf<T>(values: T[] | undefined): (value: T) => boolean {
+  if (values === undefined) return () => true;
+  const set = new Set(values);
+  return (value) => set.has(value);
+}
+
 /** The targets of one session, newest first, filtered (each filter any-of), then paged. */
 export function listTargets(state: State, query: TargetQuery): Target[] {
   const session = state.sessions.get(query.sessionId);
   if (!session) return [];
-  const anyOf = <T>(values: T[] | undefined, value: T) => values === undefined || values.includes(value);
+  const [url, host, ip, id] = [anyOf(query.target_url), anyOf(query.host_name), anyOf(query.host_ip), anyOf(query.id)];
   const ids = [...(session.targets ?? [])].sort((a, b) => b - a);
   const matches: Target[] = [];
-  for (const id of ids) {
-    const target = state.targets.get(id)!.target;
+  for (const targetId of ids) {
+    const target = state.targets.get(targetId)!.target;
     if (
-      anyOf(query.target_url, target.target_url) &&
-      anyOf(query.host_name, target.host_name) &&
-      anyOf(query.host_ip, target.host_ip) &&
-      anyOf(query.id, target.id) &&
+      url(target.target_url) && host(target.host_name) && ip(target.host_ip) && id(target.id) &&
       (query.scope === undefined || target.scope === query.scope)
     ) {
       matches.push(target);

@@ -3,12 +3,17 @@ import { nodeFileSystem, type FileSystem } from '../../src/store/atomic-file.ts'
 
 export interface FailingDisk {
   fs: FileSystem;
-  /** Every write fails with this code from now on; `undefined` to recover. */
-  fail(code: string | undefined): void;
+  /**
+   * Every write fails with this code from now on (`undefined` to recover): `'partial'` fails
+   * journal writes halfway through and truncates before they start; `'after'` fails each
+   * operation once its data is written, as a failed fsync does.
+   */
+  fail(code: string | undefined, how?: 'partial' | 'after'): void;
 }
 
 export function failingDisk(): FailingDisk {
   let code: string | undefined;
+  let mode: 'partial' | 'after' = 'partial';
   const check = (what: string) => {
     if (code) throw Object.assign(new Error(`${code}: injected failure, ${what}`), { code });
   };
@@ -25,12 +30,13 @@ export function failingDisk(): FailingDisk {
       const file = await nodeFileSystem.openAppendable(path);
       return {
         async writeAt(data, position) {
-          // a failing disk may take part of the write before it fails
-          if (code) await file.writeAt(data.subarray(0, data.length >> 1), position);
+          // a failing disk may take part of the write, or all of it, before it fails
+          if (code) await file.writeAt(mode === 'after' ? data : data.subarray(0, data.length >> 1), position);
           check(`write ${path}`);
           return file.writeAt(data, position);
         },
         async truncate(length) {
+          if (code && mode === 'after') await file.truncate(length);
           check(`truncate ${path}`);
           return file.truncate(length);
         },
@@ -38,5 +44,11 @@ export function failingDisk(): FailingDisk {
       };
     },
   };
-  return { fs, fail: (c) => (code = c) };
+  return {
+    fs,
+    fail(c, how = 'partial') {
+      code = c;
+      mode = how;
+    },
+  };
 }

@@ -38,4 +38,8 @@ test('gzip negotiation honours q=0 and *', () => {
   assert.equal(acceptsGzip('gzip;q=0'), false);
   assert.equal(acceptsGzip('identity'), false);
   assert.equal(acceptsGzip('*'), true);
+  assert.equal(acceptsGzip('*;q=1, gzip;q=0'), false, 'a named gzip overrides *');
+  assert.equal(acceptsGzip('gzip;q=0, *'), false);
+  assert.equal(acceptsGzip('identity, *;q=0'), false);
+  assert.equal(acceptsGzip('deflate, *;q=0.5'), true);
 });

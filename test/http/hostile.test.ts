@@ -96,11 +96,13 @@ test('a stalled upload blocks neither other requests nor writes', async () => {
   assert.ok(!names.includes('sl'));
 });
 
-test('malformed percent-encoding is 400, NUL and control characters never match an id', async () => {
+test('malformed percent-encoding matches nothing (404 under /api, the page elsewhere); NUL and control characters never match an id', async () => {
   const bad = await request(server.url, '/api/v1/sessions/%E0%A4%A');
-  assert.equal(bad.status, 400);
-  assert.deepEqual(bad.json, { status: 'fail', message: 'Bad request', code: 400 });
-  assert.equal((await request(server.url, '/%')).status, 400);
+  assert.equal(bad.status, 404);
+  assert.deepEqual(bad.json, { status: 'fail', message: 'Not found', code: 404 });
+  const page = await request(server.url, '/%zz/%');
+  assert.equal(page.status, 200);
+  assert.match(String(page.headers['content-type']), /^text\/html/);
   for (const path of ['/api/v1/sessions/1%00', '/api/v1/sessions/%00', '/api/v1/sessions/1%0A', '/api/v1/targets/%7F']) {
     const res = await request(server.url, path);
     assert.equal(res.status, 404, path);
@@ -138,6 +140,25 @@ test('no path leaves the served folder: static, output files and the page handle
   assert.equal(page.status, 200);
   assert.match(String(page.headers['content-type']), /^text\/html/);
   assert.doesNotMatch(page.text, /root:/);
+});
+
+test('/output_files/ keeps the file path exactly, trailing slash included, and needs one', async () => {
+  assert.equal((await request(server.url, '/output_files/dir/')).headers.location, `http://127.0.0.1:8010/dir/`);
+  for (const path of ['/output_files', '/output_files/']) assert.equal((await request(server.url, path)).status, 404, path);
+});
+
+test('two Host headers are refused: a redirect could otherwise name a host the client did not mean', async () => {
+  const res = parse(await raw('GET /output_files/x HTTP/1.1\r\nHost: good.example\r\nHost: evil.example\r\nConnection: close\r\n\r\n'));
+  assert.equal(res.status, 400);
+  assert.doesNotMatch(res.head, /location:/i);
+});
+
+test('a non-form body is refused (415) only where arguments are read, after the checks before it', async () => {
+  const json = { body: '{"name":"x"}', headers: { 'content-type': 'application/json' } };
+  assert.equal((await request(server.url, '/api/v1/sessions/', { method: 'POST', ...json })).status, 415);
+  assert.equal((await request(server.url, '/api/v1/sessions/99', { method: 'DELETE', ...json })).json.message, 'Invalid session id provided');
+  assert.equal((await request(server.url, '/api/v1/sessions/1/foo', { method: 'GET', ...json })).json.message, 'Action must be None');
+  assert.equal((await request(server.url, '/debug/health', json)).status, 200);
 });
 
 test('/output_files/ never redirects to another host than the request named', async () => {

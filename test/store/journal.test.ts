@@ -7,6 +7,7 @@ import { parseJournal } from '../../src/store/journal.ts';
 import { listSessions } from '../../src/store/sessions.ts';
 import { DataFileError, serializePart } from '../../src/store/state.ts';
 import { openStore } from '../../src/store/store.ts';
+import { nodeFileSystem } from '../../src/store/atomic-file.ts';
 import { failingDisk } from '../helpers/failing-fs.ts';
 import { tempDir } from '../helpers/server.ts';
 
@@ -123,4 +124,114 @@ test('a half-written failed append is never visible, even after a restart', asyn
   const reopened = await openStore({ dir, defaults: DEFAULTS });
   assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session', 'durable', 'after recovery']);
   await reopened.close();
+});
+
+test('a change arriving while a failed write is handled is refused or kept, never acknowledged and lost', async () => {
+  const dir = await tempDir();
+  let failNext = false;
+  let late: Promise<unknown> | undefined;
+  const fs = {
+    ...nodeFileSystem,
+    async openAppendable(path: string) {
+      const file = await nodeFileSystem.openAppendable(path);
+      return {
+        ...file,
+        async writeAt(data: Buffer, position: number) {
+          if (failNext) {
+            failNext = false;
+            setImmediate(() => (late = store.change({ op: 'addTarget', session: 1, target: 1 }).then((r) => r, () => 'rejected')));
+            throw Object.assign(new Error('EIO injected'), { code: 'EIO' });
+          }
+          return file.writeAt(data, position);
+        },
+      };
+    },
+  };
+  const store = await openStore({ dir, defaults: DEFAULTS, fs });
+  await store.change({ op: 'createSession', name: 's2' });
+  failNext = true;
+  await assert.rejects(store.change({ op: 'createTargets', urls: ['http://a.example/'] }), /EIO/);
+  await new Promise((r) => setTimeout(r, 100));
+  const lateResult = await late!;
+  const inMemory = store.state.targets.size;
+  await store.close();
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(reopened.state.targets.size, inMemory, 'memory and disk agree');
+  if (lateResult !== 'rejected') assert.deepEqual(lateResult, { ok: false, reason: 'unknown-target' });
+  await reopened.close();
+});
+
+test('a write whose data landed but whose fsync failed is cut at once: answered 500, never seen after a restart', async () => {
+  const dir = await tempDir();
+  let failOnce = false;
+  const fs = {
+    ...nodeFileSystem,
+    async openAppendable(path: string) {
+      const file = await nodeFileSystem.openAppendable(path);
+      return {
+        ...file,
+        async writeAt(data: Buffer, position: number) {
+          await file.writeAt(data, position);
+          if (failOnce) {
+            failOnce = false;
+            throw Object.assign(new Error('EIO injected after the data landed'), { code: 'EIO' });
+          }
+        },
+      };
+    },
+  };
+  const store = await openStore({ dir, defaults: DEFAULTS, fs });
+  failOnce = true;
+  await assert.rejects(store.change({ op: 'createSession', name: 'ghost' }), /EIO/);
+  await store.close();
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session']);
+  await reopened.close();
+});
+
+test('a compaction whose journal reset fails loses nothing acknowledged afterwards', async () => {
+  const dir = await tempDir();
+  const disk = failingDisk();
+  const store = await openStore({ dir, defaults: DEFAULTS, fs: disk.fs, compactAfter: 100 });
+  await store.change({ op: 'createSession', name: 'a' });
+  await store.change({ op: 'createSession', name: 'b with a name long enough to pass the threshold' });
+  // the next batch compacts: its snapshots are written, then the journal's truncate fails after truncating
+  const fs = disk.fs;
+  let failTruncate = true;
+  const original = fs.writeFileAtomic;
+  fs.writeFileAtomic = async (path, data) => {
+    await original(path, data);
+    if (failTruncate) {
+      failTruncate = false;
+      disk.fail('EIO', 'after');
+      setTimeout(() => disk.fail(undefined), 20);
+    }
+  };
+  await store.change({ op: 'createSession', name: 'c' }).catch(() => {});
+  await new Promise((r) => setTimeout(r, 50));
+  await store.change({ op: 'createSession', name: 'd' });
+  const names = listSessions(store.state).map((s) => s.name);
+  await store.close();
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), names);
+  assert.ok(names.includes('d'));
+  await reopened.close();
+});
+
+test('a complete last line this build cannot read is corruption, not a torn write; malformed ops name the journal', async () => {
+  for (const [line, problem] of [
+    ['{"seq":1,"ops":[{"op":"renameSession","id":1}]}\n', /line 1 is not a journal record/],
+    ['{"seq":1,"ops":[{"op":"createSession"}]}\n', /record 1: a malformed createSession/],
+  ] as const) {
+    const dir = await tempDir();
+    await (await openStore({ dir, defaults: DEFAULTS })).close();
+    await writeFile(join(dir, 'journal.jsonl'), line);
+    await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: Error) => {
+      assert.ok(err instanceof DataFileError, err.message);
+      assert.ok(err.message.startsWith(join(dir, 'journal.jsonl')));
+      assert.match(err.message, problem);
+      return true;
+    });
+    assert.equal(await readFile(join(dir, 'journal.jsonl'), 'utf8'), line);
+  }
 });
