@@ -1,0 +1,771 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * The benchmark of assessd (issue #5): the compiled server against a bare `node:http` server (the
+ * ceiling of this machine), both driven by the same keep-alive load generator from 127.0.0.1,
+ * interleaved A B A B over the rounds. Build first (`npm run build`), then:
+ *
+ *   node bench/run.mjs [--quick] [--rounds N] [--duration S] [--scale] [--out FILE]
+ *                      [--connections N] [--workers N] [--startups N] [--tmp DIR] [--keep]
+ *
+ * --quick      smoke test: 1 round, 0.5 s per scenario per server, 2 start-ups (< 20 s in all)
+ * --rounds N   rounds of A B (default 3)
+ * --duration S seconds of measured load per scenario per server per round (default 5)
+ * --scale      also 10,000 and 100,000 sessions, and 100,000 targets
+ * --out FILE   also write the markdown report to FILE
+ * --quiet-wait S  before each measurement, wait up to S seconds (default 30; quick: 0) for other
+ *              processes to use less than a fifth of a core; how busy they were is reported anyway
+ *
+ * The compiled server is copied first (dist/, the default configuration, package.json) into the
+ * temp dir and run from there, so a rebuild during the run changes nothing.
+ * Every server runs on a fresh copy of its data directory (under the system temp dir, which must
+ * be on disk: tmpfs would hide the cost of fsync) and is stopped after its scenario. Exits 1 if any
+ * request failed or answered other than 2xx.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { availableParallelism, cpus, release, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLoadPool } from './load.mjs';
+import { writeDataDir } from './dataset.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BARE = join(ROOT, 'bench', 'bare-server.mjs');
+const HOST = '127.0.0.1';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    scale: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    connections: { type: 'string', default: '32' },
+    workers: { type: 'string' },
+    startups: { type: 'string' },
+    tmp: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'quiet-wait': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (flags.help) {
+  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0].replace(/^[^]*?\/\*\*/, '').replace(/^ \* ?/gm, ''));
+  process.exit(0);
+}
+
+/** @param {string | undefined} raw @param {number} fallback @param {string} name */
+function positive(raw, fallback, name) {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!(n > 0) || !Number.isFinite(n)) throw new Error(`--${name} must be a positive number`);
+  return n;
+}
+
+const quick = flags.quick;
+const opts = {
+  rounds: Math.round(positive(flags.rounds, quick ? 1 : 3, 'rounds')),
+  durationMs: Math.round(positive(flags.duration, quick ? 0.5 : 5, 'duration') * 1000),
+  connections: Math.round(positive(flags.connections, 32, 'connections')),
+  // On 2 cores, one generator thread leaves the other core to the server; more threads only contend.
+  workers: Math.round(positive(flags.workers, Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2))), 'workers')),
+  startups: Math.round(positive(flags.startups, quick ? 2 : 5, 'startups')),
+  quietWaitMs: flags['quiet-wait'] === '0' ? 0 : Math.round(positive(flags['quiet-wait'], quick ? 0 : 30, 'quiet-wait') * 1000),
+};
+const warmupMs = Math.min(1000, Math.max(100, Math.round(opts.durationMs / 5)));
+/** Writes warm up by count, so the store barely grows before the measurement. */
+const writeWarmupRequests = quick ? 50 : 200;
+
+const BASE = { name: '1k', label: '1,000 sessions', spec: { sessions: 1000 } };
+const SCALE = quick
+  ? [
+      { name: '5k', label: '5,000 sessions', spec: { sessions: 5000 } },
+      { name: '5k-targets', label: '5,000 targets (50 sessions x 100)', spec: { sessions: 50, targetsPerSession: 100 } },
+    ]
+  : [
+      { name: '10k', label: '10,000 sessions', spec: { sessions: 10_000 } },
+      { name: '100k', label: '100,000 sessions', spec: { sessions: 100_000 } },
+      { name: '100k-targets', label: '100,000 targets (1,000 sessions x 100)', spec: { sessions: 1000, targetsPerSession: 100 } },
+    ];
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+const configKey = (() => {
+  const doc = JSON.parse(readFileSync(join(ROOT, 'data', 'default-configuration.json'), 'utf8'));
+  return /** @type {string} */ (doc.items[0].key);
+})();
+const C = opts.connections;
+
+/**
+ * @typedef {object} Scenario
+ * @property {string} id
+ * @property {string} label
+ * @property {number} connections
+ * @property {import('./load.mjs').RequestSpec} request
+ * @property {boolean} [write] a durable write: warm up by count, report fsyncs per acknowledged write
+ * @property {boolean} [grows] each request adds to the store (RSS after it is not comparable)
+ * @property {(res: ProbeResult) => string | undefined} [check] what is wrong with assessd's answer, if anything
+ */
+
+/** @type {Scenario[]} */
+const SCENARIOS = [
+  { id: 'health', label: 'GET /debug/health', connections: C, request: { method: 'GET', path: '/debug/health' } },
+  {
+    id: 'sessions-list',
+    label: 'GET /api/v1/sessions/',
+    connections: C,
+    request: { method: 'GET', path: '/api/v1/sessions/' },
+  },
+  { id: 'config-get', label: 'GET /api/v1/configuration', connections: C, request: { method: 'GET', path: '/api/v1/configuration' } },
+  {
+    id: 'page-gzip',
+    label: 'GET / (gzip)',
+    connections: C,
+    request: { method: 'GET', path: '/', headers: { 'Accept-Encoding': 'gzip, deflate, br' } },
+    check: (res) => (res.headers['content-encoding'] === 'gzip' ? undefined : 'the page is not gzip-encoded'),
+  },
+  {
+    id: 'create-1',
+    label: 'POST /api/v1/sessions/ (durable)',
+    connections: 1,
+    write: true,
+    grows: true,
+    request: { method: 'POST', path: '/api/v1/sessions/', headers: FORM, body: 'name=bench-{id}' },
+  },
+  {
+    id: 'create-32',
+    label: 'POST /api/v1/sessions/ (durable)',
+    connections: C,
+    write: true,
+    grows: true,
+    request: { method: 'POST', path: '/api/v1/sessions/', headers: FORM, body: 'name=bench-{id}' },
+  },
+  {
+    id: 'config-patch',
+    label: 'PATCH /api/v1/configuration/ (durable)',
+    connections: C,
+    write: true,
+    request: { method: 'PATCH', path: '/api/v1/configuration/', headers: FORM, body: `${encodeURIComponent(configKey)}=bench-{id}` },
+  },
+];
+const byId = (/** @type {string} */ id) => /** @type {Scenario} */ (SCENARIOS.find((s) => s.id === id));
+
+/** At scale: the list, writes at 1 and at 32 clients, and (with targets) the targets list. */
+const SCALE_SCENARIOS = [
+  byId('sessions-list'),
+  byId('create-1'),
+  byId('create-32'),
+  { id: 'targets-list', label: 'GET /api/v1/targets/ (active session)', connections: C, request: { method: 'GET', path: '/api/v1/targets/' } },
+];
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** @param {number} pid CPU time (user + system) in ms */
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** CPU time in ms, all cores, busy (not idle, not iowait), from /proc/stat. */
+function machineBusyMs() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return ((total - f[3] - f[4]) * 1000) / CLK_TCK;
+}
+
+/** This process's CPU time in ms, the generator's threads included. */
+function selfMs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** Other processes' CPU (% of one core) over `ms`, while this benchmark sits idle. */
+async function othersPct(ms = 500) {
+  const b0 = machineBusyMs(), s0 = selfMs(), t0 = performance.now();
+  await sleep(ms);
+  return (100 * (machineBusyMs() - b0 - (selfMs() - s0))) / (performance.now() - t0);
+}
+
+let quietWaitedMs = 0;
+/** Waits (bounded) until other processes use under 20% of a core: a shared machine skews results. */
+async function waitForQuiet() {
+  if (opts.quietWaitMs === 0) return;
+  const t0 = performance.now();
+  while (performance.now() - t0 < opts.quietWaitMs && (await othersPct()) > 20) {}
+  quietWaitedMs += performance.now() - t0;
+}
+
+/** @param {number} pid resident set size in bytes */
+function rss(pid) {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+function freePort() {
+  return new Promise((res, rej) => {
+    const srv = createNetServer();
+    srv.once('error', rej);
+    srv.listen(0, HOST, () => {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
+      srv.close(() => res(port));
+    });
+  });
+}
+
+/**
+ * @typedef {{ status: number, headers: import('node:http').IncomingHttpHeaders, body: Buffer }} ProbeResult
+ * @param {number} port @param {string} path @param {Record<string, string>} [headers]
+ * @returns {Promise<ProbeResult>}
+ */
+function probe(port, path, headers = {}) {
+  return new Promise((res, rej) => {
+    const req = httpRequest({ host: HOST, port, path, headers, agent: false, timeout: 5000 }, (r) => {
+      /** @type {Buffer[]} */
+      const chunks = [];
+      r.on('data', (c) => chunks.push(c));
+      r.on('end', () => res({ status: r.statusCode ?? 0, headers: r.headers, body: Buffer.concat(chunks) }));
+      r.on('error', rej);
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', rej);
+    req.end();
+  });
+}
+
+/** @type {Set<import('node:child_process').ChildProcess>} */
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/**
+ * @typedef {{ kind: 'bare' | 'assessd', pid: number, port: number, startupMs: number, stop(): Promise<void>, stderr(): string }} Running
+ * Starts a server on a free port and polls `/debug/health` until the first 200.
+ * @param {'bare' | 'assessd'} kind @param {string} [dataDir]
+ * @returns {Promise<Running>}
+ */
+async function startServer(kind, dataDir) {
+  const port = await freePort();
+  const args =
+    kind === 'bare'
+      ? [BARE, '--host', HOST, '--port', String(port)]
+      : [MAIN, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  child.stdout?.resume();
+  /** @type {number | null} */
+  let exitCode = null;
+  const exited = new Promise((res) => child.once('exit', (code, signal) => {
+    exitCode = code ?? (signal ? 128 : 1);
+    children.delete(child);
+    res(undefined);
+  }));
+  let startupMs = NaN;
+  for (let attempt = 0; attempt < 10_000 && performance.now() - t0 < 20_000; attempt++) {
+    if (exitCode !== null) throw new Error(`${kind} exited with ${exitCode} at start: ${stderr.trim()}`);
+    const ok = await probe(port, '/debug/health').then((r) => r.status === 200, () => false);
+    if (ok) {
+      startupMs = performance.now() - t0;
+      break;
+    }
+    await sleep(2);
+  }
+  if (Number.isNaN(startupMs)) {
+    child.kill('SIGKILL');
+    throw new Error(`${kind} did not answer /debug/health within 20 s: ${stderr.trim()}`);
+  }
+  return {
+    kind,
+    pid: /** @type {number} */ (child.pid),
+    port,
+    startupMs,
+    stderr: () => stderr,
+    async stop() {
+      if (exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data directories
+
+const tmpRoot = flags.tmp ? resolve(flags.tmp) : tmpdir();
+/** @param {string} path the file system type of the mount that holds `path` */
+function fsTypeOf(path) {
+  try {
+    let best = { mount: '', type: 'unknown', device: '' };
+    for (const line of readFileSync('/proc/mounts', 'utf8').split('\n')) {
+      const [device, mount, type] = line.split(' ');
+      if (!mount) continue;
+      const m = mount.replace(/\\040/g, ' ');
+      if ((path === m || path.startsWith(m.endsWith('/') ? m : `${m}/`)) && m.length >= best.mount.length) best = { mount: m, type, device };
+    }
+    return best;
+  } catch {
+    return { mount: '', type: 'unknown', device: '' };
+  }
+}
+const tmpFs = fsTypeOf(tmpRoot);
+if (tmpFs.type === 'tmpfs' || tmpFs.type === 'ramfs') {
+  throw new Error(`${tmpRoot} is on ${tmpFs.type}: fsync would cost nothing there; pass --tmp DIR on a disk`);
+}
+if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error(`${join(ROOT, 'dist', 'main.js')} is missing: run npm run build first`);
+
+const work = mkdtempSync(join(tmpRoot, 'assessd-bench-'));
+let copies = 0;
+process.on('exit', () => {
+  if (!flags.keep) rmSync(work, { recursive: true, force: true });
+});
+
+/** The build under test, frozen: the server's own paths resolve from its dist/.. (here, `app`). */
+const APP = join(work, 'app');
+for (const file of ['package.json', join('data', 'default-configuration.json'), 'dist']) {
+  cpSync(join(ROOT, file), join(APP, file), { recursive: true });
+}
+const MAIN = join(APP, 'dist', 'main.js');
+const build = (() => {
+  const git = (/** @type {string[]} */ ...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const dirty = git('status', '--porcelain', '--', 'src', 'data', 'package.json') !== '';
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes in src/' : ''}, dist/ built ${statSync(join(ROOT, 'dist', 'main.js')).mtime.toISOString()}`;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+})();
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(signal, () => process.exit(130));
+
+/**
+ * A template data directory for a dataset, primed by one start of the server so that the
+ * configuration file exists (a restart, not a first start, is what start-up time measures).
+ * @param {{ name: string, spec: import('./dataset.mjs').DatasetSpec }} dataset
+ */
+async function prepareTemplate(dataset) {
+  const dir = join(work, `template-${dataset.name}`);
+  const { files } = writeDataDir(dir, dataset.spec);
+  const server = await startServer('assessd', dir);
+  await server.stop();
+  return { dir, sessionsBytes: files['sessions.json'] };
+}
+
+/** @param {string} template */
+function freshCopy(template) {
+  const dir = join(work, `run-${++copies}`);
+  cpSync(template, dir, { recursive: true });
+  rmSync(join(dir, 'assessd.lock'), { force: true });
+  return dir;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+/**
+ * @typedef {object} Sample
+ * @property {number} rps
+ * @property {number} p50Ms
+ * @property {number} p99Ms
+ * @property {number} cpuUsPerReq
+ * @property {number} fsyncsPerAck
+ * @property {number} acksPerBatch
+ * @property {number} acks
+ * @property {number} acksTotal acknowledged writes since the server started (warm-up included)
+ * @property {number} completed
+ * @property {number} errors
+ * @property {number} non2xx
+ * @property {number} rssAfter
+ * @property {number} rssIdle
+ * @property {number} startupMs
+ * @property {number} bodyBytes bytes per response, head included
+ * @property {number} backgroundPct CPU used by other processes during the measurement, % of one core
+ * @property {number} serverCpuPct the server's CPU during the measurement, % of one core
+ */
+
+let failures = 0;
+/** @type {string[]} */
+const problems = [];
+
+/** @param {string} what @param {import('./load.mjs').LoadResult} r */
+function noteFailures(what, r) {
+  if (r.errors === 0 && r.non2xx === 0) return;
+  failures += r.errors + r.non2xx;
+  problems.push(`${what}: ${r.errors} errors, ${r.non2xx} non-2xx ${JSON.stringify(r.statuses)} ${r.errorSamples.join('; ')}`);
+}
+
+/** @param {number} port */
+async function storeStats(port) {
+  const r = await probe(port, '/debug/stats');
+  return JSON.parse(r.body.toString()).data.store;
+}
+
+/**
+ * One scenario on one fresh server: start, warm up, measure, stop.
+ * @param {Awaited<ReturnType<typeof createLoadPool>>} pool
+ * @param {'bare' | 'assessd'} kind
+ * @param {Scenario} scenario
+ * @param {string} template
+ * @param {string} what
+ * @returns {Promise<Sample>}
+ */
+async function runOne(pool, kind, scenario, template, what) {
+  const dir = kind === 'assessd' ? freshCopy(template) : undefined;
+  await waitForQuiet();
+  const server = await startServer(kind, dir);
+  try {
+    const rssIdle = rss(server.pid);
+    const first = await probe(server.port, scenario.request.path, scenario.request.headers);
+    if (kind === 'assessd' && scenario.request.method === 'GET') {
+      const wrong = first.status !== 200 ? `status ${first.status}` : scenario.check?.(first);
+      if (wrong) {
+        failures++;
+        problems.push(`${what}: ${wrong}`);
+      }
+    }
+    const request = scenario.request;
+    const warm = await pool.run({
+      port: server.port,
+      connections: scenario.connections,
+      durationMs: warmupMs,
+      maxRequests: scenario.write ? writeWarmupRequests : undefined,
+      request,
+    });
+    noteFailures(`${what} (warm-up)`, warm);
+    const s0 = kind === 'assessd' ? await storeStats(server.port) : undefined;
+    const cpu0 = cpuMs(server.pid), busy0 = machineBusyMs(), self0 = selfMs(), t0 = performance.now();
+    const r = await pool.run({ port: server.port, connections: scenario.connections, durationMs: opts.durationMs, request });
+    const cpu1 = cpuMs(server.pid), busy1 = machineBusyMs(), self1 = selfMs(), t1 = performance.now();
+    // What neither the server nor the generator used: other processes competing for the cores.
+    const backgroundPct = (100 * (busy1 - busy0 - (cpu1 - cpu0) - (self1 - self0))) / (t1 - t0);
+    const s1 = kind === 'assessd' ? await storeStats(server.port) : undefined;
+    noteFailures(what, r);
+    const bodyBytes = r.completed > 0 ? r.bytes / r.completed : NaN;
+    const acks = s0 && s1 ? s1.acknowledged - s0.acknowledged : NaN;
+    const batches = s0 && s1 ? s1.batches - s0.batches : NaN;
+    const fsyncs = s0 && s1 ? s1.fsyncs - s0.fsyncs : NaN;
+    if (s1 && s1.failedBatches > 0) {
+      failures += s1.failedBatches;
+      problems.push(`${what}: ${s1.failedBatches} failed batches`);
+    }
+    return {
+      rps: r.rps,
+      p50Ms: r.p50Ms,
+      p99Ms: r.p99Ms,
+      cpuUsPerReq: r.completed > 0 ? ((cpu1 - cpu0) * 1000) / r.completed : NaN,
+      fsyncsPerAck: scenario.write && acks > 0 ? fsyncs / acks : NaN,
+      acksPerBatch: scenario.write && batches > 0 ? acks / batches : NaN,
+      acks,
+      acksTotal: s1 ? s1.acknowledged : NaN,
+      completed: r.completed,
+      errors: r.errors + warm.errors,
+      non2xx: r.non2xx + warm.non2xx,
+      rssAfter: rss(server.pid),
+      rssIdle,
+      startupMs: server.startupMs,
+      bodyBytes,
+      backgroundPct,
+      serverCpuPct: (100 * (cpu1 - cpu0)) / (t1 - t0),
+    };
+  } finally {
+    await server.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Start-up: spawn to the first 200 on /debug/health, `opts.startups` times, interleaved with the
+ * bare server when `withBare`; RSS idle half a second after each start.
+ * @param {string} template @param {boolean} withBare
+ */
+async function measureStartups(template, withBare) {
+  /** @type {Record<'bare' | 'assessd', { startupMs: number[], rssIdle: number[] }>} */
+  const out = { bare: { startupMs: [], rssIdle: [] }, assessd: { startupMs: [], rssIdle: [] } };
+  for (let i = 0; i < opts.startups; i++) {
+    for (const kind of /** @type {const} */ (['bare', 'assessd'])) {
+      if (kind === 'bare' && !withBare) continue;
+      const dir = kind === 'assessd' ? freshCopy(template) : undefined;
+      await waitForQuiet();
+      const server = await startServer(kind, dir);
+      await sleep(500);
+      out[kind].startupMs.push(server.startupMs);
+      out[kind].rssIdle.push(rss(server.pid));
+      await server.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and formatting
+
+/** @param {number[]} xs */
+function median(xs) {
+  const v = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+/** @param {Sample[]} samples @param {keyof Sample} key */
+const med = (samples, key) => median(samples.map((s) => s[key]));
+/** @param {Sample[]} samples @param {keyof Sample} key */
+const sum = (samples, key) => samples.reduce((a, s) => a + s[key], 0);
+
+/** @param {number} x @param {number} [digits] */
+function num(x, digits = 0) {
+  if (Number.isNaN(x)) return '–';
+  return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+/** @param {number} ms */
+const ms = (ms) => (Number.isNaN(ms) ? '–' : ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0));
+/** @param {number} bytes */
+const mb = (bytes) => (Number.isNaN(bytes) ? '–' : (bytes / 2 ** 20).toFixed(1));
+/** @param {number} bytes */
+const size = (bytes) => (bytes >= 2 ** 20 ? `${(bytes / 2 ** 20).toFixed(1)} MB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${bytes} B`);
+
+/** @param {string[]} head @param {string[][]} rows */
+function table(head, rows) {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+const RESULT_HEAD = [
+  'Scenario', 'Conns', 'Response', 'req/s', 'bare req/s', 'Ratio', 'p50 ms', 'p99 ms', 'bare p50 / p99 ms',
+  'CPU µs/req', 'bare CPU µs/req', 'fsyncs/ack', 'acks/batch', 'Errors', 'RSS after MB (bare)', 'Others %',
+];
+
+/**
+ * @param {Scenario} s @param {Sample[]} a assessd samples @param {Sample[] | undefined} b bare samples
+ */
+function resultRow(s, a, b) {
+  const rps = med(a, 'rps');
+  const bareRps = b ? med(b, 'rps') : NaN;
+  return [
+    s.label,
+    String(s.connections),
+    size(Math.round(med(a, 'bodyBytes'))),
+    num(rps),
+    num(bareRps),
+    Number.isNaN(bareRps) ? '–' : `${(rps / bareRps).toFixed(2)}x`,
+    ms(med(a, 'p50Ms')),
+    ms(med(a, 'p99Ms')),
+    b ? `${ms(med(b, 'p50Ms'))} / ${ms(med(b, 'p99Ms'))}` : '–',
+    num(med(a, 'cpuUsPerReq')),
+    b ? num(med(b, 'cpuUsPerReq')) : '–',
+    s.write ? num(med(a, 'fsyncsPerAck'), 3) : '–',
+    s.write ? num(med(a, 'acksPerBatch'), 1) : '–',
+    String(sum(a, 'errors') + sum(a, 'non2xx')),
+    `${mb(med(a, 'rssAfter'))} (${b ? mb(med(b, 'rssAfter')) : '–'})`,
+    Math.max(0, med(a, 'backgroundPct')).toFixed(0),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+/** @param {string} line */
+const progress = (line) => process.stderr.write(`${line}\n`);
+
+/** @param {Sample[]} all */
+function machine(all) {
+  const model = cpus()[0]?.model ?? 'unknown';
+  let disk = tmpFs.device;
+  try {
+    const dev = tmpFs.device.replace('/dev/', '').replace(/\d+$/, '').replace(/p$/, '');
+    const rot = readFileSync(`/sys/block/${dev}/queue/rotational`, 'utf8').trim();
+    disk += rot === '1' ? ' (rotational)' : ' (non-rotational)';
+  } catch {}
+  return [
+    `- CPU: ${availableParallelism()} x ${model}`,
+    `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `- Node ${process.version}, Linux ${release()}`,
+    `- Data directories: ${tmpRoot} on ${tmpFs.type} (${disk})`,
+    `- Build: ${build}`,
+    `- Other processes' CPU during the measured windows: median ${median(all.map((x) => x.backgroundPct)).toFixed(0)}%, ` +
+      `max ${Math.max(...all.map((x) => x.backgroundPct)).toFixed(0)}% of one core; waited ${Math.round(quietWaitedMs / 1000)} s in all for them to quieten ` +
+      `(load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
+    `- Load: ${opts.workers} generator thread(s), ${opts.connections} keep-alive connections, ${opts.rounds} round(s) of ` +
+      `${opts.durationMs / 1000} s per scenario per server (after ${warmupMs / 1000} s of warm-up; writes warm up with ` +
+      `${writeWarmupRequests} requests), a fresh server process per scenario`,
+  ].join('\n');
+}
+
+async function main() {
+  const started = performance.now();
+  progress(`assessd bench: ${quick ? 'quick, ' : ''}${opts.rounds} round(s) x ${opts.durationMs / 1000} s, ${opts.connections} connections, ${opts.workers} generator thread(s); temp ${work} (${tmpFs.type})`);
+  const pool = await createLoadPool(opts.workers);
+  const base = await prepareTemplate(BASE);
+
+  progress(`start-up x ${opts.startups} (bare, assessd with ${BASE.label})`);
+  const startups = await measureStartups(base.dir, true);
+
+  /** @type {Record<string, { bare: Sample[], assessd: Sample[] }>} */
+  const results = {};
+  for (const s of SCENARIOS) results[s.id] = { bare: [], assessd: [] };
+  for (let round = 1; round <= opts.rounds; round++) {
+    for (const s of SCENARIOS) {
+      for (const kind of /** @type {const} */ (['bare', 'assessd'])) {
+        const what = `round ${round} ${s.id} ${kind}`;
+        const sample = await runOne(pool, kind, s, base.dir, what);
+        results[s.id][kind].push(sample);
+        progress(`${what}: ${num(sample.rps)} req/s, p50 ${ms(sample.p50Ms)} ms, p99 ${ms(sample.p99Ms)} ms` +
+          (s.write && kind === 'assessd' ? `, ${num(sample.fsyncsPerAck, 3)} fsyncs/ack` : '') +
+          `, server CPU ${sample.serverCpuPct.toFixed(0)}%, others ${sample.backgroundPct.toFixed(0)}%` +
+          (sample.errors + sample.non2xx ? `, ${sample.errors + sample.non2xx} FAILED` : ''));
+      }
+    }
+  }
+
+  /** @type {{ dataset: typeof SCALE[number], sessionsBytes: number, startups: Awaited<ReturnType<typeof measureStartups>>, results: Record<string, Sample[]> }[]} */
+  const scale = [];
+  if (flags.scale) {
+    for (const dataset of SCALE) {
+      progress(`scale: ${dataset.label}`);
+      const t = await prepareTemplate(dataset);
+      const st = await measureStartups(t.dir, false);
+      /** @type {Record<string, Sample[]>} */
+      const res = {};
+      const scenarios = SCALE_SCENARIOS.filter((s) => s.id !== 'targets-list' || dataset.spec.targetsPerSession);
+      for (const s of scenarios) res[s.id] = [];
+      for (let round = 1; round <= opts.rounds; round++) {
+        for (const s of scenarios) {
+          const what = `${dataset.name} round ${round} ${s.id}`;
+          const sample = await runOne(pool, 'assessd', s, t.dir, what);
+          res[s.id].push(sample);
+          progress(`${what}: ${num(sample.rps)} req/s, p50 ${ms(sample.p50Ms)} ms, p99 ${ms(sample.p99Ms)} ms, others ${sample.backgroundPct.toFixed(0)}%`);
+        }
+      }
+      scale.push({ dataset, sessionsBytes: t.sessionsBytes, startups: st, results: res });
+      rmSync(t.dir, { recursive: true, force: true });
+    }
+  }
+  await pool.close();
+
+  // ---- report
+  const out = [];
+  const allSamples = [...Object.values(results).flatMap((r) => [...r.bare, ...r.assessd]), ...scale.flatMap((x) => Object.values(x.results).flat())];
+  out.push(`## Machine\n\n${machine(allSamples)}\n`);
+  out.push(`## Results (${BASE.label}, sessions.json ${size(base.sessionsBytes)})\n`);
+  out.push('Medians over the rounds; "Ratio" is req/s over the bare server\'s for the same requests and connections; ' +
+    'Response is bytes per response, head included; CPU is the server process\'s user+system time per request; fsyncs/ack and acks/batch from `/debug/stats`; ' +
+    'Errors counts failed requests and non-2xx answers (warm-up included); ' +
+    '"Others %" is the CPU other processes used during assessd\'s measurements (median, % of one core, about ±10): ' +
+    'above ~20 the machine was shared and the figures are low.\n');
+  out.push(table(RESULT_HEAD, SCENARIOS.map((s) => resultRow(s, results[s.id].assessd, results[s.id].bare))));
+
+  // RSS after load: the scenarios that leave the store as it was (creates add thousands of sessions).
+  const steady = SCENARIOS.filter((s) => !s.grows);
+  const rssAfterA = Math.max(...steady.map((s) => med(results[s.id].assessd, 'rssAfter')));
+  const rssAfterB = Math.max(...steady.map((s) => med(results[s.id].bare, 'rssAfter')));
+  const c32 = results['create-32'];
+  const grownTo = BASE.spec.sessions + med(c32.assessd, 'acksTotal');
+  const startA = median(startups.assessd.startupMs);
+  const startB = median(startups.bare.startupMs);
+  const idleA = median(startups.assessd.rssIdle);
+  const idleB = median(startups.bare.rssIdle);
+  out.push('');
+  out.push(table(['Process', 'assessd', 'bare', 'Ratio'], [
+    [`Start-up ms (spawn to first 200 on /debug/health, median of ${opts.startups})`, ms(startA), ms(startB), `${(startA / startB).toFixed(2)}x`],
+    ['RSS idle MB (0.5 s after start-up, median)', mb(idleA), mb(idleB), `${(idleA / idleB).toFixed(2)}x`],
+    ['RSS after load MB (largest median over the scenarios that do not grow the store)', mb(rssAfterA), mb(rssAfterB), `${(rssAfterA / rssAfterB).toFixed(2)}x`],
+    [`RSS after durable creates at ${C} clients MB (the store grown to ~${num(grownTo)} sessions)`, mb(med(c32.assessd, 'rssAfter')), mb(med(c32.bare, 'rssAfter')), `${(med(c32.assessd, 'rssAfter') / med(c32.bare, 'rssAfter')).toFixed(2)}x`],
+  ]));
+
+  const ratio = (/** @type {string} */ id) => med(results[id].assessd, 'rps') / med(results[id].bare, 'rps');
+  const create1 = results['create-1'].assessd;
+  const create32 = results['create-32'].assessd;
+  const writeErrors = ['create-1', 'create-32', 'config-patch'].reduce((a, id) => a + sum(results[id].assessd, 'errors') + sum(results[id].assessd, 'non2xx'), 0);
+  /** @type {[string, string, boolean | undefined][]} */
+  const targets = [
+    ['GET /debug/health >= 0.85x the bare ceiling', `${ratio('health').toFixed(2)}x`, ratio('health') >= 0.85],
+    ['Sessions list (1,000) fast, serialized once per change', `${ratio('sessions-list').toFixed(2)}x bare, ${num(med(results['sessions-list'].assessd, 'cpuUsPerReq'))} µs CPU/req for ${size(Math.round(med(results['sessions-list'].assessd, 'bodyBytes')))}`, undefined],
+    ['Configuration GET fast, serialized once per change', `${ratio('config-get').toFixed(2)}x bare, ${num(med(results['config-get'].assessd, 'cpuUsPerReq'))} µs CPU/req for ${size(Math.round(med(results['config-get'].assessd, 'bodyBytes')))}`, undefined],
+    ['Durable creates at 32 clients >= 8x the 1-client rate', `${(med(create32, 'rps') / med(create1, 'rps')).toFixed(1)}x (${num(med(create32, 'rps'))} vs ${num(med(create1, 'rps'))} req/s)`, med(create32, 'rps') >= 8 * med(create1, 'rps')],
+    ['0 errors on writes', String(writeErrors), writeErrors === 0],
+    ['Start-up <= 1.35x the bare server\'s', `${(startA / startB).toFixed(2)}x (${ms(startA)} vs ${ms(startB)} ms)`, startA <= 1.35 * startB],
+    ['RSS after load <= 1.25x the bare server\'s', `${(rssAfterA / rssAfterB).toFixed(2)}x (${mb(rssAfterA)} vs ${mb(rssAfterB)} MB, scenarios that do not grow the store)`, rssAfterA <= 1.25 * rssAfterB],
+  ];
+
+  if (scale.length > 0) {
+    out.push(`\n## Scale\n\nassessd alone (ratios against the bare figures above for the same requests); the first rows repeat the ${BASE.label} run.\n`);
+    /** @param {Record<string, Sample[]>} res */
+    const steadyRss = (res) => Math.max(...Object.entries(res).filter(([id]) => !byId(id)?.grows).map(([, samples]) => med(samples, 'rssAfter')));
+    /** @param {Record<string, Sample[]>} res @param {number} sessions */
+    const grown = (res, sessions) => `${mb(med(res['create-32'], 'rssAfter'))} (${num(sessions + med(res['create-32'], 'acksTotal'))} sessions)`;
+    out.push(table(['Dataset', 'sessions.json', `Start-up ms (median of ${opts.startups})`, 'RSS idle MB', 'RSS after list load MB', `RSS after creates at ${C} clients MB (sessions then)`], [
+      [BASE.label, size(base.sessionsBytes), ms(startA), mb(idleA), mb(med(results['sessions-list'].assessd, 'rssAfter')),
+        grown({ 'create-32': c32.assessd }, BASE.spec.sessions)],
+      ...scale.map(({ dataset, sessionsBytes, startups: st, results: res }) => [
+        dataset.label, size(sessionsBytes), ms(median(st.assessd.startupMs)), mb(median(st.assessd.rssIdle)),
+        mb(steadyRss(res)), grown(res, dataset.spec.sessions),
+      ]),
+    ]));
+    out.push('');
+    /** @type {string[][]} */
+    const rows = [];
+    for (const s of SCALE_SCENARIOS) {
+      if (results[s.id]) rows.push([`${BASE.label}`, ...resultRow(s, results[s.id].assessd, results[s.id].bare)]);
+      for (const { dataset, results: res } of scale) {
+        if (res[s.id]) rows.push([dataset.label, ...resultRow(s, res[s.id], results[s.id]?.bare ?? results['sessions-list'].bare)]);
+      }
+    }
+    out.push(table(['Dataset', ...RESULT_HEAD], rows));
+    const big = scale.find((x) => x.dataset.spec.sessions >= 100_000 && !x.dataset.spec.targetsPerSession);
+    if (big) {
+      const st = median(big.startups.assessd.startupMs);
+      const idle = median(big.startups.assessd.rssIdle);
+      const rssMax = Math.max(idle, ...Object.entries(big.results).filter(([id]) => !byId(id)?.grows).map(([, samples]) => med(samples, 'rssAfter')));
+      const w = med(big.results['create-1'], 'p50Ms');
+      const w0 = med(create1, 'p50Ms');
+      const w32 = med(big.results['create-32'], 'p50Ms');
+      const w320 = med(create32, 'p50Ms');
+      targets.push(
+        ['100,000 sessions: start-up <= 1 s', `${ms(st)} ms`, st <= 1000],
+        ['100,000 sessions: RSS <= 150 MB', `${mb(rssMax)} MB (idle ${mb(idle)}; after creates at ${C} clients, grown to ${num(100_000 + med(big.results['create-32'], 'acksTotal'))} sessions: ${mb(med(big.results['create-32'], 'rssAfter'))})`, rssMax <= 150 * 2 ** 20],
+        ['100,000 sessions: p50 write latency <= 2x the 1,000-session figure', `${(w / w0).toFixed(1)}x (${ms(w)} vs ${ms(w0)} ms, 1 client; at ${C} clients ${ms(w32)} vs ${ms(w320)} ms)`, w <= 2 * w0 && w32 <= 2 * w320],
+      );
+    }
+  }
+
+  out.push('\n## Targets\n');
+  out.push(table(['Target', 'Measured', 'Met'], targets.map(([t, m, okay]) => [t, m, okay === undefined ? 'no number set' : okay ? 'yes' : '**missed**'])));
+  if (problems.length > 0) out.push(`\n## Failures\n\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  out.push(`\n_Run took ${Math.round((performance.now() - started) / 1000)} s: \`node bench/run.mjs ${process.argv.slice(2).join(' ')}\`._`);
+
+  const report = out.join('\n') + '\n';
+  console.log(report);
+  if (flags.out) writeFileSync(flags.out, report);
+  if (failures > 0) {
+    progress(`bench: ${failures} failed or non-2xx requests:\n${problems.join('\n')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((err) => {
+  console.error(`bench: ${err?.stack ?? err}`);
+  process.exit(1);
+});
