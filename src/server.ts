@@ -27,7 +27,8 @@ export interface ServerOptions {
 }
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
-const EMPTY = Buffer.alloc(0);
+/** The arguments of a request with neither query nor body; handlers only read arguments. */
+const NO_ARGS: Args = new URLSearchParams();
 const MAX_URL = 8 * 1024;
 
 const COMMON_HEADERS = {
@@ -40,31 +41,41 @@ const JSON_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
+/** The headers of a plain JSON answer, as the flat list writeHead takes: built once, not per answer. */
+const JSON_HEADER_LIST = Object.entries({ ...COMMON_HEADERS, ...JSON_HEADERS }).flat();
+
 function send(res: ServerResponse, reply: Reply): void {
   if (res.destroyed) return;
-  const body = reply.body;
-  const headers: Record<string, string | number> = {
-    ...COMMON_HEADERS,
-    ...(reply.headers?.['Content-Type'] ? {} : JSON_HEADERS),
-    ...reply.headers,
-    'Content-Length': Buffer.byteLength(body),
-  };
-  res.writeHead(reply.status, headers);
+  const { body } = reply;
+  const length = Buffer.byteLength(body);
+  if (reply.headers === undefined) {
+    res.writeHead(reply.status, [...JSON_HEADER_LIST, 'Content-Length', String(length)]);
+  } else {
+    const json = reply.headers['Content-Type'] === undefined;
+    res.writeHead(reply.status, { ...COMMON_HEADERS, ...(json ? JSON_HEADERS : {}), ...reply.headers, 'Content-Length': length });
+  }
   res.end(body);
 }
 
-function splitUrl(url: string): [path: string, query: string] {
-  if (!url.startsWith('/')) {
-    // absolute-form (`GET http://host/path`): only the path and query count
-    try {
-      const parsed = new URL(url);
-      return [parsed.pathname, parsed.search.slice(1)];
-    } catch {
-      throw new HttpError(400, HTTP_MESSAGES.badRequest);
-    }
+/** How many Host headers came (req.headers keeps only the first; headersDistinct copies them all). */
+function hostCount(req: IncomingMessage): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i];
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
   }
-  const q = url.indexOf('?');
-  return q === -1 ? [url, ''] : [url.slice(0, q), url.slice(q + 1)];
+  return count;
+}
+
+/** The origin-form target of a request (`GET http://host/path` counts as `/path`). */
+function originForm(url: string): string {
+  if (url.startsWith('/')) return url;
+  try {
+    const parsed = new URL(url);
+    return parsed.pathname + parsed.search;
+  } catch {
+    throw new HttpError(400, HTTP_MESSAGES.badRequest);
+  }
 }
 
 export function createServer(options: ServerOptions): Server {
@@ -84,39 +95,42 @@ export function createServer(options: ServerOptions): Server {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     // one Host (RFC 9112): none, or two, and a redirect could name a host the client did not mean
-    const hosts = req.headersDistinct.host?.length ?? 0;
+    const hosts = hostCount(req);
     if (hosts > 1 || (hosts === 0 && req.httpVersionMinor === 1)) {
       throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
     }
     if (url.length > MAX_URL) throw new HttpError(414, HTTP_MESSAGES.uriTooLong);
-    const [path, query] = splitUrl(url);
+    const target = originForm(url);
+    const q = target.indexOf('?');
+    const path = q === -1 ? target : target.slice(0, q);
+    const query = q === -1 ? '' : target.slice(q + 1);
     const match = router.match(method, path);
     if (match.kind === 'method-not-allowed') {
       throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: match.allow.join(', ') });
     }
     if (match.kind === 'not-found') return pageFallback(web, method, path, req.headers['accept-encoding']);
     const { handler, params, rest } = match;
-    const dispatch = (body: Buffer) => {
+    const headers = req.headers;
+    if (!hasBody(req)) return handler({ method, params, rest, headers, args: query ? parseFormArgs(query, '') : NO_ARGS });
+    // The whole body first: a request joins the write queue only once it is complete.
+    return readBody(req, maxBody).then((body) => {
       let args: Args | undefined;
       return handler({
         method,
         params,
         rest,
-        headers: req.headers,
+        headers,
         // Parsed when a handler first reads them, so a non-form body is refused at that point of
         // the handler's order of checks, and never where no argument is read.
         get args() {
           if (args) return args;
-          if (body.length > 0 && !isFormContentType(req.headers['content-type'])) {
+          if (body.length > 0 && !isFormContentType(headers['content-type'])) {
             throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
           }
           return (args = parseFormArgs(query, body.toString('utf8')));
         },
       });
-    };
-    if (!hasBody(req)) return dispatch(EMPTY);
-    // The whole body first: a request joins the write queue only once it is complete.
-    return readBody(req, maxBody).then(dispatch);
+    });
   }
 
   function failure(req: IncomingMessage, err: unknown): Reply {

@@ -4,7 +4,7 @@ import { success, successBody } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import type { Handler } from './context.js';
 
-const HEALTHY = { status: 200, body: successBody({ status: 'ok' }) };
+const HEALTHY = { status: 200, body: Buffer.from(successBody({ status: 'ok' })) };
 
 export function registerHealth(router: Router<Handler>, store: Store): void {
   router.add('GET', '/debug/health', () => HEALTHY);

@@ -1,7 +1,8 @@
 /** The web application: its page for every client-side path, its assets under /static/, all in memory. */
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { HttpError, HTTP_MESSAGES, type Reply } from '../http/jsend.js';
 import { splitPath, type Router } from '../http/router.js';
 import type { Handler } from './context.js';
@@ -9,7 +10,9 @@ import type { Handler } from './context.js';
 interface Asset {
   type: string;
   plain: Buffer;
-  gzip: Buffer;
+  /** Compressed once, at start-up, on the thread pool; `gzip` is set once it is done. */
+  gzipped: Promise<Buffer>;
+  gzip?: Buffer;
 }
 
 export interface WebAssets {
@@ -36,9 +39,13 @@ export const PAGE_SECURITY_HEADERS = {
   'X-Frame-Options': 'SAMEORIGIN',
 };
 
+const compress = promisify(gzip);
+
 function asset(name: string, plain: Buffer): Asset {
-  // Compressed once, at start-up: requests only pick a buffer.
-  return { type: TYPES[extname(name)] ?? 'application/octet-stream', plain, gzip: gzipSync(plain, { level: 9 }) };
+  const file: Asset = { type: TYPES[extname(name)] ?? 'application/octet-stream', plain, gzipped: compress(plain, { level: 9 }) };
+  // the server listens meanwhile: only a gzip request in its first milliseconds waits for this
+  file.gzipped.then((gzip) => (file.gzip = gzip), () => {});
+  return file;
 }
 
 /** Loads the built web application (index.html and its assets) into memory. */
@@ -49,8 +56,7 @@ export async function loadWebAssets(dir: string): Promise<WebAssets> {
   } catch {
     throw new Error(`the web application is not built in ${dir}: run npm run build`);
   }
-  const files = new Map<string, Asset>();
-  for (const name of names) files.set(name, asset(name, await readFile(join(dir, name))));
+  const files = new Map(await Promise.all(names.map(async (name) => [name, asset(name, await readFile(join(dir, name)))] as const)));
   const page = files.get('index.html');
   if (!page) throw new Error(`the web application is not built in ${dir}: index.html is missing`);
   files.delete('index.html');
@@ -72,18 +78,14 @@ export function acceptsGzip(header: string | undefined): boolean {
   return (gzip ?? any ?? 0) > 0;
 }
 
-export function assetReply(file: Asset, acceptEncoding: string | undefined, headers: Record<string, string> = {}): Reply {
-  const gzip = acceptsGzip(acceptEncoding);
-  return {
+export function assetReply(file: Asset, acceptEncoding: string | undefined, headers: Record<string, string> = {}): Reply | Promise<Reply> {
+  const reply = (body: Buffer, gzip: boolean): Reply => ({
     status: 200,
-    body: gzip ? file.gzip : file.plain,
-    headers: {
-      'Content-Type': file.type,
-      Vary: 'Accept-Encoding',
-      ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
-      ...headers,
-    },
-  };
+    body,
+    headers: { 'Content-Type': file.type, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}), ...headers },
+  });
+  if (!acceptsGzip(acceptEncoding)) return reply(file.plain, false);
+  return file.gzip ? reply(file.gzip, true) : file.gzipped.then((gzip) => reply(gzip, true));
 }
 
 /** Paths the page never answers: unknown ones there are JSON 404s. */
@@ -93,7 +95,7 @@ const RESERVED = new Set(['api', 'debug', 'static', 'output_files', 'logs']);
  * The answer to a path no route knows: the page for GET and HEAD of any path outside the reserved
  * ones (every client-side route of the application), else a JSON 404 or 405.
  */
-export function pageFallback(web: WebAssets, method: string, path: string, acceptEncoding: string | undefined): Reply {
+export function pageFallback(web: WebAssets, method: string, path: string, acceptEncoding: string | undefined): Reply | Promise<Reply> {
   if (RESERVED.has(splitPath(path)[0])) throw new HttpError(404, HTTP_MESSAGES.notFound);
   if (method !== 'GET' && method !== 'HEAD') {
     throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: 'GET, HEAD' });

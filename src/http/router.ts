@@ -14,6 +14,8 @@ const PARAM_TYPES: Record<string, RegExp> = {
 interface Route<H> {
   segments: Segment[];
   handlers: Map<string, H>;
+  /** For a route with no parameter, its answer per method, made once. */
+  found?: Map<string, RouteMatch<H>>;
 }
 
 export type Params = Record<string, string>;
@@ -93,6 +95,8 @@ function segmentKey(s: Segment): string {
 
 export function createRouter<H>(): Router<H> {
   const routes: Route<H>[] = [];
+  /** Routes with no parameter, by path: most requests are answered by one lookup, no splitting. */
+  const literal = new Map<string, Route<H>>();
 
   return {
     add(method, pattern, handler) {
@@ -102,11 +106,20 @@ export function createRouter<H>(): Router<H> {
       if (!route) {
         route = { segments, handlers: new Map() };
         routes.push(route);
+        if (segments.every((s) => s.kind === 'literal')) {
+          route.found = new Map();
+          literal.set(pattern, route);
+        }
       }
       route.handlers.set(method.toUpperCase(), handler);
+      route.found?.set(method.toUpperCase(), { kind: 'found', handler, params: {}, rest: [] });
     },
 
     match(method, path) {
+      const exact = literal.get(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path)?.found;
+      const fast = exact?.get(method) ?? (method === 'HEAD' ? exact?.get('GET') : undefined);
+      if (fast) return fast;
+
       const parts = splitPath(path);
       let allowed: Set<string> | undefined;
       for (const route of routes) {

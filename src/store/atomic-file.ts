@@ -4,6 +4,8 @@ import { basename, dirname, join } from 'node:path';
 
 /** A file written at explicit offsets, each write made durable before it resolves. */
 export interface AppendableFile {
+  /** Whether opening it created it: its directory entry then needs an fsync of the directory. */
+  readonly created: boolean;
   /** Writes `data` at `position`, then fdatasync. */
   writeAt(data: Buffer, position: number): Promise<void>;
   /** Cuts the file to `length`, then fsync. */
@@ -65,11 +67,14 @@ export const nodeFileSystem: FileSystem = {
 
   async openAppendable(path) {
     // not 'a': O_APPEND ignores the position, and a failed write must be overwritable
+    let created = false;
     const handle = await open(path, 'r+').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return open(path, 'w+', 0o600);
-      throw err;
+      if (err.code !== 'ENOENT') throw err;
+      created = true;
+      return open(path, 'w+', 0o600);
     });
     return {
+      created,
       async writeAt(data, position) {
         let written = 0;
         while (written < data.length) {

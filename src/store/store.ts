@@ -164,9 +164,13 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   if (loaded.missing.size > 0) {
     snapshotBytes = await writeSnapshots(PARTS.map((part) => [part, serializePart(state, part, lastSeq)] as const));
   }
-  const journal: Journal = openJournal(await fs.openAppendable(join(dir, JOURNAL_FILE)), loaded.validLength, loaded.fileLength);
-  // the journal may have just been created: its directory entry must be as durable as its records
-  await fs.syncDir(dir);
+  const journalFile = await fs.openAppendable(join(dir, JOURNAL_FILE));
+  const journal: Journal = openJournal(journalFile, loaded.validLength, loaded.fileLength);
+  // a new journal's directory entry must be as durable as the records about to go in it
+  if (journalFile.created) {
+    await fs.syncDir(dir);
+    snapshotFsyncs++;
+  }
   if (snapshotBytes === 0) {
     for (const part of PARTS) snapshotBytes += statSync(join(dir, PART_FILES[part])).size;
   }
