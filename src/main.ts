@@ -4,12 +4,17 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
 import { loadWebAssets } from './api/page.js';
 import { parseCli, UsageError, USAGE } from './cli.js';
 import { DEFAULT_CONFIGURATION_FILE, DEFAULT_DATA_DIR, PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
 import { createServer } from './server.js';
 import { loadDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
+
+// Under concurrent load V8 grows its young generation up to 48 MB, for a few per cent of speed:
+// measured, keeping it at its start size cost 2-4% of req/s and saved 12-24 MB of RSS.
+setFlagsFromString('--semi-space-growth-factor=1');
 
 const log = (line: string) => console.error(`assessd: ${line}`);
 

@@ -1,5 +1,5 @@
 /** createServer(options) -> http.Server: routing, arguments, errors and headers; no listen() inside. */
-import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
@@ -10,6 +10,7 @@ import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorBody, errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
+import { COMMON_HEADERS, JSON_HEADERS, send } from './http/respond.js';
 import { createRouter } from './http/router.js';
 import type { Store } from './store/store.js';
 
@@ -30,32 +31,6 @@ export const DEFAULT_MAX_BODY = 1024 * 1024;
 /** The arguments of a request with neither query nor body; handlers only read arguments. */
 const NO_ARGS: Args = new URLSearchParams();
 const MAX_URL = 8 * 1024;
-
-const COMMON_HEADERS = {
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-};
-
-const JSON_HEADERS = {
-  'Content-Type': 'application/json; charset=utf-8',
-  'Cache-Control': 'no-store',
-};
-
-/** The headers of a plain JSON answer, as the flat list writeHead takes: built once, not per answer. */
-const JSON_HEADER_LIST = Object.entries({ ...COMMON_HEADERS, ...JSON_HEADERS }).flat();
-
-function send(res: ServerResponse, reply: Reply): void {
-  if (res.destroyed) return;
-  const { body } = reply;
-  const length = Buffer.byteLength(body);
-  if (reply.headers === undefined) {
-    res.writeHead(reply.status, [...JSON_HEADER_LIST, 'Content-Length', String(length)]);
-  } else {
-    const json = reply.headers['Content-Type'] === undefined;
-    res.writeHead(reply.status, { ...COMMON_HEADERS, ...(json ? JSON_HEADERS : {}), ...reply.headers, 'Content-Length': length });
-  }
-  res.end(body);
-}
 
 /** How many Host headers came (req.headers keeps only the first; headersDistinct copies them all). */
 function hostCount(req: IncomingMessage): number {

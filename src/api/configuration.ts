@@ -3,18 +3,18 @@ import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
 import { listConfig } from '../store/configuration.js';
 import type { Store } from '../store/store.js';
-import { bodyPerGeneration } from './cache.js';
+import { replyPerGeneration } from './cache.js';
 import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
 import { boolArg, listArg } from './params.js';
 
 export function registerConfiguration(router: Router<Handler>, store: Store): void {
-  const allItems = bodyPerGeneration(store, () => listConfig(store.state));
+  const allItems = replyPerGeneration(store, () => listConfig(store.state));
 
   const get: Handler = (ctx) => {
     const query = { key: listArg(ctx.args, 'key'), section: listArg(ctx.args, 'section'), dirty: boolArg(ctx.args, 'dirty') };
     if (query.key === undefined && query.section === undefined && query.dirty === undefined) {
-      return { status: 200, body: allItems() };
+      return allItems();
     }
     return success(listConfig(store.state, query));
   };

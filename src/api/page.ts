@@ -4,15 +4,16 @@ import { extname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { HttpError, HTTP_MESSAGES, type Reply } from '../http/jsend.js';
+import { prepared, type PreparedReply } from '../http/respond.js';
 import { splitPath, type Router } from '../http/router.js';
 import type { Handler } from './context.js';
 
+/** A file of the application, its answers made once: plain, and gzipped (on the thread pool, at start-up). */
 interface Asset {
-  type: string;
-  plain: Buffer;
-  /** Compressed once, at start-up, on the thread pool; `gzip` is set once it is done. */
-  gzipped: Promise<Buffer>;
-  gzip?: Buffer;
+  plain: PreparedReply;
+  gzipped: Promise<PreparedReply>;
+  /** Set once the compression is done. */
+  gzip?: PreparedReply;
 }
 
 export interface WebAssets {
@@ -41,8 +42,18 @@ export const PAGE_SECURITY_HEADERS = {
 
 const compress = promisify(gzip);
 
-function asset(name: string, plain: Buffer): Asset {
-  const file: Asset = { type: TYPES[extname(name)] ?? 'application/octet-stream', plain, gzipped: compress(plain, { level: 9 }) };
+/** The page is never cached without asking, nor framed elsewhere; its assets are only revalidated. */
+const PAGE_HEADERS = { 'Cache-Control': 'no-cache', ...PAGE_SECURITY_HEADERS };
+const ASSET_HEADERS = { 'Cache-Control': 'no-cache' };
+
+function asset(name: string, content: Buffer, headers: Record<string, string>): Asset {
+  const reply = (body: Buffer, gzip: boolean) =>
+    prepared({
+      status: 200,
+      body,
+      headers: { 'Content-Type': TYPES[extname(name)] ?? 'application/octet-stream', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}), ...headers },
+    });
+  const file: Asset = { plain: reply(content, false), gzipped: compress(content, { level: 9 }).then((gzip) => reply(gzip, true)) };
   // the server listens meanwhile: only a gzip request in its first milliseconds waits for this
   file.gzipped.then((gzip) => (file.gzip = gzip), () => {});
   return file;
@@ -56,10 +67,11 @@ export async function loadWebAssets(dir: string): Promise<WebAssets> {
   } catch {
     throw new Error(`the web application is not built in ${dir}: run npm run build`);
   }
-  const files = new Map(await Promise.all(names.map(async (name) => [name, asset(name, await readFile(join(dir, name)))] as const)));
-  const page = files.get('index.html');
-  if (!page) throw new Error(`the web application is not built in ${dir}: index.html is missing`);
-  files.delete('index.html');
+  if (!names.includes('index.html')) throw new Error(`the web application is not built in ${dir}: index.html is missing`);
+  const load = async (name: string, headers: Record<string, string>) => asset(name, await readFile(join(dir, name)), headers);
+  const page = await load('index.html', PAGE_HEADERS);
+  const others = names.filter((name) => name !== 'index.html');
+  const files = new Map(await Promise.all(others.map(async (name) => [name, await load(name, ASSET_HEADERS)] as const)));
   return { page, files };
 }
 
@@ -78,14 +90,9 @@ export function acceptsGzip(header: string | undefined): boolean {
   return (gzip ?? any ?? 0) > 0;
 }
 
-export function assetReply(file: Asset, acceptEncoding: string | undefined, headers: Record<string, string> = {}): Reply | Promise<Reply> {
-  const reply = (body: Buffer, gzip: boolean): Reply => ({
-    status: 200,
-    body,
-    headers: { 'Content-Type': file.type, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}), ...headers },
-  });
-  if (!acceptsGzip(acceptEncoding)) return reply(file.plain, false);
-  return file.gzip ? reply(file.gzip, true) : file.gzipped.then((gzip) => reply(gzip, true));
+function assetReply(file: Asset, acceptEncoding: string | undefined): Reply | Promise<Reply> {
+  if (!acceptsGzip(acceptEncoding)) return file.plain;
+  return file.gzip ?? file.gzipped;
 }
 
 /** Paths the page never answers: unknown ones there are JSON 404s. */
@@ -100,7 +107,7 @@ export function pageFallback(web: WebAssets, method: string, path: string, accep
   if (method !== 'GET' && method !== 'HEAD') {
     throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: 'GET, HEAD' });
   }
-  return assetReply(web.page, acceptEncoding, { 'Cache-Control': 'no-cache', ...PAGE_SECURITY_HEADERS });
+  return assetReply(web.page, acceptEncoding);
 }
 
 /** /static/<name>: only the files loaded at start-up, by exact name, so no path can leave the folder. */
@@ -108,6 +115,6 @@ export function registerStatic(router: Router<Handler>, web: WebAssets): void {
   router.add('GET', '/static/*', (ctx) => {
     const file = web.files.get(ctx.rest.join('/'));
     if (!file) throw new HttpError(404, HTTP_MESSAGES.notFound);
-    return assetReply(file, ctx.headers['accept-encoding'], { 'Cache-Control': 'no-cache' });
+    return assetReply(file, ctx.headers['accept-encoding']);
   });
 }

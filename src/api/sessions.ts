@@ -3,7 +3,7 @@ import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
 import { getSession, listSessions } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
-import { bodyPerGeneration } from './cache.js';
+import { replyPerGeneration } from './cache.js';
 import type { Handler, RequestContext } from './context.js';
 import { MESSAGES } from './messages.js';
 import { boolArg, parseUnsigned } from './params.js';
@@ -23,7 +23,7 @@ function sessionIdOf(ctx: RequestContext): number | null | undefined {
 }
 
 export function registerSessions(router: Router<Handler>, store: Store): void {
-  const allSessions = bodyPerGeneration(store, () => listSessions(store.state));
+  const allSessions = replyPerGeneration(store, () => listSessions(store.state));
 
   const get: Handler = (ctx) => {
     if (ctx.params.action !== undefined) throw new HttpError(400, MESSAGES.actionMustBeNone);
@@ -34,7 +34,7 @@ export function registerSessions(router: Router<Handler>, store: Store): void {
       return success(session);
     }
     const active = boolArg(ctx.args, 'active');
-    if (active === undefined) return { status: 200, body: allSessions() };
+    if (active === undefined) return allSessions();
     return success(listSessions(store.state, active));
   };
 

@@ -1,0 +1,40 @@
+/** Writing a Reply: the headers every answer carries, JSON's by default, and replies made once. */
+import type { ServerResponse } from 'node:http';
+import type { Reply } from './jsend.js';
+
+export const COMMON_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+export const JSON_HEADERS = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+};
+
+/** A reply with its whole header list (as writeHead takes it) computed: sent without building anything. */
+export interface PreparedReply extends Reply {
+  head: string[];
+}
+
+/** Every header of a reply, flat: the common ones, JSON's unless it has a type of its own, its own, the length. */
+function headList(reply: Reply): string[] {
+  const json = reply.headers?.['Content-Type'] === undefined;
+  const headers = { ...COMMON_HEADERS, ...(json ? JSON_HEADERS : {}), ...reply.headers, 'Content-Length': String(Buffer.byteLength(reply.body)) };
+  return Object.entries(headers).flat();
+}
+
+/** For a reply sent many times (a page, a constant answer): its headers are worked out once, here. */
+export function prepared(reply: Reply): PreparedReply {
+  return { ...reply, head: headList(reply) };
+}
+
+const JSON_HEAD = Object.entries({ ...COMMON_HEADERS, ...JSON_HEADERS }).flat();
+
+export function send(res: ServerResponse, reply: Reply | PreparedReply): void {
+  if (res.destroyed) return;
+  if ('head' in reply) res.writeHead(reply.status, reply.head);
+  else if (reply.headers === undefined) res.writeHead(reply.status, [...JSON_HEAD, 'Content-Length', String(Buffer.byteLength(reply.body))]);
+  else res.writeHead(reply.status, headList(reply));
+  res.end(reply.body);
+}
