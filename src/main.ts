@@ -38,7 +38,6 @@ async function main(): Promise<void> {
   }
   const { options } = command;
 
-  // the page compresses on the thread pool while the store loads
   const [loadedWeb, openedStore] = await Promise.allSettled([
     loadWebAssets(WEB_ASSETS_DIR),
     loadDefaults(DEFAULT_CONFIGURATION_FILE).then((defaults) =>
@@ -79,6 +78,8 @@ async function main(): Promise<void> {
   const { address, port } = server.address() as AddressInfo;
   const shown = address.includes(':') ? `[${address}]` : address;
   console.log(`assessd listening on http://${shown}:${port} (data: ${options.dataDir})`);
+  // compressed once, now: had it run beside the store's reads, they would have queued behind it
+  web.compress();
 }
 
 main().catch((err: NodeJS.ErrnoException) => {

@@ -8,10 +8,10 @@ import { prepared, type PreparedReply } from '../http/respond.js';
 import { splitPath, type Router } from '../http/router.js';
 import type { Handler } from './context.js';
 
-/** A file of the application, its answers made once: plain, and gzipped (on the thread pool, at start-up). */
+/** A file of the application, its answers made once: plain, and gzipped (on the thread pool). */
 interface Asset {
   plain: PreparedReply;
-  gzipped: Promise<PreparedReply>;
+  compress(): Promise<PreparedReply>;
   /** Set once the compression is done. */
   gzip?: PreparedReply;
 }
@@ -19,6 +19,11 @@ interface Asset {
 export interface WebAssets {
   page: Asset;
   files: Map<string, Asset>;
+  /**
+   * Compresses every file, once (main calls it as soon as the server listens, so that start-up
+   * does not wait for it); a gzip request that comes first starts its own file's compression.
+   */
+  compress(): void;
 }
 
 const TYPES: Record<string, string> = {
@@ -40,22 +45,24 @@ export const PAGE_SECURITY_HEADERS = {
   'X-Frame-Options': 'SAMEORIGIN',
 };
 
-const compress = promisify(gzip);
+const compressGzip = promisify(gzip);
 
 /** The page is never cached without asking, nor framed elsewhere; its assets are only revalidated. */
 const PAGE_HEADERS = { 'Cache-Control': 'no-cache', ...PAGE_SECURITY_HEADERS };
 const ASSET_HEADERS = { 'Cache-Control': 'no-cache' };
 
 function asset(name: string, content: Buffer, headers: Record<string, string>): Asset {
-  const reply = (body: Buffer, gzip: boolean) =>
+  const reply = (body: Buffer, compressed: boolean) =>
     prepared({
       status: 200,
       body,
-      headers: { 'Content-Type': TYPES[extname(name)] ?? 'application/octet-stream', Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}), ...headers },
+      headers: { 'Content-Type': TYPES[extname(name)] ?? 'application/octet-stream', Vary: 'Accept-Encoding', ...(compressed ? { 'Content-Encoding': 'gzip' } : {}), ...headers },
     });
-  const file: Asset = { plain: reply(content, false), gzipped: compress(content, { level: 9 }).then((gzip) => reply(gzip, true)) };
-  // the server listens meanwhile: only a gzip request in its first milliseconds waits for this
-  file.gzipped.then((gzip) => (file.gzip = gzip), () => {});
+  let compressing: Promise<PreparedReply> | undefined;
+  const file: Asset = {
+    plain: reply(content, false),
+    compress: () => (compressing ??= compressGzip(content, { level: 9 }).then((bytes) => (file.gzip = reply(bytes, true)))),
+  };
   return file;
 }
 
@@ -72,7 +79,13 @@ export async function loadWebAssets(dir: string): Promise<WebAssets> {
   const page = await load('index.html', PAGE_HEADERS);
   const others = names.filter((name) => name !== 'index.html');
   const files = new Map(await Promise.all(others.map(async (name) => [name, await load(name, ASSET_HEADERS)] as const)));
-  return { page, files };
+  return {
+    page,
+    files,
+    compress() {
+      for (const file of [page, ...files.values()]) file.compress().catch(() => {});
+    },
+  };
 }
 
 /** Whether Accept-Encoding takes gzip: named with q > 0, or through `*` when gzip is not named. */
@@ -92,7 +105,7 @@ export function acceptsGzip(header: string | undefined): boolean {
 
 function assetReply(file: Asset, acceptEncoding: string | undefined): Reply | Promise<Reply> {
   if (!acceptsGzip(acceptEncoding)) return file.plain;
-  return file.gzip ?? file.gzipped;
+  return file.gzip ?? file.compress();
 }
 
 /** Paths the page never answers: unknown ones there are JSON 404s. */

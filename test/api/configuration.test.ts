@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MESSAGES } from '../../src/api/messages.ts';
+import { assertFail } from '../helpers/jsend.ts';
 import { request, startServer, type RequestOptions, type Response, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -135,16 +136,6 @@ const REFERENCE: [section: string, key: string, value: string][] = [
 
 const reference = { items: REFERENCE.map(([section, key, value]) => ({ section, key, value })) };
 
-function assertFail(res: Response, status: number, message: string): any {
-  assert.equal(res.status, status, res.text);
-  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-  const body = res.json;
-  assert.equal(body.status, 'fail');
-  assert.equal(body.message, message);
-  assert.equal(body.code, status);
-  if ('data' in body) assert.ok(body.data !== null && typeof body.data === 'object' && !Array.isArray(body.data), res.text);
-  return body;
-}
 
 async function items(query = ''): Promise<Item[]> {
   const res = await call(`/api/v1/configuration${query}`);

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { HTTP_MESSAGES, MESSAGES } from '../../src/api/messages.ts';
+import { assertFail, assertSuccess, JSON_TYPE } from '../helpers/jsend.ts';
 import { request, startServer, type RequestOptions, type Response, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -9,30 +10,9 @@ beforeEach(async () => (server = await startServer()));
 afterEach(() => server.close());
 
 const call = (path: string, options: RequestOptions = {}) => request(server.url, path, options);
-const JSON_TYPE = 'application/json; charset=utf-8';
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
-function assertSuccess(res: Response, status: number, what = ''): any {
-  assert.equal(res.status, status, `${what} ${res.text}`);
-  assert.equal(res.headers['content-type'], JSON_TYPE, what);
-  const body = res.json;
-  assert.deepEqual(Object.keys(body).sort(), ['data', 'status'], what);
-  assert.equal(body.status, 'success', what);
-  return body.data;
-}
 
-function assertFail(res: Response, status: number, message?: string, what = ''): any {
-  assert.equal(res.status, status, `${what} ${res.text}`);
-  assert.equal(res.headers['content-type'], JSON_TYPE, what);
-  const body = res.json;
-  assert.equal(body.status, 'fail', what);
-  if (message !== undefined) assert.equal(body.message, message, what);
-  assert.equal(typeof body.message, 'string', what);
-  assert.equal(body.code, status, what);
-  for (const key of Object.keys(body)) assert.ok(['status', 'message', 'code', 'data'].includes(key), `${what}: unexpected key ${key}`);
-  if ('data' in body) assert.ok(body.data !== null && typeof body.data === 'object' && !Array.isArray(body.data), what);
-  return body;
-}
 
 const sessionNames = async () => (assertSuccess(await call('/api/v1/sessions/'), 200) as { name: string }[]).map((s) => s.name);
 

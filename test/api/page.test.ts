@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { HTTP_MESSAGES } from '../../src/api/messages.ts';
+import { assertFail, JSON_TYPE } from '../helpers/jsend.ts';
 import { request, startServer, type RequestOptions, type Response, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -15,15 +16,7 @@ after(() => server.close());
 
 const call = (path: string, options: RequestOptions = {}) => request(server.url, path, options);
 const HTML = 'text/html; charset=UTF-8';
-const JSON_TYPE = 'application/json; charset=utf-8';
 
-function assertFail(res: Response, status: number, message: string): void {
-  assert.equal(res.status, status, res.text);
-  assert.equal(res.headers['content-type'], JSON_TYPE);
-  assert.equal(res.json.status, 'fail');
-  assert.equal(res.json.message, message);
-  assert.equal(res.json.code, status);
-}
 
 function assertVaryAcceptEncoding(res: Response): void {
   const vary = String(res.headers.vary ?? '').split(',').map((v) => v.trim().toLowerCase());

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MESSAGES } from '../../src/api/messages.ts';
+import { assertFail, assertSuccess } from '../helpers/jsend.ts';
 import { request, startServer, type RequestOptions, type Response, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -8,23 +9,9 @@ beforeEach(async () => (server = await startServer()));
 afterEach(() => server.close());
 
 const call = (path: string, options: RequestOptions = {}) => request(server.url, path, options);
+const ok = async (path: string, options: RequestOptions = {}, status = 200) => assertSuccess(await call(path, options), status, `${options.method ?? 'GET'} ${path}`);
 
-function assertFail(res: Response, status: number, message: string): void {
-  assert.equal(res.status, status, res.text);
-  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-  const body = res.json;
-  assert.equal(body.status, 'fail');
-  assert.equal(body.message, message);
-  assert.equal(body.code, status);
-  if ('data' in body) assert.ok(body.data !== null && typeof body.data === 'object' && !Array.isArray(body.data), res.text);
-}
 
-async function ok(path: string, options: RequestOptions = {}, status = 200): Promise<any> {
-  const res = await call(path, options);
-  assert.equal(res.status, status, `${options.method ?? 'GET'} ${path}: ${res.text}`);
-  assert.equal(res.json.status, 'success');
-  return res.json.data;
-}
 
 const sessions = () => ok('/api/v1/sessions/');
 const create = async (name: string) => assert.deepEqual(await ok('/api/v1/sessions/', { method: 'POST', form: { name } }, 201), {});

@@ -52,3 +52,14 @@ export function failingDisk(): FailingDisk {
     },
   };
 }
+
+/** The real file system, every journal write going through `write`, which may fail or act around the real one. */
+export function journalWrites(write: (real: (data: Buffer, position: number) => Promise<void>, data: Buffer, position: number) => Promise<void>): FileSystem {
+  return {
+    ...nodeFileSystem,
+    async openAppendable(path) {
+      const file = await nodeFileSystem.openAppendable(path);
+      return { ...file, writeAt: (data, position) => write((d, p) => file.writeAt(d, p), data, position) };
+    },
+  };
+}

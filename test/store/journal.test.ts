@@ -7,8 +7,7 @@ import { parseJournal } from '../../src/store/journal.ts';
 import { listSessions } from '../../src/store/sessions.ts';
 import { DataFileError, serializePart } from '../../src/store/state.ts';
 import { openStore } from '../../src/store/store.ts';
-import { nodeFileSystem } from '../../src/store/atomic-file.ts';
-import { failingDisk } from '../helpers/failing-fs.ts';
+import { failingDisk, journalWrites } from '../helpers/failing-fs.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const DEFAULTS: DefaultItem[] = [{ key: 'K', value: 'v', section: 'S', descrip: '' }];
@@ -130,23 +129,14 @@ test('a change arriving while a failed write is handled is refused or kept, neve
   const dir = await tempDir();
   let failNext = false;
   let late: Promise<unknown> | undefined;
-  const fs = {
-    ...nodeFileSystem,
-    async openAppendable(path: string) {
-      const file = await nodeFileSystem.openAppendable(path);
-      return {
-        ...file,
-        async writeAt(data: Buffer, position: number) {
-          if (failNext) {
-            failNext = false;
-            setImmediate(() => (late = store.change({ op: 'addTarget', session: 1, target: 1 }).then((r) => r, () => 'rejected')));
-            throw Object.assign(new Error('EIO injected'), { code: 'EIO' });
-          }
-          return file.writeAt(data, position);
-        },
-      };
-    },
-  };
+  const fs = journalWrites(async (real, data, position) => {
+    if (failNext) {
+      failNext = false;
+      setImmediate(() => (late = store.change({ op: 'addTarget', session: 1, target: 1 }).then((r) => r, () => 'rejected')));
+      throw Object.assign(new Error('EIO injected'), { code: 'EIO' });
+    }
+    return real(data, position);
+  });
   const store = await openStore({ dir, defaults: DEFAULTS, fs });
   await store.change({ op: 'createSession', name: 's2' });
   failNext = true;
@@ -164,22 +154,13 @@ test('a change arriving while a failed write is handled is refused or kept, neve
 test('a write whose data landed but whose fsync failed is cut at once: answered 500, never seen after a restart', async () => {
   const dir = await tempDir();
   let failOnce = false;
-  const fs = {
-    ...nodeFileSystem,
-    async openAppendable(path: string) {
-      const file = await nodeFileSystem.openAppendable(path);
-      return {
-        ...file,
-        async writeAt(data: Buffer, position: number) {
-          await file.writeAt(data, position);
-          if (failOnce) {
-            failOnce = false;
-            throw Object.assign(new Error('EIO injected after the data landed'), { code: 'EIO' });
-          }
-        },
-      };
-    },
-  };
+  const fs = journalWrites(async (real, data, position) => {
+    await real(data, position);
+    if (failOnce) {
+      failOnce = false;
+      throw Object.assign(new Error('EIO injected after the data landed'), { code: 'EIO' });
+    }
+  });
   const store = await openStore({ dir, defaults: DEFAULTS, fs });
   failOnce = true;
   await assert.rejects(store.change({ op: 'createSession', name: 'ghost' }), /EIO/);
