@@ -78,8 +78,9 @@ async function main(): Promise<void> {
   const { address, port } = server.address() as AddressInfo;
   const shown = address.includes(':') ? `[${address}]` : address;
   console.log(`assessd listening on http://${shown}:${port} (data: ${options.dataDir})`);
-  // compressed once, now: had it run beside the store's reads, they would have queued behind it
-  web.compress();
+  // Compressed once, now that the first requests can be answered: beside the store's reads they
+  // would have queued behind it (a gzip request meanwhile compresses its own file).
+  setTimeout(() => web.compress(), 100).unref();
 }
 
 main().catch((err: NodeJS.ErrnoException) => {

@@ -1,8 +1,6 @@
 /** The web application: its page for every client-side path, its assets under /static/, all in memory. */
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import { HttpError, HTTP_MESSAGES, type Reply } from '../http/jsend.js';
 import { prepared, type PreparedReply } from '../http/respond.js';
 import { splitPath, type Router } from '../http/router.js';
@@ -45,7 +43,11 @@ export const PAGE_SECURITY_HEADERS = {
   'X-Frame-Options': 'SAMEORIGIN',
 };
 
-const compressGzip = promisify(gzip);
+/** zlib is loaded on first use: nothing at start-up needs it. */
+async function compressGzip(data: Buffer): Promise<Buffer> {
+  const { gzip } = await import('node:zlib');
+  return new Promise((resolve, reject) => gzip(data, { level: 9 }, (err, bytes) => (err ? reject(err) : resolve(bytes))));
+}
 
 /** The page is never cached without asking, nor framed elsewhere; its assets are only revalidated. */
 const PAGE_HEADERS = { 'Cache-Control': 'no-cache', ...PAGE_SECURITY_HEADERS };
@@ -61,7 +63,7 @@ function asset(name: string, content: Buffer, headers: Record<string, string>): 
   let compressing: Promise<PreparedReply> | undefined;
   const file: Asset = {
     plain: reply(content, false),
-    compress: () => (compressing ??= compressGzip(content, { level: 9 }).then((bytes) => (file.gzip = reply(bytes, true)))),
+    compress: () => (compressing ??= compressGzip(content).then((bytes) => (file.gzip = reply(bytes, true)))),
   };
   return file;
 }
