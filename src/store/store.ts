@@ -263,6 +263,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
 
     async close() {
       while (flushing) await flushing;
+      // a failed write's bytes whose cut failed too: one more try, so that no restart sees them
+      await journal.cut().catch((err: Error) => log(`could not cut a failed write: ${err.message}`));
       await journal.close();
       await lock.release();
     },
