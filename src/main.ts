@@ -38,19 +38,9 @@ async function main(): Promise<void> {
   }
   const { options } = command;
 
-  const [loadedWeb, openedStore] = await Promise.allSettled([
-    loadWebAssets(WEB_ASSETS_DIR),
-    loadDefaults(DEFAULT_CONFIGURATION_FILE).then((defaults) =>
-      openStore({ dir: options.dataDir, defaults, log, compactAfter: options.compactAfter }),
-    ),
-  ]);
-  if (openedStore.status === 'rejected') throw openedStore.reason;
-  const store = openedStore.value;
-  if (loadedWeb.status === 'rejected') {
-    await store.close();
-    throw loadedWeb.reason;
-  }
-  const web = loadedWeb.value;
+  const web = loadWebAssets(WEB_ASSETS_DIR);
+  const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
+  const store = await openStore({ dir: options.dataDir, defaults, log, compactAfter: options.compactAfter });
   const server = createServer({ store, web, fileServerPort: options.fileServerPort, maxBody: options.maxBody, log });
   // Handlers first: a signal that comes as soon as the start-up line is out must stop cleanly.
   let stopping = false;

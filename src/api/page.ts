@@ -1,5 +1,5 @@
 /** The web application: its page for every client-side path, its assets under /static/, all in memory. */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { HttpError, HTTP_MESSAGES, type Reply } from '../http/jsend.js';
 import { prepared, type PreparedReply } from '../http/respond.js';
@@ -68,19 +68,21 @@ function asset(name: string, content: Buffer, headers: Record<string, string>): 
   return file;
 }
 
-/** Loads the built web application (index.html and its assets) into memory. */
-export async function loadWebAssets(dir: string): Promise<WebAssets> {
+/**
+ * Loads the built web application (index.html and its assets) into memory. Synchronous: at
+ * start-up there is nothing else to do, and a dozen small reads cost less than their round trips.
+ */
+export function loadWebAssets(dir: string): WebAssets {
   let names: string[];
   try {
-    names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+    names = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
   } catch {
     throw new Error(`the web application is not built in ${dir}: run npm run build`);
   }
   if (!names.includes('index.html')) throw new Error(`the web application is not built in ${dir}: index.html is missing`);
-  const load = async (name: string, headers: Record<string, string>) => asset(name, await readFile(join(dir, name)), headers);
-  const page = await load('index.html', PAGE_HEADERS);
-  const others = names.filter((name) => name !== 'index.html');
-  const files = new Map(await Promise.all(others.map(async (name) => [name, await load(name, ASSET_HEADERS)] as const)));
+  const load = (name: string, headers: Record<string, string>) => asset(name, readFileSync(join(dir, name)), headers);
+  const page = load('index.html', PAGE_HEADERS);
+  const files = new Map(names.filter((name) => name !== 'index.html').map((name) => [name, load(name, ASSET_HEADERS)]));
   return {
     page,
     files,

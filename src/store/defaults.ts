@@ -1,12 +1,13 @@
 /** The embedded default configuration: the framework's settings and tool paths. */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import type { DefaultItem } from './configuration.js';
 import { DataFileError } from './state.js';
 
-export async function loadDefaults(file: string): Promise<DefaultItem[]> {
+/** Read synchronously: it is read once, at start-up, before anything is served. */
+export function loadDefaults(file: string): DefaultItem[] {
   let doc: { items?: unknown };
   try {
-    doc = JSON.parse(await readFile(file, 'utf8'));
+    doc = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
     throw new DataFileError(file, (err as Error).message);
   }

@@ -1,5 +1,6 @@
 /** One owner per data directory: a lock file holding the owner's pid. */
-import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'assessd.lock';
@@ -22,9 +23,23 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function ownerOf(path: string): Promise<number | undefined> {
-  const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+function ownerOf(path: string): number | undefined {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    // gone: no owner
+  }
+  const pid = Number.parseInt(text, 10);
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+function removeIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
 }
 
 function inUse(dir: string, pid: number): DataDirInUseError {
@@ -33,29 +48,30 @@ function inUse(dir: string, pid: number): DataDirInUseError {
 
 /**
  * Takes the lock, taking over a stale one (its process is gone) with a log line. The lock file is
- * linked into place already holding the pid, so nobody ever reads it empty.
+ * linked into place already holding the pid, so nobody ever reads it empty. Synchronous file
+ * calls: this runs once, at start-up, before anything is served.
  */
 export async function acquireLock(dir: string, log: (line: string) => void): Promise<Lock> {
   const path = join(dir, LOCK_FILE);
   if (held.has(path)) throw inUse(dir, process.pid);
   const draft = join(dir, `.${LOCK_FILE}.${process.pid}`);
-  await writeFile(draft, `${process.pid}\n`, { mode: 0o644 });
+  writeFileSync(draft, `${process.pid}\n`, { mode: 0o644 });
   try {
     for (let takeover = false; ; takeover = true) {
       try {
-        await link(draft, path);
+        linkSync(draft, path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || takeover) throw err;
-        const pid = await ownerOf(path);
+        const pid = ownerOf(path);
         if (pid !== undefined && pid !== process.pid && isAlive(pid)) throw inUse(dir, pid);
         log(`taking over the stale lock of ${pid === undefined ? 'an unknown process' : `process ${pid}`} in ${dir}`);
-        await unlink(path).catch(() => {});
+        removeIfThere(path);
         continue;
       }
       if (takeover) {
         // two servers may have found the same stale lock: the one whose pid is in the file wins
         await new Promise((resolve) => setTimeout(resolve, 50));
-        const owner = await ownerOf(path);
+        const owner = ownerOf(path);
         if (owner !== process.pid) throw inUse(dir, owner ?? 0);
       }
       held.add(path);
@@ -67,6 +83,6 @@ export async function acquireLock(dir: string, log: (line: string) => void): Pro
       };
     }
   } finally {
-    await unlink(draft).catch(() => {});
+    removeIfThere(draft);
   }
 }

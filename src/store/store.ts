@@ -2,8 +2,7 @@
  * The durable store: state in memory; each committed batch of changes appended to a journal and
  * fsynced (group commit); the journal folded into the JSON snapshots once it outgrows them.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFileSystem, TEMP_MARKER, type FileSystem } from './atomic-file.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
@@ -61,10 +60,10 @@ const PARTS = Object.keys(PART_FILES) as Part[];
 export async function openStore(options: StoreOptions): Promise<Store> {
   const { dir } = options;
   const log = options.log ?? (() => {});
-  await mkdir(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true });
   const lock = await acquireLock(dir, log);
   try {
-    await sweepTempFiles(dir, log);
+    sweepTempFiles(dir, log);
     return await createStore(options, log, lock);
   } catch (err) {
     await lock.release();
@@ -72,10 +71,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   }
 }
 
-async function sweepTempFiles(dir: string, log: (line: string) => void): Promise<void> {
-  for (const name of await readdir(dir)) {
+function sweepTempFiles(dir: string, log: (line: string) => void): void {
+  for (const name of readdirSync(dir)) {
     if (name.startsWith('.') && name.includes(TEMP_MARKER)) {
-      await unlink(join(dir, name));
+      unlinkSync(join(dir, name));
       log(`removed the leftover temp file ${name}`);
     }
   }

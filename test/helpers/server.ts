@@ -30,7 +30,7 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web
   fs?: FileSystem;
 }
 
-let web: Promise<WebAssets> | undefined;
+let web: WebAssets | undefined;
 
 export async function tempDir(prefix = 'assessd-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -40,10 +40,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const dataDir = options.dataDir ?? (await tempDir());
   const logs: string[] = [];
   const log = (line: string) => void logs.push(line);
-  const defaults = await loadDefaults(DEFAULT_CONFIGURATION_FILE);
+  const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
   web ??= loadWebAssets(WEB_ASSETS_DIR);
   const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
-  const server = createServer({ ...options, store, web: await web, log });
+  const server = createServer({ ...options, store, web, log });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {
