@@ -1,5 +1,5 @@
 /** createServer(options) -> http.Server: routing, arguments, errors and headers; no listen() inside. */
-import { createServer as createHttpServer, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
@@ -9,8 +9,8 @@ import { pageFallback, registerStatic, type WebAssets } from './api/page.js';
 import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
-import { errorBody, errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
-import { COMMON_HEADERS, JSON_HEADERS, send } from './http/respond.js';
+import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
+import { rawResponse, send } from './http/respond.js';
 import { createRouter } from './http/router.js';
 import type { Store } from './store/store.js';
 
@@ -31,6 +31,12 @@ export const DEFAULT_MAX_BODY = 1024 * 1024;
 /** The arguments of a request with neither query nor body; handlers only read arguments. */
 const NO_ARGS: Args = new URLSearchParams();
 const MAX_URL = 8 * 1024;
+
+/** The parser's errors with an answer of their own; any other is a 400. */
+const PARSER_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, HTTP_MESSAGES.headersTooLarge],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, HTTP_MESSAGES.timeout],
+};
 
 /** How many Host headers came (req.headers keeps only the first; headersDistinct copies them all). */
 function hostCount(req: IncomingMessage): number {
@@ -144,12 +150,8 @@ export function createServer(options: ServerOptions): Server {
       socket.destroy();
       return;
     }
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const message = status === 431 ? HTTP_MESSAGES.headersTooLarge : status === 408 ? HTTP_MESSAGES.timeout : HTTP_MESSAGES.badRequest;
-    const body = errorBody(status, message);
-    const headers = { ...COMMON_HEADERS, ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(body), Connection: 'close' };
-    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
+    const [status, message] = PARSER_ERRORS[err.code ?? ''] ?? [400, HTTP_MESSAGES.badRequest];
+    socket.end(rawResponse(errorReply(new HttpError(status, message, undefined, { Connection: 'close' }))));
   });
 
   return server;

@@ -42,7 +42,7 @@ export function success(data: unknown = {}, status = 200): Reply {
 }
 
 /** 4xx: `fail` with the message; 5xx: `error` with a generic message (details belong in the log). */
-export function errorBody(status: number, message: string, data?: Record<string, string>): string {
+function errorBody(status: number, message: string, data?: Record<string, string>): string {
   if (status >= 500) {
     return JSON.stringify({ status: 'error', message: HTTP_MESSAGES.internal, code: status });
   }

@@ -1,5 +1,5 @@
 /** Writing a Reply: the headers every answer carries, JSON's by default, and replies made once. */
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Reply } from './jsend.js';
 
 export const COMMON_HEADERS = {
@@ -37,4 +37,12 @@ export function send(res: ServerResponse, reply: Reply | PreparedReply): void {
   else if (reply.headers === undefined) res.writeHead(reply.status, [...JSON_HEAD, 'Content-Length', String(Buffer.byteLength(reply.body))]);
   else res.writeHead(reply.status, headList(reply));
   res.end(reply.body);
+}
+
+/** The whole HTTP/1.1 response as text, for a socket no ServerResponse owns (a parser error). */
+export function rawResponse(reply: Reply): string {
+  const head = headList(reply);
+  let lines = `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status]}\r\n`;
+  for (let i = 0; i < head.length; i += 2) lines += `${head[i]}: ${head[i + 1]}\r\n`;
+  return `${lines}\r\n${reply.body}`;
 }

@@ -13,6 +13,8 @@ const PARAM_TYPES: Record<string, RegExp> = {
 
 interface Route<H> {
   segments: Segment[];
+  /** The pattern with its parameters' names and types: two patterns with the same key are one route. */
+  key: string;
   handlers: Map<string, H>;
   /** For a route with no parameter, its answer per method, made once. */
   found?: Map<string, RouteMatch<H>>;
@@ -66,9 +68,14 @@ export function decodeSegments(path: string): string[] {
   });
 }
 
+/** One trailing slash is optional on every path. */
+function withoutTrailingSlash(path: string): string {
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
 /** The decoded segments of a path; one trailing slash is optional. */
 export function splitPath(path: string): string[] {
-  return decodeSegments(path.length > 1 && path.endsWith('/') ? path.slice(1, -1) : path.slice(1));
+  return decodeSegments(withoutTrailingSlash(path).slice(1));
 }
 
 function matchSegments(segments: Segment[], parts: string[]): Params | null {
@@ -102,9 +109,9 @@ export function createRouter<H>(): Router<H> {
     add(method, pattern, handler) {
       const segments = compile(pattern);
       const key = segments.map(segmentKey).join('/');
-      let route = routes.find((r) => r.segments.map(segmentKey).join('/') === key);
+      let route = routes.find((r) => r.key === key);
       if (!route) {
-        route = { segments, handlers: new Map() };
+        route = { segments, key, handlers: new Map() };
         routes.push(route);
         if (segments.every((s) => s.kind === 'literal')) {
           route.found = new Map();
@@ -116,7 +123,7 @@ export function createRouter<H>(): Router<H> {
     },
 
     match(method, path) {
-      const exact = literal.get(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path)?.found;
+      const exact = literal.get(withoutTrailingSlash(path))?.found;
       const fast = exact?.get(method) ?? (method === 'HEAD' ? exact?.get('GET') : undefined);
       if (fast) return fast;
 

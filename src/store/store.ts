@@ -91,10 +91,10 @@ function readIfExists(file: string): Buffer | undefined {
 
 interface Loaded {
   state: State;
-  /** Parts with no snapshot file yet. */
-  missing: Set<Part>;
+  /** A snapshot is missing, or the defaults changed the configuration: write the snapshots. */
+  snapshotsStale: boolean;
   lastSeq: number;
-  records: JournalRecord[];
+  /** Bytes of the journal's whole records, and of the file (a torn last write is the difference). */
   validLength: number;
   fileLength: number;
 }
@@ -105,12 +105,12 @@ interface Loaded {
  */
 function load(dir: string, defaults: DefaultItem[], maxJournalLength = Infinity): Loaded {
   const state = emptyState();
-  const missing = new Set<Part>();
+  let snapshotsStale = false;
   const snapshotSeq = {} as Record<Part, number>;
   for (const part of PARTS) {
     const file = join(dir, PART_FILES[part]);
     const bytes = readIfExists(file);
-    if (bytes === undefined) missing.add(part);
+    if (bytes === undefined) snapshotsStale = true;
     snapshotSeq[part] = bytes === undefined ? 0 : loadPart(state, part, file, bytes.toString('utf8'));
   }
   const journalFile = join(dir, JOURNAL_FILE);
@@ -131,9 +131,8 @@ function load(dir: string, defaults: DefaultItem[], maxJournalLength = Infinity)
     lastSeq = Math.max(lastSeq, record.seq);
   }
   ensureDefaultSession(state);
-  const merged = mergeDefaults(state, defaults);
-  if (merged && !missing.has('configuration')) missing.add('configuration');
-  return { state, missing, lastSeq, records, validLength, fileLength: journalBytes.length };
+  if (mergeDefaults(state, defaults)) snapshotsStale = true;
+  return { state, snapshotsStale, lastSeq, validLength, fileLength: journalBytes.length };
 }
 
 async function createStore(options: StoreOptions, log: (line: string) => void, lock: Lock): Promise<Store> {
@@ -147,20 +146,21 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     log(`ignoring ${loaded.fileLength - loaded.validLength} bytes of an unfinished write at the end of ${JOURNAL_FILE}`);
   }
 
-  let snapshotFsyncs = 0;
+  /** fsyncs of snapshots and of the directory (the journal counts its own). */
+  let fileFsyncs = 0;
   async function writeSnapshots(texts: (readonly [Part, string])[]): Promise<number> {
     // every write settles before this returns: none may land after a later compaction's
     const writes = await Promise.allSettled(texts.map(([part, text]) => fs.writeFileAtomic(join(dir, PART_FILES[part]), text)));
-    snapshotFsyncs += writes.filter((w) => w.status === 'fulfilled').length;
+    fileFsyncs += writes.filter((w) => w.status === 'fulfilled').length;
     for (const w of writes) if (w.status === 'rejected') throw w.reason;
     await fs.syncDir(dir);
-    snapshotFsyncs++;
+    fileFsyncs++;
     return texts.reduce((sum, [, text]) => sum + Buffer.byteLength(text), 0);
   }
 
   // A new dir, or changed defaults: the snapshots say so before anything is served.
   let snapshotBytes = 0;
-  if (loaded.missing.size > 0) {
+  if (loaded.snapshotsStale) {
     snapshotBytes = await writeSnapshots(PARTS.map((part) => [part, serializePart(state, part, lastSeq)] as const));
   }
   const journalFile = await fs.openAppendable(join(dir, JOURNAL_FILE));
@@ -168,7 +168,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   // a new journal's directory entry must be as durable as the records about to go in it
   if (journalFile.created) {
     await fs.syncDir(dir);
-    snapshotFsyncs++;
+    fileFsyncs++;
   }
   if (snapshotBytes === 0) {
     for (const part of PARTS) snapshotBytes += statSync(join(dir, PART_FILES[part])).size;
@@ -244,7 +244,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
       return generation;
     },
     get stats() {
-      return { ...stats, fsyncs: snapshotFsyncs + journal.fsyncs };
+      return { ...stats, fsyncs: fileFsyncs + journal.fsyncs };
     },
 
     change<O extends Op>(op: O): Promise<ResultOf<O>> {

@@ -103,6 +103,40 @@ test('SIGTERM lets an in-flight write finish before exiting', async () => {
   assert.ok(acknowledged > 0 && saved >= acknowledged, `${acknowledged} acknowledged, ${saved} saved`);
 });
 
+test('--file-server-port and --max-body reach the server', async () => {
+  const server = await spawnServer(['--port', '0', '--data-dir', await tempDir(), '--file-server-port', '9123', '--max-body', '64']);
+  try {
+    assert.equal((await request(server.url, '/output_files/a.txt')).headers.location, 'http://127.0.0.1:9123/a.txt');
+    const big = await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'n'.repeat(100) } });
+    assert.equal(big.status, 413);
+    assert.equal((await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'small' } })).status, 201);
+  } finally {
+    server.proc.kill('SIGTERM');
+    await server.exited;
+  }
+});
+
+test('two servers racing for one stale lock: exactly one of them starts', async () => {
+  for (let round = 0; round < 3; round++) {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'assessd.lock'), '999999999\n');
+    const outcomes = await Promise.all(
+      [0, 1].map(() =>
+        spawnServer(['--port', '0', '--data-dir', dir]).then(
+          (server) => ({ server }),
+          (err: Error) => ({ error: err.message }),
+        ),
+      ),
+    );
+    const started = outcomes.flatMap((o) => ('server' in o ? [o.server] : []));
+    for (const s of started) s.proc.kill('SIGTERM');
+    await Promise.all(started.map((s) => s.exited));
+    assert.equal(started.length, 1, JSON.stringify(outcomes.map((o) => ('error' in o ? o.error : 'started'))));
+    const refused = outcomes.find((o) => 'error' in o) as { error: string };
+    assert.match(refused.error, /is in use by process \d+/);
+  }
+});
+
 test('a port in use: one line, non-zero exit', async () => {
   const first = await spawnServer(['--port', '0', '--data-dir', await tempDir()]);
   try {
