@@ -1,7 +1,7 @@
 /**
- * The build's last step, after tsc has type-checked and compiled everything: bundles the server
- * into one file, dist/main.js (one module to load instead of thirty: a faster start), and copies
- * the web application's static files beside its compiled script.
+ * The build's last step, after tsc has type-checked everything and written the declarations: bundles
+ * the CLI into dist/main.js and the library into dist/index.js (one module each to load instead of
+ * thirty: a faster start), and copies the web application's static files beside its compiled script.
  */
 import { cp, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,8 +9,8 @@ import { build } from 'esbuild';
 import { PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
 
 await build({
-  entryPoints: [join(PROJECT_ROOT, 'src', 'main.ts')],
-  outfile: join(PROJECT_ROOT, 'dist', 'main.js'),
+  entryPoints: { main: join(PROJECT_ROOT, 'src', 'main.ts'), index: join(PROJECT_ROOT, 'src', 'index.ts') },
+  outdir: join(PROJECT_ROOT, 'dist'),
   bundle: true,
   platform: 'node',
   format: 'esm',

@@ -1,16 +1,8 @@
-/** Command-line flags and ASSESSD_* environment variables -> options (flags win). */
+/** Command-line flags and ASSESSD_* environment variables -> start() options (flags win). */
 import { parseArgs } from 'node:util';
-import { resolve } from 'node:path';
+import { OptionError, resolveOptions, type ResolvedOptions, type StartOptions } from './options.js';
 
-export interface CliOptions {
-  host: string;
-  port: number;
-  dataDir: string;
-  fileServerPort: number;
-  maxBody: number;
-  /** Journal bytes after which it is folded into the snapshots (env ASSESSD_COMPACT_AFTER). */
-  compactAfter?: number;
-}
+export type CliOptions = Omit<ResolvedOptions, 'log'>;
 
 export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; options: CliOptions };
 
@@ -22,19 +14,22 @@ Options:
   --data-dir <dir>            where the JSON store lives (env ASSESSD_DATA_DIR; default the project's data/)
   --file-server-port <port>   port of the output file server /output_files/ redirects to (default 8010)
   --max-body <bytes>          largest request body accepted (default 1048576)
+  --allowed-hosts <names>     host names allowed beside IP literals, localhost and this machine's name,
+                              comma-separated; .lab.example allows a domain and its subdomains;
+                              * turns the Host check off (unsafe) (env ASSESSD_ALLOWED_HOSTS)
+  --token <token>             the API token (env ASSESSD_TOKEN, which keeps it out of the process list);
+                              default: none on loopback, else generated once and kept in DATA_DIR/token
+  --no-token                  serve beyond loopback without a token (unsafe)
   (env ASSESSD_COMPACT_AFTER: journal bytes before it is folded into the snapshots;
    default: once it outgrows 4 MiB and the snapshots)
   -h, --help                  print this help
   -v, --version               print the version`;
 
-/** A bad flag or value: main prints the message on one line and exits non-zero. */
+/** A bad flag or value: main prints the message on one line and exits 2. */
 export class UsageError extends Error {}
 
-function port(name: string, raw: string): number {
-  const n = /^[0-9]{1,5}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 0 && n <= 65535)) throw new UsageError(`${name} must be a port number from 0 to 65535, not ${JSON.stringify(raw)}`);
-  return n;
-}
+/** `maxBody` -> `--max-body`: messages name the flag the user typed. */
+const flagName = (option: string) => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir: string): CliCommand {
   let values;
@@ -49,6 +44,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
         'data-dir': { type: 'string' },
         'file-server-port': { type: 'string' },
         'max-body': { type: 'string' },
+        'allowed-hosts': { type: 'string' },
+        token: { type: 'string' },
+        'no-token': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -59,23 +57,26 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
 
-  const host = values.host ?? env.ASSESSD_HOST ?? '127.0.0.1';
-  if (host.trim() === '') throw new UsageError('--host must not be empty');
-  const maxBody = Number(values['max-body'] ?? 1024 * 1024);
-  if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new UsageError(`--max-body must be a positive number of bytes`);
-  const compactAfter = env.ASSESSD_COMPACT_AFTER === undefined ? undefined : Number(env.ASSESSD_COMPACT_AFTER);
-  if (compactAfter !== undefined && !(Number.isSafeInteger(compactAfter) && compactAfter >= 0)) {
-    throw new UsageError('ASSESSD_COMPACT_AFTER must be a number of bytes');
-  }
-  return {
-    kind: 'serve',
-    options: {
-      host,
-      port: port('--port', values.port ?? env.ASSESSD_PORT ?? '8009'),
-      dataDir: resolve(values['data-dir'] ?? env.ASSESSD_DATA_DIR ?? defaultDataDir),
-      fileServerPort: port('--file-server-port', values['file-server-port'] ?? '8010'),
-      maxBody,
-      compactAfter,
-    },
+  const options: StartOptions = {
+    host: values.host ?? env.ASSESSD_HOST,
+    port: values.port ?? env.ASSESSD_PORT,
+    dataDir: values['data-dir'] ?? env.ASSESSD_DATA_DIR ?? defaultDataDir,
+    fileServerPort: values['file-server-port'],
+    maxBody: values['max-body'],
+    allowedHosts: values['allowed-hosts'] ?? env.ASSESSD_ALLOWED_HOSTS,
+    // an explicit --no-token wins over a token in the environment
+    token: values['no-token'] ? undefined : (values.token ?? (env.ASSESSD_TOKEN || undefined)),
+    noToken: values['no-token'],
+    compactAfter: env.ASSESSD_COMPACT_AFTER,
   };
+  if (values['no-token'] && values.token !== undefined) throw new UsageError('--token and --no-token exclude each other');
+  try {
+    const { log: _log, ...resolved } = resolveOptions(options, (option) =>
+      option === 'compactAfter' ? 'ASSESSD_COMPACT_AFTER' : flagName(option),
+    );
+    return { kind: 'serve', options: resolved };
+  } catch (err) {
+    if (err instanceof OptionError) throw new UsageError(err.message);
+    throw err;
+  }
 }

@@ -1,16 +1,11 @@
 #!/usr/bin/env node
-/** CLI: parse flags, open the store, listen, and stop cleanly on SIGTERM/SIGINT. */
+/** CLI: a thin shell over start(): flags, the start-up line, signals and exit codes. */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
-import { loadWebAssets } from './api/page.js';
 import { parseCli, UsageError, USAGE } from './cli.js';
-import { DEFAULT_CONFIGURATION_FILE, DEFAULT_DATA_DIR, PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
-import { createServer } from './server.js';
-import { loadDefaults } from './store/defaults.js';
-import { openStore } from './store/store.js';
+import { DEFAULT_DATA_DIR, PROJECT_ROOT } from './paths.js';
+import { start, type AssessdServer } from './start.js';
 
 // Under concurrent load V8 grows its young generation up to 48 MB, for a few per cent of speed:
 // measured, keeping it at its start size cost 2-4% of req/s and saved 12-24 MB of RSS.
@@ -36,44 +31,32 @@ async function main(): Promise<void> {
     const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
     return console.log(pkg.version);
   }
-  const { options } = command;
 
-  const web = loadWebAssets(WEB_ASSETS_DIR);
-  const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
-  const store = await openStore({ dir: options.dataDir, defaults, log, compactAfter: options.compactAfter });
-  const server = createServer({ store, web, fileServerPort: options.fileServerPort, maxBody: options.maxBody, log });
-  // Handlers first: a signal that comes as soon as the start-up line is out must stop cleanly.
-  let stopping = false;
+  // Handlers first: a signal that comes while starting, or as soon as the start-up line is out, stops cleanly.
+  let server: AssessdServer | undefined;
+  let stopping: string | undefined;
   const stop = async (signal: string) => {
     if (stopping) return;
-    stopping = true;
+    stopping = signal;
+    if (!server) return; // start() is still running: stopped as soon as it is done
     log(`${signal}: finishing in-flight requests and writes`);
-    // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now.
-    const closed = new Promise((resolve) => server.close(resolve));
-    server.closeIdleConnections();
-    await closed;
-    await store.close();
+    await server.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  server.listen(options.port, options.host);
-  try {
-    await once(server, 'listening');
-  } catch (err) {
-    await store.close();
-    throw err;
+  server = await start({ ...command.options, log });
+  const login = server.loginUrl === undefined ? '' : `; log in at ${server.loginUrl}`;
+  console.log(`assessd listening on ${server.url} (data: ${server.dataDir})${login}`);
+  if (stopping) {
+    const signal = stopping;
+    stopping = undefined;
+    await stop(signal);
   }
-  const { address, port } = server.address() as AddressInfo;
-  const shown = address.includes(':') ? `[${address}]` : address;
-  console.log(`assessd listening on http://${shown}:${port} (data: ${options.dataDir})`);
-  // Compressed once, now that the first requests can be answered: beside the store's reads they
-  // would have queued behind it (a gzip request meanwhile compresses its own file).
-  setTimeout(() => web.compress(), 100).unref();
 }
 
 main().catch((err: NodeJS.ErrnoException) => {
   // One line, no stack trace: the message says what to fix.
-  fail(err.code && !err.message.includes(err.code) ? `${err.message} (${err.code})` : err.message);
+  fail(err.code && !err.message.includes(err.code) && !err.code.startsWith('ERR_') ? `${err.message} (${err.code})` : err.message);
 });

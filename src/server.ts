@@ -1,17 +1,21 @@
 /** createServer(options) -> http.Server: routing, arguments, errors and headers; no listen() inside. */
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { hostname } from 'node:os';
+import { AUTH_PATH, registerAuth } from './api/auth.js';
 import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
 import { registerFiles } from './api/files.js';
 import { registerHealth } from './api/health.js';
-import { pageFallback, registerStatic, type WebAssets } from './api/page.js';
+import { isPagePath, pageFallback, registerStatic, type WebAssets } from './api/page.js';
+import { createAccessCheck } from './http/access.js';
 import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter } from './http/router.js';
+import { DEFAULT_MAX_BODY } from './options.js';
 import type { Store } from './store/store.js';
 
 export interface ServerOptions {
@@ -21,13 +25,17 @@ export interface ServerOptions {
   fileServerPort?: number;
   /** Largest request body accepted, in bytes. */
   maxBody?: number;
+  /** Host names allowed beside IP literals, localhost and the machine's name; `'*'`: no Host check. */
+  allowedHosts?: string[] | '*';
+  /** With a token, every request but health and the page's files needs it. */
+  token?: string;
   /** Milliseconds a client may take to send its headers, and its whole request. */
   headersTimeout?: number;
   requestTimeout?: number;
   log?: (line: string) => void;
 }
 
-export const DEFAULT_MAX_BODY = 1024 * 1024;
+export { DEFAULT_MAX_BODY } from './options.js';
 /** The arguments of a request with neither query nor body; handlers only read arguments. */
 const NO_ARGS: Args = new URLSearchParams();
 const MAX_URL = 8 * 1024;
@@ -48,6 +56,14 @@ function hostCount(req: IncomingMessage): number {
   return count;
 }
 
+const HEALTH_PATHS = new Set(['/debug/health', '/debug/health/']);
+
+/** Requests that need no token: health and the page's files hold no data; the login brings the token. */
+function exemptFromToken(method: string, path: string): boolean {
+  if (method === 'GET' || method === 'HEAD') return HEALTH_PATHS.has(path) || isPagePath(path);
+  return method === 'POST' && (path === AUTH_PATH || path === `${AUTH_PATH}/`);
+}
+
 /** The origin-form target of a request (`GET http://host/path` counts as `/path`). */
 function originForm(url: string): string {
   if (url.startsWith('/')) return url;
@@ -63,7 +79,16 @@ export function createServer(options: ServerOptions): Server {
   const { store, web } = options;
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
   const log = options.log ?? (() => {});
+  const access = createAccessCheck({
+    allowedHosts: options.allowedHosts ?? [],
+    hostname: hostname(),
+    token: options.token,
+    exempt: exemptFromToken,
+    cookieName: () => `assessd-${(server.address() as AddressInfo | null)?.port ?? 0}`,
+    log,
+  });
   const router = createRouter<Handler>();
+  registerAuth(router, access);
   registerHealth(router, store);
   registerSessions(router, store);
   registerTargets(router, store);
@@ -85,6 +110,8 @@ export function createServer(options: ServerOptions): Server {
     const q = target.indexOf('?');
     const path = q === -1 ? target : target.slice(0, q);
     const query = q === -1 ? '' : target.slice(q + 1);
+    const refused = access.refusal(req, method, path);
+    if (refused) throw refused;
     const match = router.match(method, path);
     if (match.kind === 'method-not-allowed') {
       throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: match.allow.join(', ') });
@@ -92,7 +119,8 @@ export function createServer(options: ServerOptions): Server {
     if (match.kind === 'not-found') return pageFallback(web, method, path, req.headers['accept-encoding']);
     const { handler, params, rest } = match;
     const headers = req.headers;
-    if (!hasBody(req)) return handler({ method, params, rest, headers, args: query ? parseFormArgs(query, '') : NO_ARGS });
+    const remoteAddress = req.socket.remoteAddress;
+    if (!hasBody(req)) return handler({ method, params, rest, headers, remoteAddress, args: query ? parseFormArgs(query, '') : NO_ARGS });
     // The whole body first: a request joins the write queue only once it is complete.
     return readBody(req, maxBody).then((body) => {
       let args: Args | undefined;
@@ -101,6 +129,7 @@ export function createServer(options: ServerOptions): Server {
         params,
         rest,
         headers,
+        remoteAddress,
         // Parsed when a handler first reads them, so a non-form body is refused at that point of
         // the handler's order of checks, and never where no argument is read.
         get args() {

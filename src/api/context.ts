@@ -12,6 +12,8 @@ export interface RequestContext {
   /** Query then body arguments, parsed when first read (415 then for a body that is no form). */
   args: Args;
   headers: IncomingHttpHeaders;
+  /** The client's address, for log lines. */
+  remoteAddress: string | undefined;
 }
 
 export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;

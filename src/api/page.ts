@@ -115,6 +115,12 @@ function assetReply(file: Asset, acceptEncoding: string | undefined): Reply | Pr
 /** Paths the page never answers: unknown ones there are JSON 404s. */
 const RESERVED = new Set(['api', 'debug', 'static', 'output_files', 'logs']);
 
+/** Whether a path is the page's or its files' (outside the API's reserved prefixes, or under /static/). */
+export function isPagePath(path: string): boolean {
+  const first = splitPath(path)[0];
+  return first === 'static' || !RESERVED.has(first);
+}
+
 /**
  * The answer to a path no route knows: the page for GET and HEAD of any path outside the reserved
  * ones (every client-side route of the application), else a JSON 404 or 405.

@@ -23,6 +23,10 @@ export const HTTP_MESSAGES = {
   uriTooLong: 'Request URI too long',
   headersTooLarge: 'Request header fields too large',
   timeout: 'Request timeout',
+  hostNotAllowed: 'Host not allowed',
+  crossOrigin: 'Cross-origin request refused',
+  authenticationRequired: 'Authentication required',
+  invalidToken: 'Invalid token provided',
 } as const;
 
 /** What a handler answers: a status and a ready JSON body. */

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 
 export const LOCK_FILE = 'assessd.lock';
 
-export class DataDirInUseError extends Error {}
+export class DataDirInUseError extends Error {
+  readonly code = 'ERR_DATA_DIR_IN_USE';
+}
 
 export interface Lock {
   release(): Promise<void>;

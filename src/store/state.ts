@@ -83,6 +83,7 @@ export function emptyState(): State {
 
 /** A data file that cannot be used: the message names the file and the problem. */
 export class DataFileError extends Error {
+  readonly code = 'ERR_DATA_FILE';
   constructor(
     readonly file: string,
     problem: string,

@@ -6,26 +6,37 @@ import { parseCli, UsageError } from '../../src/cli.ts';
 import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 
 test('flags, then ASSESSD_* variables, then defaults', () => {
+  const defaults = { allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576 };
   assert.deepEqual(parseCli([], {}, '/proj/data'), {
     kind: 'serve',
-    options: { host: '127.0.0.1', port: 8009, dataDir: '/proj/data', fileServerPort: 8010, maxBody: 1048576, compactAfter: undefined },
+    options: { ...defaults, host: '127.0.0.1', port: 8009, dataDir: '/proj/data', compactAfter: undefined },
   });
-  const env = { ASSESSD_HOST: '0.0.0.0', ASSESSD_PORT: '9000', ASSESSD_DATA_DIR: '/env/dir', ASSESSD_COMPACT_AFTER: '100' };
+  const env = {
+    ASSESSD_HOST: '0.0.0.0', ASSESSD_PORT: '9000', ASSESSD_DATA_DIR: '/env/dir', ASSESSD_COMPACT_AFTER: '100',
+    ASSESSD_ALLOWED_HOSTS: 'Box.Lab, .corp.example', ASSESSD_TOKEN: 'from-env',
+  };
   assert.deepEqual(parseCli([], env, '/proj/data'), {
     kind: 'serve',
-    options: { host: '0.0.0.0', port: 9000, dataDir: '/env/dir', fileServerPort: 8010, maxBody: 1048576, compactAfter: 100 },
+    options: { ...defaults, host: '0.0.0.0', port: 9000, dataDir: '/env/dir', compactAfter: 100, allowedHosts: ['box.lab', '.corp.example'], token: 'from-env' },
   });
-  const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10'];
+  const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10', '--allowed-hosts', '*', '--token', 'from-flag'];
   assert.deepEqual(parseCli(flags, env, '/proj/data'), {
     kind: 'serve',
-    options: { host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, compactAfter: 100 },
+    options: { ...defaults, host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, compactAfter: 100, allowedHosts: '*', token: 'from-flag' },
   });
+  // --no-token wins over a token in the environment
+  const noToken = parseCli(['--no-token'], env, '/proj/data');
+  assert.ok(noToken.kind === 'serve' && noToken.options.noToken && noToken.options.token === undefined);
   assert.deepEqual(parseCli(['--help'], {}, '/d'), { kind: 'help' });
   assert.deepEqual(parseCli(['-v'], {}, '/d'), { kind: 'version' });
 });
 
 test('bad flags and values are usage errors', () => {
-  for (const argv of [['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['extra'], ['--host', '']]) {
+  for (const argv of [
+    ['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['extra'], ['--host', ''],
+    ['--allowed-hosts', 'evil.example/x'], ['--allowed-hosts', 'a b'], ['--token', 'has space'], ['--token', ''],
+    ['--token', 'x', '--no-token'], ['--no-token=yes'],
+  ]) {
     assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
   }
   assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
@@ -148,5 +159,56 @@ test('a port in use: one line, non-zero exit', async () => {
   } finally {
     first.proc.kill('SIGTERM');
     await first.exited;
+  }
+});
+
+test('beyond loopback: a token is generated into DATA_DIR/token, the start line prints a login URL, the API needs the token', async () => {
+  const dir = await tempDir();
+  const server = await spawnServer(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir]);
+  try {
+    const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
+    const port = new URL(server.url).port;
+    assert.match(server.output(), new RegExp(`assessd listening on http://0\\.0\\.0\\.0:${port} \\(data: ${dir}\\); log in at http://127\\.0\\.0\\.1:${port}/\\?token=${token}\\n`));
+    const local = `http://127.0.0.1:${port}`;
+    assert.equal((await request(local, '/api/v1/sessions/')).status, 401);
+    assert.equal((await request(local, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } })).status, 200);
+    assert.equal((await request(local, '/debug/health')).status, 200);
+  } finally {
+    server.proc.kill('SIGTERM');
+    await server.exited;
+  }
+});
+
+test('ASSESSD_TOKEN sets the token (and no file is written); --no-token serves without one and warns', async () => {
+  const dir = await tempDir();
+  const withToken = await spawnServer(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir], { ASSESSD_TOKEN: 'env-token-0123456789' });
+  try {
+    const local = `http://127.0.0.1:${new URL(withToken.url).port}`;
+    assert.equal((await request(local, '/api/v1/sessions/', { headers: { authorization: 'Bearer env-token-0123456789' } })).status, 200);
+    assert.equal((await request(local, '/api/v1/sessions/')).status, 401);
+  } finally {
+    withToken.proc.kill('SIGTERM');
+    await withToken.exited;
+  }
+  await assert.rejects(readFile(join(dir, 'token')), { code: 'ENOENT' });
+  const open = await spawnServer(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir, '--no-token']);
+  try {
+    assert.equal((await request(`http://127.0.0.1:${new URL(open.url).port}`, '/api/v1/sessions/')).status, 200);
+    assert.match(open.output(), /warning: serving 0\.0\.0\.0 without a token/);
+    assert.doesNotMatch(open.output(), /log in at/);
+  } finally {
+    open.proc.kill('SIGTERM');
+    await open.exited;
+  }
+});
+
+test('--allowed-hosts reaches the server: the named host passes, others are 403', async () => {
+  const server = await spawnServer(['--port', '0', '--data-dir', await tempDir(), '--allowed-hosts', 'assessd.lab.example']);
+  try {
+    assert.equal((await request(server.url, '/api/v1/sessions/', { headers: { host: 'assessd.lab.example' } })).status, 200);
+    assert.equal((await request(server.url, '/api/v1/sessions/', { headers: { host: 'other.example' } })).status, 403);
+  } finally {
+    server.proc.kill('SIGTERM');
+    await server.exited;
   }
 });

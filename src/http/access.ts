@@ -1,0 +1,181 @@
+/**
+ * Access control, before routing: the Host (DNS rebinding), cross-origin writes, and the token.
+ * Headers in, a refusal (an HttpError) or nothing out.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { isIPv4, isIPv6 } from 'node:net';
+import { HttpError, HTTP_MESSAGES } from './jsend.js';
+
+export interface AccessPolicy {
+  /** Extra Host names allowed (`.lab.example` allows the domain and its subdomains), or `'*'`: no Host check. */
+  allowedHosts: string[] | '*';
+  /** The machine's own host name, always allowed. */
+  hostname: string;
+  /** With a token, every request not `exempt` needs it (bearer header or the login cookie). */
+  token?: string;
+  /** Requests that need no token: they hold no data, or (the login) prove the token themselves. */
+  exempt(method: string, path: string): boolean;
+  /** The login cookie's name: one per server port, since cookies ignore ports. */
+  cookieName(): string;
+  log(line: string): void;
+}
+
+export interface AccessCheck {
+  /** The refusal of a request, or undefined when it may go on. `path` is without the query. */
+  refusal(req: IncomingMessage, method: string, path: string): HttpError | undefined;
+  readonly tokenRequired: boolean;
+  /** Whether `candidate` is the token, in constant time. */
+  tokenMatches(candidate: string): boolean;
+  /** The `Set-Cookie` value that logs a browser in, or out. */
+  loginCookie(loggedIn: boolean): string;
+  /** Counts (and at most once a minute logs) a refused credential: what, and who sent it. */
+  noteFailure(what: string, from: string | undefined): void;
+}
+
+/** Methods that change nothing: never refused as cross-origin. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const LOG_INTERVAL = 60_000;
+/** Raw Host values already judged: a few per server, so each is parsed once. */
+const HOST_CACHE_LIMIT = 256;
+
+/** `Host` -> its name (lowercase, no trailing dot, IPv6 without brackets), or undefined when it is not a Host. */
+export function hostName(host: string): string | undefined {
+  let name: string;
+  let port: string;
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    if (end === -1) return undefined;
+    name = host.slice(1, end).toLowerCase();
+    port = host.slice(end + 1);
+    if (!isIPv6(name)) return undefined;
+  } else {
+    const colon = host.lastIndexOf(':');
+    name = (colon === -1 ? host : host.slice(0, colon)).toLowerCase();
+    port = colon === -1 ? '' : host.slice(colon);
+    if (name.endsWith('.')) name = name.slice(0, -1);
+    if (!/^[a-z0-9_.-]+$/.test(name)) return undefined;
+  }
+  return port === '' || /^:[0-9]{1,5}$/.test(port) ? name : undefined;
+}
+
+/** Whether a Host name is one a browser can only reach this server by, or one the user allowed. */
+export function isAllowedHostName(name: string, hostname: string, allowed: string[]): boolean {
+  if (isIPv4(name) || isIPv6(name) || name === 'localhost' || name.endsWith('.localhost') || name === hostname) return true;
+  for (const entry of allowed) {
+    if (entry.startsWith('.') ? name === entry.slice(1) || name.endsWith(entry) : name === entry) return true;
+  }
+  return false;
+}
+
+/** Whether the Origin of a write is this server as the Host header names it (scheme, host and port). */
+function sameOrigin(origin: string, host: string): boolean {
+  try {
+    const url = new URL(origin);
+    return url.protocol === 'http:' && url.host === new URL(`http://${host}`).host && origin.toLowerCase() === url.origin;
+  } catch {
+    return false;
+  }
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/** The value of cookie `name` in a Cookie header, if any. */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+export function createAccessCheck(policy: AccessPolicy): AccessCheck {
+  const allowed = policy.allowedHosts;
+  const hostname = policy.hostname.toLowerCase();
+  const judged = new Map<string, boolean>();
+  const tokenDigest = policy.token === undefined ? undefined : digest(policy.token);
+  // The cookie holds a value derived from the token, not the token: other servers on this host
+  // receive its cookies too (cookies ignore ports).
+  const cookieSecret = policy.token === undefined ? '' : createHmac('sha256', policy.token).update('assessd login cookie').digest('base64url');
+
+  let failures = 0;
+  let lastLogged = -Infinity;
+  let flush: NodeJS.Timeout | undefined;
+
+  function hostAllowed(host: string | undefined): boolean {
+    // HTTP/1.0 without Host: no browser sends that, so no page can be rebinding it
+    if (host === undefined || allowed === '*') return true;
+    let ok = judged.get(host);
+    if (ok === undefined) {
+      const name = hostName(host);
+      ok = name !== undefined && isAllowedHostName(name, hostname, allowed);
+      if (judged.size >= HOST_CACHE_LIMIT) judged.clear();
+      judged.set(host, ok);
+    }
+    return ok;
+  }
+
+  function crossOrigin(req: IncomingMessage): boolean {
+    // As Go's CrossOriginProtection: a browser that sends Sec-Fetch-Site says it all; an older one, its Origin
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+    const origin = req.headers.origin;
+    if (origin === undefined) return false;
+    return origin === 'null' || !sameOrigin(origin, req.headers.host ?? '');
+  }
+
+  function tokenMatches(candidate: string): boolean {
+    // digests of equal length, compared in constant time: neither the token's length nor its prefix leaks
+    return tokenDigest !== undefined && timingSafeEqual(digest(candidate), tokenDigest);
+  }
+
+  function authenticated(req: IncomingMessage): boolean {
+    const authorization = req.headers.authorization;
+    if (authorization !== undefined) {
+      const [scheme, credential] = authorization.trim().split(/\s+/, 2);
+      return scheme.toLowerCase() === 'bearer' && credential !== undefined && tokenMatches(credential);
+    }
+    const cookie = cookieValue(req.headers.cookie, policy.cookieName());
+    return cookie !== undefined && timingSafeEqual(digest(cookie), digest(cookieSecret));
+  }
+
+  function noteFailure(what: string, from: string | undefined): void {
+    const now = Date.now();
+    if (now - lastLogged >= LOG_INTERVAL) {
+      const earlier = failures > 0 ? ` (and ${failures} more since the last such line)` : '';
+      policy.log(`refused ${what} from ${from ?? 'an unknown address'}${earlier}; such refusals are logged at most once a minute`);
+      lastLogged = now;
+      failures = 0;
+      return;
+    }
+    failures++;
+    flush ??= setTimeout(() => {
+      flush = undefined;
+      if (failures > 0) policy.log(`refused ${failures} more requests without a valid token in the last minute`);
+      failures = 0;
+      lastLogged = Date.now();
+    }, lastLogged + LOG_INTERVAL - now).unref();
+  }
+
+  return {
+    refusal(req, method, path) {
+      if (!hostAllowed(req.headers.host)) return new HttpError(403, HTTP_MESSAGES.hostNotAllowed);
+      if (!SAFE_METHODS.has(method) && crossOrigin(req)) return new HttpError(403, HTTP_MESSAGES.crossOrigin);
+      if (tokenDigest === undefined || policy.exempt(method, path) || authenticated(req)) return undefined;
+      const presented = req.headers.authorization !== undefined || req.headers.cookie?.includes(policy.cookieName()) === true;
+      noteFailure(`${presented ? 'a wrong token' : 'a request without the token'} (${method} ${req.url})`, req.socket.remoteAddress);
+      return new HttpError(401, HTTP_MESSAGES.authenticationRequired, undefined, { 'WWW-Authenticate': 'Bearer realm="assessd"' });
+    },
+    tokenRequired: tokenDigest !== undefined,
+    tokenMatches,
+    loginCookie(loggedIn) {
+      const attributes = 'Path=/; HttpOnly; SameSite=Strict';
+      const name = policy.cookieName();
+      return loggedIn ? `${name}=${cookieSecret}; ${attributes}; Max-Age=2592000` : `${name}=; ${attributes}; Max-Age=0`;
+    },
+    noteFailure,
+  };
+}

@@ -1,0 +1,114 @@
+/** The server's options: what `start()` takes (and the CLI's flags map to), checked in one place. */
+import { isIPv4 } from 'node:net';
+import { resolve } from 'node:path';
+
+/** What `start()` takes; numbers may also come as decimal strings (as from a command line). */
+export interface StartOptions {
+  /** Where the store lives (created if missing). Required. */
+  dataDir: string;
+  /** Address to listen on. Default `127.0.0.1`. */
+  host?: string;
+  /** Port to listen on; `0` picks a free one. Default `8009`. */
+  port?: number | string;
+  /** Port of the output file server that `/output_files/` redirects to. Default `8010`. */
+  fileServerPort?: number | string;
+  /** Largest request body accepted, in bytes. Default 1 MiB. */
+  maxBody?: number | string;
+  /**
+   * Host names allowed beside IP literals, `localhost`, `*.localhost` and the machine's own name
+   * (`.lab.example` allows the domain and its subdomains; `'*'` turns the Host check off: unsafe).
+   * An array, or a comma-separated string.
+   */
+  allowedHosts?: string[] | string;
+  /** The API token. Default: none on a loopback host; beyond it, one generated and kept in `dataDir/token`. */
+  token?: string;
+  /** Serve beyond loopback without a token (logged as a warning). */
+  noToken?: boolean;
+  /** Journal bytes after which it is folded into the snapshots (advanced; default: adaptive). */
+  compactAfter?: number | string;
+  /** Where log lines go. Default: standard error, prefixed `assessd: `. */
+  log?: (line: string) => void;
+}
+
+export interface ResolvedOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  fileServerPort: number;
+  maxBody: number;
+  allowedHosts: string[] | '*';
+  token?: string;
+  noToken: boolean;
+  compactAfter?: number;
+  log: (line: string) => void;
+}
+
+/** A bad option: `start()` rejects with it, the CLI prints it as a usage error. */
+export class OptionError extends Error {
+  readonly code = 'ERR_INVALID_OPTION';
+}
+
+export const DEFAULT_MAX_BODY = 1024 * 1024;
+const TOKEN = /^[\x21-\x7e]+$/;
+const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
+
+/** Whether an address or name reaches only this machine. */
+export function isLoopback(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const v4 = bare.toLowerCase().startsWith('::ffff:') ? bare.slice(7) : bare;
+  return bare.toLowerCase() === 'localhost' || bare === '::1' || (isIPv4(v4) && v4.startsWith('127.'));
+}
+
+/**
+ * Checks and completes options. `name` turns an option's name into the caller's vocabulary for the
+ * messages (the CLI says `--max-body` where the library says `maxBody`).
+ */
+export function resolveOptions(options: StartOptions, name: (option: string) => string = (o) => o): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw new OptionError('options must be an object');
+  const integer = (option: keyof StartOptions, fallback: number, min: number, max: number, what: string): number => {
+    const raw = options[option];
+    if (raw === undefined) return fallback;
+    const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
+    if (!(Number.isSafeInteger(n) && n >= min && n <= max)) throw new OptionError(`${name(option)} must be ${what}, not ${JSON.stringify(raw)}`);
+    return n;
+  };
+  const port = (option: keyof StartOptions, fallback: number) => integer(option, fallback, 0, 65535, 'a port number from 0 to 65535');
+
+  if (typeof options.dataDir !== 'string' || options.dataDir.trim() === '') throw new OptionError(`${name('dataDir')} is required`);
+  const host = options.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host.trim() === '') throw new OptionError(`${name('host')} must not be empty`);
+  if (options.token !== undefined && (typeof options.token !== 'string' || !TOKEN.test(options.token))) {
+    throw new OptionError(`${name('token')} must be printable ASCII without spaces`);
+  }
+  if (options.token !== undefined && options.noToken) throw new OptionError(`${name('token')} and ${name('noToken')} exclude each other`);
+  if (options.log !== undefined && typeof options.log !== 'function') throw new OptionError(`${name('log')} must be a function`);
+  return {
+    dataDir: resolve(options.dataDir),
+    host,
+    port: port('port', 8009),
+    fileServerPort: port('fileServerPort', 8010),
+    maxBody: integer('maxBody', DEFAULT_MAX_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
+    allowedHosts: allowedHosts(options.allowedHosts, name('allowedHosts')),
+    token: options.token,
+    noToken: options.noToken === true,
+    compactAfter: options.compactAfter === undefined ? undefined : integer('compactAfter', 0, 0, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
+    log: options.log ?? ((line) => console.error(`assessd: ${line}`)),
+  };
+}
+
+function allowedHosts(raw: string[] | string | undefined, option: string): string[] | '*' {
+  if (raw === undefined) return [];
+  const entries = (typeof raw === 'string' ? raw.split(',') : Array.isArray(raw) ? raw : [raw]).map((e) =>
+    typeof e === 'string' ? e.trim().toLowerCase() : e,
+  );
+  const hosts: string[] = [];
+  for (const entry of entries) {
+    if (entry === '') continue;
+    if (entry === '*') return '*';
+    if (typeof entry !== 'string' || !HOST_ENTRY.test(entry)) {
+      throw new OptionError(`${option} takes host names (or .domain for a domain and its subdomains), not ${JSON.stringify(entry)}`);
+    }
+    hosts.push(entry);
+  }
+  return hosts;
+}

@@ -1,0 +1,103 @@
+/** start(options): open the store, listen, and hand back the server's URL and a way to close it. */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { loadWebAssets, type WebAssets } from './api/page.js';
+import { isLoopback, resolveOptions, type StartOptions } from './options.js';
+import { DEFAULT_CONFIGURATION_FILE, WEB_ASSETS_DIR } from './paths.js';
+import { createServer } from './server.js';
+import { loadDefaults } from './store/defaults.js';
+import { openStore } from './store/store.js';
+import { loadOrCreateToken } from './store/token-file.js';
+
+/** A running server. */
+export interface AssessdServer {
+  /** `http://HOST:PORT`, no trailing slash (IPv6 in brackets). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** The token every API request needs, or undefined when the server needs none. */
+  readonly token: string | undefined;
+  /** A URL that logs a browser in (`/?token=...`), when there is a token; it names a loopback address for a wildcard host. */
+  readonly loginUrl: string | undefined;
+  /** Stops accepting connections, finishes requests and writes in flight, releases the data directory. */
+  close(): Promise<void>;
+}
+
+/** The page's files, loaded once per process: two servers in one process share them. */
+let web: WebAssets | undefined;
+
+function urlHost(address: string): string {
+  return address.includes(':') ? `[${address}]` : address;
+}
+
+/**
+ * Starts assessd: resolves once it listens. Rejects with an Error whose `code` says why:
+ * `ERR_INVALID_OPTION`, `ERR_DATA_DIR_IN_USE`, `ERR_DATA_FILE` (a corrupt data file), `EADDRINUSE`, or
+ * the file system's own code (`EACCES`, `ENOTDIR`, ...). Never exits the process, never installs
+ * signal handlers.
+ */
+export async function start(options: StartOptions): Promise<AssessdServer> {
+  const resolved = resolveOptions(options);
+  const { log, dataDir, host } = resolved;
+  web ??= loadWebAssets(WEB_ASSETS_DIR);
+  const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
+  const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
+  let server;
+  let token = resolved.token;
+  try {
+    if (token === undefined && !resolved.noToken && !isLoopback(host)) {
+      const kept = await loadOrCreateToken(dataDir, log);
+      token = kept.token;
+      if (kept.created) log(`generated an API token in ${dataDir}/token (it is needed beyond loopback; --no-token serves without)`);
+    }
+    if (resolved.noToken && !isLoopback(host)) {
+      log(`warning: serving ${host} without a token (--no-token): anyone who can reach this port can read and change every session`);
+    }
+    if (resolved.allowedHosts === '*') log('warning: the Host check is off (--allowed-hosts *): any web page can reach the API by DNS rebinding');
+    server = createServer({
+      store,
+      web,
+      fileServerPort: resolved.fileServerPort,
+      maxBody: resolved.maxBody,
+      allowedHosts: resolved.allowedHosts,
+      token,
+      log,
+    });
+    server.listen(resolved.port, host);
+    await once(server, 'listening');
+  } catch (err) {
+    server?.close(() => {});
+    await store.close();
+    throw err;
+  }
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${urlHost(address)}:${port}`;
+  const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
+  const loginUrl = token === undefined ? undefined : `http://${urlHost(reachable)}:${port}/?token=${encodeURIComponent(token)}`;
+  // Compressed once, now that the first requests can be answered: beside the store's reads they
+  // would have queued behind it (a gzip request meanwhile compresses its own file).
+  const assets = web;
+  setTimeout(() => assets.compress(), 100).unref();
+
+  let closing: Promise<void> | undefined;
+  const listening = server;
+  return {
+    url,
+    host,
+    port,
+    dataDir,
+    token,
+    loginUrl,
+    close() {
+      closing ??= (async () => {
+        // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now
+        const closed = new Promise((resolve) => listening.close(resolve));
+        listening.closeIdleConnections();
+        await closed;
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/** The API token kept in the data directory: generated once, reused by every later start. */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { nodeFileSystem } from './atomic-file.js';
+import { DataFileError } from './state.js';
+
+export const TOKEN_FILE = 'token';
+const TOKEN = /^[\x21-\x7e]+$/;
+
+/** 32 random bytes, base64url: 43 characters, 256 bits. */
+export function generateToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * The token in `dir/token`, made (mode 0600, written atomically) if there is none. A token file
+ * that others can read is narrowed to 0600, with a log line; one holding no token stops the start.
+ */
+export async function loadOrCreateToken(dir: string, log: (line: string) => void): Promise<{ token: string; created: boolean }> {
+  const file = join(dir, TOKEN_FILE);
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (text === undefined) {
+    const token = generateToken();
+    await nodeFileSystem.writeFileAtomic(file, `${token}\n`);
+    await nodeFileSystem.syncDir(dir);
+    return { token, created: true };
+  }
+  const token = text.trim();
+  if (!TOKEN.test(token)) throw new DataFileError(file, 'not a token (printable ASCII without spaces); delete it to have a new one generated');
+  if ((statSync(file).mode & 0o077) !== 0) {
+    chmodSync(file, 0o600);
+    log(`${file} could be read by other users: its mode is now 0600`);
+  }
+  return { token, created: false };
+}

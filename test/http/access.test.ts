@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import type { IncomingMessage } from 'node:http';
+import { createAccessCheck, hostName, isAllowedHostName } from '../../src/http/access.ts';
+
+test('hostName: the name of a Host header, lowercase, without port or trailing dot; undefined when malformed', () => {
+  const cases: [string, string | undefined][] = [
+    ['Example.COM:8009', 'example.com'], ['localhost.', 'localhost'], ['127.0.0.1', '127.0.0.1'], ['[::1]:80', '::1'],
+    ['[FE80::1]', 'fe80::1'], ['', undefined], [':8009', undefined], ['a b', undefined], ['a@b', undefined], ['a/b', undefined],
+    ['[::1', undefined], ['[nope]:1', undefined], ['::1', undefined], ['host:port', undefined], ['host:123456', undefined],
+  ];
+  for (const [host, name] of cases) assert.equal(hostName(host), name, host);
+});
+
+test('isAllowedHostName: IP literals, localhost names, the machine, and the allowed list (.domain = domain and subdomains)', () => {
+  const allowed = ['lab.example', '.corp.example'];
+  for (const name of ['10.0.0.1', '::1', 'localhost', 'a.localhost', 'box', 'lab.example', 'corp.example', 'x.y.corp.example']) {
+    assert.ok(isAllowedHostName(name, 'box', allowed), name);
+  }
+  for (const name of ['evil.example', 'x.lab.example', 'evilcorp.example', 'localhost.evil', '1.2.3.4.nip.io', 'box.evil']) {
+    assert.ok(!isAllowedHostName(name, 'box', allowed), name);
+  }
+});
+
+test('the token is compared in constant time: timingSafeEqual on equal-length digests, whatever the candidate length', () => {
+  const calls: [number, number][] = [];
+  const original = crypto.timingSafeEqual;
+  crypto.timingSafeEqual = (a, b) => {
+    calls.push([a.byteLength, b.byteLength]);
+    return original(a, b);
+  };
+  syncBuiltinESMExports();
+  try {
+    const access = createAccessCheck({ allowedHosts: [], hostname: 'box', token: 'the-token', exempt: () => false, cookieName: () => 'c', log: () => {} });
+    assert.equal(access.tokenMatches('the-token'), true);
+    assert.equal(access.tokenMatches('the-toke'), false);
+    assert.equal(access.tokenMatches('the-token-and-more'), false);
+    assert.equal(access.tokenMatches(''), false);
+    const req = { headers: { host: 'localhost', authorization: 'Bearer x' }, socket: {}, url: '/' } as unknown as IncomingMessage;
+    assert.equal(access.refusal(req, 'GET', '/api/v1/sessions/')?.status, 401);
+    assert.equal(calls.length, 5);
+    for (const [a, b] of calls) assert.ok(a === 32 && b === 32, `${a} vs ${b}`);
+  } finally {
+    crypto.timingSafeEqual = original;
+    syncBuiltinESMExports();
+  }
+});
+
+test('refused credentials: the first is logged at once, the rest counted into one line a minute later', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  const lines: string[] = [];
+  const access = createAccessCheck({ allowedHosts: [], hostname: 'box', token: 't', exempt: () => false, cookieName: () => 'c', log: (l) => lines.push(l) });
+  for (let i = 0; i < 5; i++) access.noteFailure('a wrong token', '10.0.0.9');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /refused a wrong token from 10\.0\.0\.9/);
+  t.mock.timers.tick(60_000);
+  assert.equal(lines.length, 2);
+  assert.match(lines[1], /refused 4 more requests/);
+  access.noteFailure('a wrong token', '10.0.0.9');
+  assert.equal(lines.length, 2, 'still within a minute of the last line');
+});
