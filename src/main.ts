@@ -1,10 +1,8 @@
 #!/usr/bin/env node
 /** CLI: a thin shell over start(): flags, the start-up line, signals and exit codes. */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { parseCli, UsageError, USAGE } from './cli.js';
-import { DEFAULT_DATA_DIR, PROJECT_ROOT } from './paths.js';
+import { DEFAULT_DATA_DIR, version } from './paths.js';
 import { start, type AssessdServer } from './start.js';
 
 // Under concurrent load V8 grows its young generation up to 48 MB, for a few per cent of speed:
@@ -27,10 +25,7 @@ async function main(): Promise<void> {
     throw err;
   }
   if (command.kind === 'help') return console.log(USAGE);
-  if (command.kind === 'version') {
-    const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
-    return console.log(pkg.version);
-  }
+  if (command.kind === 'version') return console.log(version());
 
   // Handlers first: a signal that comes while starting, or as soon as the start-up line is out, stops cleanly.
   let server: AssessdServer | undefined;

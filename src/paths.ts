@@ -1,8 +1,61 @@
-/** Where the project's own files are, whether running from src/ (tsx) or dist/ (compiled). */
-import { join } from 'node:path';
+/**
+ * Where the product's own files come from: the project's folders (from src/ under tsx, or dist/
+ * compiled), or, in the single executable, the assets embedded in it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const DEFAULT_DATA_DIR = join(PROJECT_ROOT, 'data');
+// Set by the single-executable build (src/build-sea.ts) through esbuild's `define`; absent elsewhere.
+declare const ASSESSD_SEA: boolean | undefined;
+declare const ASSESSD_VERSION: string | undefined;
+declare const ASSESSD_WEB_FILES: string[] | undefined;
+
+/** Whether this is the single executable (everything embedded, no project folder beside it). */
+export const IN_SEA = typeof ASSESSD_SEA !== 'undefined' && ASSESSD_SEA;
+
+export const PROJECT_ROOT = IN_SEA ? dirname(process.execPath) : fileURLToPath(new URL('..', import.meta.url));
 export const DEFAULT_CONFIGURATION_FILE = join(PROJECT_ROOT, 'data', 'default-configuration.json');
 export const WEB_ASSETS_DIR = join(PROJECT_ROOT, 'dist', 'web', 'static');
+
+/**
+ * The data directory without --data-dir: the project's data/ in a checkout (`npm start`);
+ * ./assessd-data in the current directory for an installed package (node_modules is no place for
+ * data); assessd-data beside the single executable, so that a copied file keeps its store with it.
+ */
+export const DEFAULT_DATA_DIR = IN_SEA
+  ? join(dirname(process.execPath), 'assessd-data')
+  : PROJECT_ROOT.includes(`${sep}node_modules${sep}`)
+    ? resolve('assessd-data')
+    : join(PROJECT_ROOT, 'data');
+
+function seaAsset(name: string): Buffer {
+  // required here, not imported: node:sea exists from Node 20.12, and only the single executable (CommonJS) has it
+  const { getRawAsset } = require('node:sea') as { getRawAsset(name: string): ArrayBuffer };
+  return Buffer.from(getRawAsset(name));
+}
+
+/** The built web application's files by name (index.html, app.js, ...). */
+export function webFiles(): Map<string, Buffer> {
+  if (IN_SEA) return new Map((ASSESSD_WEB_FILES ?? []).map((name) => [name, seaAsset(`web/${name}`)]));
+  let names: string[];
+  try {
+    names = readdirSync(WEB_ASSETS_DIR, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
+  } catch {
+    throw new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
+  }
+  // read synchronously: once, at start-up, before anything is served; a dozen small reads cost less than their round trips
+  return new Map(names.map((name) => [name, readFileSync(join(WEB_ASSETS_DIR, name))]));
+}
+
+/** The embedded default configuration: its text, and a name for messages. */
+export function defaultConfiguration(): { file: string; text: string } {
+  if (IN_SEA) return { file: 'default-configuration.json (embedded)', text: seaAsset('default-configuration.json').toString('utf8') };
+  return { file: DEFAULT_CONFIGURATION_FILE, text: readFileSync(DEFAULT_CONFIGURATION_FILE, 'utf8') };
+}
+
+/** This build's version. */
+export function version(): string {
+  if (typeof ASSESSD_VERSION !== 'undefined') return ASSESSD_VERSION;
+  return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}

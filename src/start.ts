@@ -3,9 +3,9 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
-import { DEFAULT_CONFIGURATION_FILE, WEB_ASSETS_DIR } from './paths.js';
+import { defaultConfiguration, webFiles } from './paths.js';
 import { createServer } from './server.js';
-import { loadDefaults } from './store/defaults.js';
+import { parseDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
 import { loadOrCreateToken } from './store/token-file.js';
 
@@ -40,8 +40,9 @@ function urlHost(address: string): string {
 export async function start(options: StartOptions): Promise<AssessdServer> {
   const resolved = resolveOptions(options);
   const { log, dataDir, host } = resolved;
-  web ??= loadWebAssets(WEB_ASSETS_DIR);
-  const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
+  web ??= loadWebAssets(webFiles());
+  const { text, file } = defaultConfiguration();
+  const defaults = parseDefaults(text, file);
   const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
   let server;
   let token = resolved.token;

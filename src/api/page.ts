@@ -1,6 +1,5 @@
 /** The web application: its page for every client-side path, its assets under /static/, all in memory. */
-import { readdirSync, readFileSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { extname } from 'node:path';
 import { HttpError, HTTP_MESSAGES, type Reply } from '../http/jsend.js';
 import { prepared, type PreparedReply } from '../http/respond.js';
 import { splitPath, type Router } from '../http/router.js';
@@ -68,26 +67,17 @@ function asset(name: string, content: Buffer, headers: Record<string, string>): 
   return file;
 }
 
-/**
- * Loads the built web application (index.html and its assets) into memory. Synchronous: at
- * start-up there is nothing else to do, and a dozen small reads cost less than their round trips.
- */
-export function loadWebAssets(dir: string): WebAssets {
-  let names: string[];
-  try {
-    names = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
-  } catch {
-    throw new Error(`the web application is not built in ${dir}: run npm run build`);
-  }
-  if (!names.includes('index.html')) throw new Error(`the web application is not built in ${dir}: index.html is missing`);
-  const load = (name: string, headers: Record<string, string>) => asset(name, readFileSync(join(dir, name)), headers);
-  const page = load('index.html', PAGE_HEADERS);
-  const files = new Map(names.filter((name) => name !== 'index.html').map((name) => [name, load(name, ASSET_HEADERS)]));
+/** The built web application (index.html and its assets, by name), kept in memory. */
+export function loadWebAssets(files: Map<string, Buffer>): WebAssets {
+  const index = files.get('index.html');
+  if (!index) throw new Error('the web application is not built: index.html is missing (run npm run build)');
+  const page = asset('index.html', index, PAGE_HEADERS);
+  const others = new Map([...files].filter(([name]) => name !== 'index.html').map(([name, content]) => [name, asset(name, content, ASSET_HEADERS)]));
   return {
     page,
-    files,
+    files: others,
     compress() {
-      for (const file of [page, ...files.values()]) file.compress().catch(() => {});
+      for (const file of [page, ...others.values()]) file.compress().catch(() => {});
     },
   };
 }

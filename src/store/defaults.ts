@@ -1,13 +1,12 @@
 /** The embedded default configuration: the framework's settings and tool paths. */
-import { readFileSync } from 'node:fs';
 import type { DefaultItem } from './configuration.js';
 import { DataFileError } from './state.js';
 
-/** Read synchronously: it is read once, at start-up, before anything is served. */
-export function loadDefaults(file: string): DefaultItem[] {
+/** Parses the defaults' text; `file` names it in messages. */
+export function parseDefaults(text: string, file: string): DefaultItem[] {
   let doc: { items?: unknown };
   try {
-    doc = JSON.parse(readFileSync(file, 'utf8'));
+    doc = JSON.parse(text);
   } catch (err) {
     throw new DataFileError(file, (err as Error).message);
   }

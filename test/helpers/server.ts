@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from '../../src/api/page.ts';
-import { DEFAULT_CONFIGURATION_FILE, PROJECT_ROOT, WEB_ASSETS_DIR } from '../../src/paths.ts';
+import { defaultConfiguration, PROJECT_ROOT, webFiles } from '../../src/paths.ts';
 import { createServer, type ServerOptions } from '../../src/server.ts';
 import type { FileSystem } from '../../src/store/atomic-file.ts';
-import { loadDefaults } from '../../src/store/defaults.ts';
+import { parseDefaults } from '../../src/store/defaults.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
 
 export interface TestServer {
@@ -40,8 +40,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const dataDir = options.dataDir ?? (await tempDir());
   const logs: string[] = [];
   const log = (line: string) => void logs.push(line);
-  const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
-  web ??= loadWebAssets(WEB_ASSETS_DIR);
+  const { text, file } = defaultConfiguration();
+  const defaults = parseDefaults(text, file);
+  web ??= loadWebAssets(webFiles());
   const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
   const server = createServer({ ...options, store, web, log });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

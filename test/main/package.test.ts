@@ -1,0 +1,93 @@
+/**
+ * The tarball as a user gets it: packed with npm pack, installed offline into an empty project, used
+ * there by `npx assessd` and by a node:test file that embeds the server with `start()`.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../../src/paths.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const run = promisify(execFile);
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+const EMBEDDING_TEST = `
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start } from 'assessd';
+
+test('an embedding project starts assessd, writes, closes, and finds its data after a restart', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'embedded-'));
+  const server = await start({ host: '127.0.0.1', port: 0, dataDir, log: () => {} });
+  assert.match(server.url, /^http:\\/\\/127\\.0\\.0\\.1:\\d+$/);
+  const created = await fetch(server.url + '/api/v1/sessions/', { method: 'POST', body: new URLSearchParams({ name: 'from the embedder' }) });
+  assert.equal(created.status, 201);
+  await server.close();
+  const again = await start({ port: 0, dataDir, log: () => {} });
+  const { data } = await (await fetch(again.url + '/api/v1/sessions/')).json();
+  assert.deepEqual(data.map((s) => s.name), ['default session', 'from the embedder']);
+  await again.close();
+});
+`;
+
+const TYPED_USE = `
+import { start, type AssessdServer, type StartOptions } from 'assessd';
+const options: StartOptions = { host: '127.0.0.1', port: 0, dataDir: '/tmp/x', allowedHosts: ['lab.example'] };
+const server: AssessdServer = await start(options);
+const url: string = server.url;
+await server.close();
+// @ts-expect-error dataDir is required
+await start({ port: 0 });
+// @ts-expect-error port is a number or a decimal string
+await start({ dataDir: '/tmp/x', port: true });
+export { url };
+`;
+
+test('npm pack holds what a user runs, and no tests, benches or TypeScript sources', async () => {
+  const { stdout } = await run(NPM, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: PROJECT_ROOT });
+  const files: string[] = JSON.parse(stdout)[0].files.map((f: { path: string }) => f.path);
+  for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/main.js', 'dist/index.js', 'dist/types/index.d.ts', 'dist/types/start.d.ts', 'dist/web/static/index.html', 'dist/web/static/app.js', 'data/default-configuration.json']) {
+    assert.ok(files.includes(needed), `${needed} is missing from the tarball`);
+  }
+  for (const file of files) {
+    assert.ok(!/^(src|test|bench|docs|\.ci)\//.test(file), `${file} should not be in the tarball`);
+    assert.ok(!file.endsWith('.ts') || file.endsWith('.d.ts'), `${file}: a TypeScript source`);
+    assert.ok(!file.endsWith('.map'), `${file}: a source map of sources that are not shipped`);
+  }
+});
+
+test('the tarball installs offline into an empty project, where npx assessd and an embedding node:test file work', async () => {
+  const work = await tempDir('assessd-pack-');
+  const { stdout } = await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: PROJECT_ROOT });
+  const tarball = join(work, JSON.parse(stdout)[0].filename);
+  const project = join(work, 'embedder');
+  await mkdir(project);
+  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'embedder', private: true, type: 'module' }));
+  // an empty npm cache and --offline: nothing may come from a registry
+  await run(NPM, ['install', '--offline', '--no-audit', '--no-fund', '--cache', join(work, 'empty-cache'), tarball], { cwd: project });
+  const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+  const installed = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
+  assert.deepEqual(Object.keys(installed.dependencies), ['assessd']);
+  assert.equal((await run(NPM, ['exec', '--offline', '--', 'assessd', '--version'], { cwd: project })).stdout.trim(), pkg.version);
+
+  await writeFile(join(project, 'embed.test.mjs'), EMBEDDING_TEST);
+  // without the parent runner's NODE_TEST_CONTEXT, the child reports as a user's own `node --test` does
+  const { NODE_TEST_CONTEXT: _runner, ...env } = process.env;
+  const result = await run(process.execPath, ['--test', '--test-reporter=tap', 'embed.test.mjs'], { cwd: project, env }).catch((err) => err);
+  assert.equal(result.code ?? 0, 0, `${result.stdout}\n${result.stderr}`);
+  assert.match(result.stdout, /# pass 1/);
+
+  // the types, through the exports map, as a TypeScript project resolves them
+  await writeFile(join(project, 'use.ts'), TYPED_USE);
+  const compilerOptions = { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: [] };
+  await writeFile(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['use.ts'] }));
+  const tsc = join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const typed = await run(process.execPath, [tsc, '-p', '.'], { cwd: project }).catch((err) => err);
+  assert.equal(typed.code ?? 0, 0, `${typed.stdout}${typed.stderr}`);
+});

@@ -1,0 +1,69 @@
+/**
+ * The single executable as a user gets it: `npm run sea` builds dist/assessd, which is copied alone
+ * into an empty directory and run there with an empty PATH (no node, no node_modules to find).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT, version } from '../../src/paths.ts';
+import { request, tempDir } from '../helpers/server.ts';
+
+const run = promisify(execFile);
+const skip = process.platform === 'win32' ? 'the single executable is built for Linux and macOS here' : false;
+
+/** Starts the executable with nothing but an empty PATH in its environment; resolves on its start-up line. */
+function launch(executable: string, args: string[], cwd: string) {
+  const proc = spawn(executable, args, { cwd, env: { PATH: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  const listening = new Promise<string>((resolve, reject) => {
+    proc.stdout.on('data', (chunk: Buffer) => {
+      output += chunk;
+      const m = /assessd listening on (http:\/\/\S+) \(data: (.+?)\)/.exec(output);
+      if (m) resolve(m[1]);
+    });
+    proc.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    void exited.then((code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  return { proc, exited, listening, output: () => output };
+}
+
+test('npm run sea builds one file that runs alone: same flags, the page, and a store that persists beside it', { skip }, async () => {
+  await run(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'src', 'build-sea.ts')], { cwd: PROJECT_ROOT });
+  const box = await tempDir('assessd-sea-');
+  const executable = join(box, 'assessd');
+  await copyFile(join(PROJECT_ROOT, 'dist', 'assessd'), executable);
+  const elsewhere = join(box, 'elsewhere');
+  await mkdir(elsewhere);
+
+  const versionRun = await run(executable, ['--version'], { cwd: elsewhere, env: { PATH: '' } });
+  assert.equal(versionRun.stdout.trim(), version());
+
+  const first = launch(executable, ['--port', '0'], elsewhere);
+  const url = await first.listening;
+  assert.match(first.output(), new RegExp(`\\(data: ${join(box, 'assessd-data')}\\)`), 'the data directory is beside the executable');
+  const page = await request(url, '/');
+  assert.equal(page.status, 200);
+  assert.match(page.text, /<!doctype html>/i);
+  assert.equal((await request(url, '/static/app.js')).status, 200);
+  assert.equal((await request(url, '/', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'], 'gzip');
+  assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: 'on the box' } })).status, 201);
+  assert.equal((await request(url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '3' } })).status, 200);
+  first.proc.kill('SIGTERM');
+  assert.equal(await first.exited, 0);
+
+  const second = launch(executable, ['--port', '0', '--host', '127.0.0.1'], elsewhere);
+  const again = await second.listening;
+  try {
+    const names = (await request(again, '/api/v1/sessions/')).json.data.map((s: { name: string }) => s.name);
+    assert.deepEqual(names, ['default session', 'on the box']);
+    assert.equal((await request(again, '/api/v1/configuration?key=THREADS')).json.data[0].value, '3');
+  } finally {
+    second.proc.kill('SIGTERM');
+    await second.exited;
+  }
+  assert.deepEqual(await readdir(elsewhere), [], 'nothing written to the working directory');
+});
