@@ -7,6 +7,7 @@ import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
 import { registerFiles } from './api/files.js';
 import { registerHealth } from './api/health.js';
+import { registerOpenApi, type ApiRouter, type RouteDoc } from './api/openapi.js';
 import { isPagePath, pageFallback, registerStatic, type WebAssets } from './api/page.js';
 import { createAccessCheck } from './http/access.js';
 import { registerSessions } from './api/sessions.js';
@@ -14,7 +15,7 @@ import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { rawResponse, send } from './http/respond.js';
-import { createRouter } from './http/router.js';
+import { createRouter, type RouteEntry } from './http/router.js';
 import { DEFAULT_MAX_BODY } from './options.js';
 import type { Store } from './store/store.js';
 
@@ -29,6 +30,8 @@ export interface ServerOptions {
   allowedHosts?: string[] | '*';
   /** With a token, every request but health and the page's files needs it. */
   token?: string;
+  /** The version the OpenAPI document names. */
+  version?: string;
   /** Milliseconds a client may take to send its headers, and its whole request. */
   headersTimeout?: number;
   requestTimeout?: number;
@@ -75,7 +78,10 @@ function originForm(url: string): string {
   }
 }
 
-export function createServer(options: ServerOptions): Server {
+/** The HTTP server, and its route table (for the API's documents and their tests). */
+export type AssessdHttpServer = Server & { routes(): RouteEntry<RouteDoc>[] };
+
+export function createServer(options: ServerOptions): AssessdHttpServer {
   const { store, web } = options;
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
   const log = options.log ?? (() => {});
@@ -87,7 +93,7 @@ export function createServer(options: ServerOptions): Server {
     cookieName: () => `assessd-${(server.address() as AddressInfo | null)?.port ?? 0}`,
     log,
   });
-  const router = createRouter<Handler>();
+  const router: ApiRouter = createRouter<Handler, RouteDoc>();
   registerAuth(router, access);
   registerHealth(router, store);
   registerSessions(router, store);
@@ -95,6 +101,7 @@ export function createServer(options: ServerOptions): Server {
   registerConfiguration(router, store);
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
+  registerOpenApi(router, options.version ?? '0.0.0');
 
   /** Answers at once when it can: only a body to read, or a write to wait for, makes it a promise. */
   function route(req: IncomingMessage): Reply | Promise<Reply> {
@@ -183,5 +190,5 @@ export function createServer(options: ServerOptions): Server {
     socket.end(rawResponse(errorReply(new HttpError(status, message, undefined, { Connection: 'close' }))));
   });
 
-  return server;
+  return Object.assign(server, { routes: () => router.routes() });
 }

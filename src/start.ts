@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
-import { defaultConfiguration, webFiles } from './paths.js';
+import { defaultConfiguration, version, webFiles } from './paths.js';
 import { createServer } from './server.js';
 import { parseDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
@@ -63,6 +63,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       maxBody: resolved.maxBody,
       allowedHosts: resolved.allowedHosts,
       token,
+      version: version(),
       log,
     });
     server.listen(resolved.port, host);

@@ -2,8 +2,8 @@
 import { extname } from 'node:path';
 import { HttpError, HTTP_MESSAGES, type Reply } from '../http/jsend.js';
 import { prepared, type PreparedReply } from '../http/respond.js';
-import { splitPath, type Router } from '../http/router.js';
-import type { Handler } from './context.js';
+import { splitPath } from '../http/router.js';
+import type { ApiRouter } from './openapi.js';
 
 /** A file of the application, its answers made once: plain, and gzipped (on the thread pool). */
 interface Asset {
@@ -124,10 +124,15 @@ export function pageFallback(web: WebAssets, method: string, path: string, accep
 }
 
 /** /static/<name>: only the files loaded at start-up, by exact name, so no path can leave the folder. */
-export function registerStatic(router: Router<Handler>, web: WebAssets): void {
+export function registerStatic(router: ApiRouter, web: WebAssets): void {
   router.add('GET', '/static/*', (ctx) => {
     const file = web.files.get(ctx.rest.join('/'));
     if (!file) throw new HttpError(404, HTTP_MESSAGES.notFound);
     return assetReply(file, ctx.headers['accept-encoding']);
+  }, {
+    summary: "The web application's files (needs no token)",
+    open: true,
+    ok: { status: 200, description: 'The file, gzipped when accepted', type: '*/*', schema: { type: 'string' } },
+    fails: { 404: [HTTP_MESSAGES.notFound] },
   });
 }

@@ -1,19 +1,70 @@
 /** /api/v1/sessions: the upstream framework's session handler, its checks in the contract's order. */
-import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
 import { getSession, listSessions } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
 import { replyPerGeneration } from './cache.js';
 import type { Handler, RequestContext } from './context.js';
 import { MESSAGES } from './messages.js';
+import { arrayOf, EMPTY, ref, type ApiRouter, type RouteDoc } from './openapi.js';
 import { boolArg, parseUnsigned } from './params.js';
 
-const PATTERNS = [
+const [LIST, ONE, ACTION, ONE_ACTION] = [
   '/api/v1/sessions',
   '/api/v1/sessions/{session_id:int}',
   '/api/v1/sessions/{action:word}',
   '/api/v1/sessions/{session_id:int}/{action:word}',
 ];
+const M = MESSAGES;
+const refused = (summary: string, ...messages: string[]): RouteDoc => ({ summary, fails: { 400: messages } });
+
+/** The upstream handler answers every pattern for every method; each (method, pattern) documents its own answers. */
+const DOCS: Record<string, Record<string, RouteDoc>> = {
+  GET: {
+    [LIST]: {
+      summary: 'List the sessions, ordered by id',
+      args: { active: { type: 'boolean', description: 'Only the active session (true|1|yes) or the others (false|0|no)' } },
+      ok: { status: 200, description: 'The sessions', data: arrayOf(ref('Session')) },
+      fails: { 400: [M.invalidParameterType] },
+    },
+    [ONE]: { summary: 'One session', ok: { status: 200, description: 'The session', data: ref('Session') }, fails: { 400: [M.invalidSessionId] } },
+    [ACTION]: refused('A GET with an action is refused', M.actionMustBeNone),
+    [ONE_ACTION]: refused('A GET with an action is refused', M.actionMustBeNone),
+  },
+  POST: {
+    [LIST]: {
+      summary: 'Create a session; it becomes the active one',
+      args: { name: { type: 'string', required: true, description: 'Unique, 1 to 255 characters after trimming' } },
+      ok: { status: 201, description: 'Created', data: EMPTY },
+      fails: { 400: [M.incorrectQueryParameters], 409: [M.dbError] },
+    },
+    [ONE]: refused('A POST with a session id is refused', M.incorrectQueryParameters),
+    [ACTION]: refused('A POST with an action is refused', M.incorrectQueryParameters),
+    [ONE_ACTION]: refused('A POST with a session id and an action is refused', M.incorrectQueryParameters),
+  },
+  PATCH: {
+    [LIST]: refused('A PATCH without a session id is refused', M.incorrectQueryParameters),
+    [ONE]: { summary: 'A PATCH without an action changes nothing', ok: { status: 200, description: 'Nothing changed', data: EMPTY } },
+    [ACTION]: refused('A PATCH without a session id is refused', M.incorrectQueryParameters),
+    [ONE_ACTION]: {
+      summary: 'activate the session, or add / remove a target (another action changes nothing)',
+      description: 'remove leaves a target in no session: it is deleted. add of a target already in the session changes nothing.',
+      args: { target_id: { type: 'integer', description: 'Required by add and remove: the target' } },
+      ok: { status: 200, description: 'Done (or an unknown action: nothing changed)', data: EMPTY },
+      fails: { 400: [M.incorrectQueryParameters, M.invalidParameterType, M.invalidTargetReference] },
+    },
+  },
+  DELETE: {
+    [LIST]: refused('A DELETE without a session id is refused', M.incorrectQueryParameters),
+    [ONE]: {
+      summary: 'Delete a session',
+      description: 'Its targets are detached; those left in no session are deleted. Deleting the active session activates the remaining one with the highest id; deleting the last re-creates "default session".',
+      ok: { status: 200, description: 'Deleted', data: EMPTY },
+      fails: { 400: [M.invalidSessionId] },
+    },
+    [ACTION]: refused('A DELETE with an action is refused', M.incorrectQueryParameters),
+    [ONE_ACTION]: refused('A DELETE with an action is refused', M.incorrectQueryParameters),
+  },
+};
 
 const incorrect = (data?: Record<string, string>) => new HttpError(400, MESSAGES.incorrectQueryParameters, data);
 
@@ -22,7 +73,7 @@ function sessionIdOf(ctx: RequestContext): number | null | undefined {
   return ctx.params.session_id === undefined ? null : parseUnsigned(ctx.params.session_id);
 }
 
-export function registerSessions(router: Router<Handler>, store: Store): void {
+export function registerSessions(router: ApiRouter, store: Store): void {
   const allSessions = replyPerGeneration(store, () => listSessions(store.state));
 
   const get: Handler = (ctx) => {
@@ -80,10 +131,8 @@ export function registerSessions(router: Router<Handler>, store: Store): void {
     return success();
   };
 
-  for (const pattern of PATTERNS) {
-    router.add('GET', pattern, get);
-    router.add('POST', pattern, post);
-    router.add('PATCH', pattern, patch);
-    router.add('DELETE', pattern, remove);
+  const handlers: Record<string, Handler> = { GET: get, POST: post, PATCH: patch, DELETE: remove };
+  for (const pattern of [LIST, ONE, ACTION, ONE_ACTION]) {
+    for (const method of Object.keys(handlers)) router.add(method, pattern, handlers[method], DOCS[method][pattern]);
   }
 }

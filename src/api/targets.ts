@@ -1,10 +1,10 @@
 /** /api/v1/targets: the subset of the upstream targets handler that sessions need. */
-import type { Router } from '../http/router.js';
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import { getTarget, listTargets } from '../store/targets.js';
 import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
+import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
 import { boolArg, countArg, listArg, parseUnsigned } from './params.js';
 
 const invalidTarget = () => new HttpError(400, MESSAGES.invalidTargetReference);
@@ -17,7 +17,7 @@ function idList(values: string[] | undefined, name: string): number[] | undefine
   });
 }
 
-export function registerTargets(router: Router<Handler>, store: Store): void {
+export function registerTargets(router: ApiRouter, store: Store): void {
   const list: Handler = (ctx) => {
     const [sessionId] = idList(listArg(ctx.args, 'session_id'), 'session_id') ?? [store.state.activeSessionId];
     return success(
@@ -59,8 +59,37 @@ export function registerTargets(router: Router<Handler>, store: Store): void {
     return success();
   };
 
-  router.add('GET', '/api/v1/targets', list);
-  router.add('POST', '/api/v1/targets', create);
-  router.add('GET', '/api/v1/targets/{target_id:int}', get);
-  router.add('DELETE', '/api/v1/targets/{target_id:int}', remove);
+  const M = MESSAGES;
+  const filter = (what: string) => ({ type: 'string', repeatable: true, description: `Only targets with this ${what} (repeatable: any of them)` }) as const;
+  router.add('GET', '/api/v1/targets', list, {
+    summary: "A session's targets, newest first",
+    args: {
+      session_id: { type: 'integer', description: 'The session (default: the active one); one naming no session gives []' },
+      target_url: filter('URL'),
+      host_name: filter('host name'),
+      host_ip: filter('IP'),
+      id: { type: 'integer', repeatable: true, description: 'Only these target ids (repeatable)' },
+      scope: { type: 'boolean', description: 'Only targets in (or out of) scope' },
+      limit: { type: 'integer', description: 'At most this many' },
+      offset: { type: 'integer', description: 'Skip this many first' },
+    },
+    ok: { status: 200, description: 'The targets', data: arrayOf(ref('Target')) },
+    fails: { 400: [M.invalidParameterType] },
+  });
+  router.add('POST', '/api/v1/targets', create, {
+    summary: 'Create targets (each URL if new) and attach them to the active session, all or nothing',
+    args: { target_url: { type: 'string', required: true, repeatable: true, description: 'An absolute http(s) URL (repeatable)' } },
+    ok: { status: 201, description: 'Created and attached', data: EMPTY },
+    fails: { 400: [M.incorrectQueryParameters, M.invalidTargetUrl], 409: [M.dbError] },
+  });
+  router.add('GET', '/api/v1/targets/{target_id:int}', get, {
+    summary: 'One target',
+    ok: { status: 200, description: 'The target', data: ref('Target') },
+    fails: { 400: [M.invalidTargetReference] },
+  });
+  router.add('DELETE', '/api/v1/targets/{target_id:int}', remove, {
+    summary: 'Delete a target from every session',
+    ok: { status: 200, description: 'Deleted', data: EMPTY },
+    fails: { 400: [M.invalidTargetReference] },
+  });
 }

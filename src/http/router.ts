@@ -27,8 +27,18 @@ export type RouteMatch<H> =
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
-export interface Router<H> {
-  add(method: string, pattern: string, handler: H): void;
+/** A registered route, as the table holds it (for a document of the API: `doc` is what `add` was given). */
+export interface RouteEntry<D> {
+  method: string;
+  pattern: string;
+  doc?: D;
+}
+
+export interface Router<H, D = unknown> {
+  /** `doc` rides along for `routes()`: the router only keeps it. */
+  add(method: string, pattern: string, handler: H, doc?: D): void;
+  /** Every route added, in order. */
+  routes(): RouteEntry<D>[];
   /**
    * `path` is the raw (still percent-encoded) path, without the query string. A final `*` hands
    * the handler the rest of the path as decoded segments, a trailing slash kept as a last `''`.
@@ -100,14 +110,16 @@ function segmentKey(s: Segment): string {
   return s.kind === 'param' ? `{${s.name}:${s.test.source}}` : '*';
 }
 
-export function createRouter<H>(): Router<H> {
+export function createRouter<H, D = unknown>(): Router<H, D> {
   const routes: Route<H>[] = [];
+  const entries: RouteEntry<D>[] = [];
   /** Routes with no parameter, by path: most requests are answered by one lookup, no splitting. */
   const literal = new Map<string, Route<H>>();
 
   return {
-    add(method, pattern, handler) {
+    add(method, pattern, handler, doc) {
       const segments = compile(pattern);
+      entries.push({ method: method.toUpperCase(), pattern, doc });
       const key = segments.map(segmentKey).join('/');
       let route = routes.find((r) => r.key === key);
       if (!route) {
@@ -121,6 +133,8 @@ export function createRouter<H>(): Router<H> {
       route.handlers.set(method.toUpperCase(), handler);
       route.found?.set(method.toUpperCase(), { kind: 'found', handler, params: {}, rest: [] });
     },
+
+    routes: () => [...entries],
 
     match(method, path) {
       const exact = literal.get(withoutTrailingSlash(path))?.found;

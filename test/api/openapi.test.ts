@@ -1,0 +1,62 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { version } from '../../src/paths.ts';
+import { request, startServer, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+let doc: any;
+before(async () => {
+  server = await startServer({ version: version() });
+  const res = await request(server.url, '/api/v1/openapi.json');
+  assert.equal(res.status, 200);
+  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+  doc = res.json;
+});
+after(() => server.close());
+
+const SAMPLES: Record<string, string> = { session_id: '1', target_id: '1', action: 'activate', file_url: 'x.txt', file: 'app.js' };
+/** `/api/v1/sessions/{session_id:int}` -> `/api/v1/sessions/{session_id}`, as the document writes paths. */
+const documented = (pattern: string) => pattern.replace(/\{(\w+):\w+\}/g, '{$1}').replace(/\/\*$/, pattern.startsWith('/static/') ? '/{file}' : '/{file_url}');
+
+test('GET /api/v1/openapi.json is a valid OpenAPI 3.1 document (checked by a real validator)', async () => {
+  assert.equal(doc.openapi, '3.1.0');
+  assert.equal(doc.info.version, version());
+  const result = await new Validator().validate(doc);
+  assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+});
+
+test('every registered route is in the document, with a summary and its answers', () => {
+  const routes = server.server.routes();
+  assert.ok(routes.length >= 25, `${routes.length} routes`);
+  for (const { method, pattern } of routes) {
+    const operation = doc.paths[documented(pattern)]?.[method.toLowerCase()];
+    assert.ok(operation, `${method} ${pattern} is missing from the document`);
+    assert.ok(operation.summary, `${method} ${pattern} has no summary`);
+    const own = Object.keys(operation.responses).filter((status) => !['401', '403', '413', '500'].includes(status));
+    assert.ok(own.length > 0, `${method} ${pattern} documents none of its own answers`);
+  }
+});
+
+test('every documented path and method is routed: a request to it is neither 404 "Not found" nor 405', async () => {
+  let count = 0;
+  for (const [path, operations] of Object.entries<Record<string, unknown>>(doc.paths)) {
+    const url = path.replace(/\{(\w+)\}/g, (_, name: string) => SAMPLES[name] ?? 'x');
+    for (const method of Object.keys(operations)) {
+      const res = await request(server.url, url, { method: method.toUpperCase() });
+      assert.notEqual(res.status, 405, `${method} ${path}`);
+      if (res.status === 404) assert.notEqual(res.json.message, 'Not found', `${method} ${path} is documented but not routed`);
+      count++;
+    }
+  }
+  assert.equal(count, server.server.routes().length);
+});
+
+test("the refusals' messages come from the catalogue: the contract's literal texts", () => {
+  const get = doc.paths['/api/v1/sessions/{session_id}'].get;
+  assert.deepEqual(get.responses['400'].content['application/json'].schema.allOf[1].properties.message.enum, ['Invalid session id provided']);
+  const post = doc.paths['/api/v1/sessions'].post;
+  assert.deepEqual(post.responses['409'].content['application/json'].schema.allOf[1].properties.message.enum, ['An unknown exception occurred when performing a DB operation']);
+  assert.ok(post.responses['403'].content['application/json'].schema.allOf[1].properties.message.enum.includes('Cross-origin request refused'));
+  assert.deepEqual(doc.paths['/debug/health'].get.security, [], 'health needs no token');
+});
