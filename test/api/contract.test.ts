@@ -31,6 +31,8 @@ interface Row {
   };
   /** Follow-up GETs and the exact `data` each must answer. */
   then?: { path: string; data: unknown }[];
+  /** The server's options, when the row needs some (a token). */
+  options?: { token?: string };
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -208,6 +210,18 @@ const table: Row[] = [
 
   // A body that is not a form
   { name: 'POST of a session with a JSON body', method: 'POST', path: '/api/v1/sessions/', body: '{"name":"json"}', headers: { 'content-type': 'application/json' }, expect: { status: 415, message: H.unsupportedMediaType }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
+
+  // Access control, before routing
+  { name: 'A Host that names no allowed host (DNS rebinding)', method: 'GET', path: '/api/v1/sessions/', headers: { host: 'rebound.example:8009' }, expect: { status: 403, message: H.hostNotAllowed } },
+  { name: 'The page under a Host that names no allowed host', method: 'GET', path: '/', headers: { host: 'rebound.example' }, expect: { status: 403, message: H.hostNotAllowed } },
+  { name: 'A write from another origin', method: 'POST', path: '/api/v1/sessions/', form: { name: 'csrf' }, headers: { origin: 'http://evil.example' }, expect: { status: 403, message: H.crossOrigin }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
+  { name: 'A write from Origin null', method: 'PATCH', path: '/api/v1/configuration/', form: { THREADS: '9' }, headers: { origin: 'null' }, expect: { status: 403, message: H.crossOrigin } },
+  { name: 'A cross-site write (Sec-Fetch-Site)', method: 'DELETE', path: '/api/v1/sessions/1', headers: { 'sec-fetch-site': 'cross-site' }, expect: { status: 403, message: H.crossOrigin }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
+  { name: 'A same-origin write', method: 'POST', path: '/api/v1/sessions/', form: { name: 'same' }, headers: { 'sec-fetch-site': 'same-origin' }, expect: { status: 201, data: {} } },
+  { name: 'A request without the token the server needs', options: { token: 'tok' }, method: 'GET', path: '/api/v1/sessions/', expect: { status: 401, message: H.authenticationRequired } },
+  { name: 'A request with a wrong token', options: { token: 'tok' }, method: 'POST', path: '/api/v1/sessions/', form: { name: 'x' }, headers: { authorization: 'Bearer nope' }, expect: { status: 401, message: H.authenticationRequired } },
+  { name: 'A request with the token', options: { token: 'tok' }, method: 'GET', path: '/api/v1/sessions/1', headers: { authorization: 'Bearer tok' }, expect: { status: 200, data: session(1, 'default session', true) } },
+  { name: 'Health without the token', options: { token: 'tok' }, method: 'GET', path: '/debug/health', expect: { status: 200, data: { status: 'ok' } } },
 ];
 
 function allowSet(header: string | undefined): string[] {
@@ -233,7 +247,7 @@ function matchData(actual: any, expected: any): void {
 }
 
 async function runRow(row: Row): Promise<void> {
-  const server = await startServer();
+  const server = await startServer(row.options);
   try {
     await row.setup?.(server);
     const res = await request(server.url, row.path, { method: row.method, form: row.form, body: row.body, headers: row.headers });
@@ -256,7 +270,7 @@ async function runRow(row: Row): Promise<void> {
     }
     if (row.expect.allow) assert.deepEqual(allowSet(res.headers.allow as string | undefined), [...row.expect.allow].sort(), what);
     for (const follow of row.then ?? []) {
-      const after = await request(server.url, follow.path);
+      const after = await request(server.url, follow.path, { headers: row.options?.token ? { authorization: `Bearer ${row.options.token}` } : {} });
       assert.equal(after.status, 200, `follow-up GET ${follow.path}: ${after.text}`);
       matchData(after.json.data, follow.data);
     }
@@ -289,10 +303,13 @@ test('the message catalogue holds the contract strings, letter for letter', () =
   assert.equal(HTTP_MESSAGES.notFound, 'Not found');
   assert.equal(HTTP_MESSAGES.methodNotAllowed, 'Method not allowed');
   assert.equal(HTTP_MESSAGES.internal, 'Internal server error');
+  assert.equal(HTTP_MESSAGES.hostNotAllowed, 'Host not allowed');
+  assert.equal(HTTP_MESSAGES.crossOrigin, 'Cross-origin request refused');
+  assert.equal(HTTP_MESSAGES.authenticationRequired, 'Authentication required');
 });
 
 test('the table walks every message of the catalogue', () => {
   const used = new Set(table.map((row) => row.expect.message).filter(Boolean));
   for (const message of Object.values(MESSAGES)) assert.ok(used.has(message), `no row expects "${message}"`);
-  for (const message of [HTTP_MESSAGES.notFound, HTTP_MESSAGES.methodNotAllowed]) assert.ok(used.has(message));
+  for (const message of [HTTP_MESSAGES.notFound, HTTP_MESSAGES.methodNotAllowed, H.hostNotAllowed, H.crossOrigin, H.authenticationRequired]) assert.ok(used.has(message));
 });
