@@ -144,3 +144,47 @@ test('DNS rebinding: under a rebound name the page and every API call are 403, s
   assert.equal(await state(), before);
   await context.close();
 });
+
+test('the login URL logs the browser in and leaves the address bar; without it, the page asks for the token; log out', { skip }, async () => {
+  const token = 'browser-token-0123456789abcdef';
+  const guarded = await startServer({ token });
+  const context = await browser!.newContext();
+  try {
+    const page = await context.newPage();
+    const requests: string[] = [];
+    page.on('request', (req) => requests.push(req.url()));
+    await page.goto(`${guarded.url}/sessions?token=${token}`);
+    await page.getByText('default session').first().waitFor();
+    assert.equal(page.url(), `${guarded.url}/sessions`, 'the token left the address bar');
+    assert.ok(!requests.slice(1).some((url) => url.includes(token)), 'no later request carries the token in its URL');
+    const [cookie] = await context.cookies();
+    assert.equal(cookie.name, `assessd-${guarded.port}`);
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    assert.notEqual(cookie.value, token);
+    await page.getByText('Token required').waitFor();
+
+    // a fresh browser: the page asks, refuses a wrong token, takes the right one
+    const other = await browser!.newContext();
+    const fresh = await other.newPage();
+    await fresh.goto(`${guarded.url}/sessions`);
+    const dialog = fresh.getByRole('dialog', { name: 'Log in to assessd' });
+    await dialog.waitFor();
+    await dialog.getByLabel('Access token').fill('wrong');
+    await dialog.getByRole('button', { name: 'Log in' }).click();
+    await dialog.getByText('That is not the token of this server.').waitFor();
+    await dialog.getByLabel('Access token').fill(token);
+    await dialog.getByRole('button', { name: 'Log in' }).click();
+    await fresh.getByText('default session').first().waitFor();
+    assert.equal(await dialog.count(), 0);
+
+    // log out: the cookie no longer works, and the page asks again
+    await fresh.getByRole('button', { name: 'Log out' }).click();
+    await fresh.getByRole('dialog', { name: 'Log in to assessd' }).waitFor();
+    assert.equal((await other.cookies()).length, 0);
+    await other.close();
+  } finally {
+    await context.close();
+    await guarded.close();
+  }
+});

@@ -39,10 +39,16 @@ export class ApiError extends Error {
 type Params = URLSearchParams | Record<string, string>;
 
 let onUnreachable: () => void = () => {};
+let onUnauthenticated: () => void = () => {};
 
 /** Called whenever a request gets no answer, so the health monitor can look at once. */
 export function setUnreachableHandler(handler: () => void): void {
   onUnreachable = handler;
+}
+
+/** Called whenever the server wants its token (401), so the page can ask for it. */
+export function setUnauthenticatedHandler(handler: () => void): void {
+  onUnauthenticated = handler;
 }
 
 export function isAbort(err: unknown): boolean {
@@ -72,14 +78,23 @@ async function call<T>(method: string, path: string, params?: Params, signal?: A
     throw new ApiError(res.status, `Unexpected answer from the server (HTTP ${res.status}).`);
   }
   if (res.ok && body.status === 'success') return body.data as T;
+  // a refused login or logout is answered where it was asked; any other 401 asks for the token
+  if (res.status === 401 && !(path === AUTH && method !== 'GET')) onUnauthenticated();
   const data = body.data && typeof body.data === 'object' ? (body.data as Record<string, string>) : {};
   throw new ApiError(res.status, body.message ?? `HTTP ${res.status}`, data);
 }
 
 const get = <T>(path: string, signal?: AbortSignal) => call<T>('GET', path, undefined, signal);
+const AUTH = '/api/v1/auth';
+type AuthStatus = { token_required: boolean };
 
 export const api = {
   health: (signal?: AbortSignal) => get<{ status: string }>('/debug/health', signal),
+
+  authStatus: () => get<AuthStatus>(AUTH),
+  /** Exchanges the token for the login cookie. */
+  login: (token: string) => call<AuthStatus>('POST', AUTH, { token }),
+  logout: () => call<AuthStatus>('DELETE', AUTH),
 
   sessions: (signal?: AbortSignal) => get<Session[]>('/api/v1/sessions/', signal),
   createSession: (name: string) => call<object>('POST', '/api/v1/sessions/', { name }),

@@ -1,5 +1,6 @@
 /** Entry point: the header, the routes, and what happens when the server comes back. */
-import { setUnreachableHandler } from './api.js';
+import { setUnauthenticatedHandler, setUnreachableHandler } from './api.js';
+import { authenticationRequired, startAuth } from './auth.js';
 import { configurationView } from './configuration.js';
 import { byId, h } from './dom.js';
 import { checkHealth, startHeader } from './header.js';
@@ -23,10 +24,15 @@ const routes: Route[] = [
   { path: '/configuration', title: 'Configuration', render: configurationView },
 ];
 
-setUnreachableHandler(() => void checkHealth());
-startHeader(() => {
+/** The server is back, or the user just logged in: fresh data, unless unsaved edits are worth more. */
+function refresh(): void {
   // Unsaved edits are worth more than fresh data: keep them, refresh only the header.
   if (hasLeaveGuard()) void loadSessions().catch(() => {});
   else render(false);
-});
+}
+
+setUnreachableHandler(() => void checkHealth());
+setUnauthenticatedHandler(authenticationRequired);
+await startAuth(refresh);
+startHeader(refresh);
 startRouter(routes, { path: '', title: 'Page not found', render: notFoundView }, byId('main'));
