@@ -8,6 +8,8 @@ export interface CliOptions {
   dataDir: string;
   fileServerPort: number;
   maxBody: number;
+  /** Largest session bundle POST /api/v1/bundles/ accepts, in bytes. */
+  maxImportBody: number;
   /** Journal bytes after which it is folded into the snapshots (env ASSESSD_COMPACT_AFTER). */
   compactAfter?: number;
 }
@@ -15,6 +17,8 @@ export interface CliOptions {
 export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; options: CliOptions };
 
 export const USAGE = `Usage: assessd [options]
+       assessd export --session ID [--data-dir DIR] [--out FILE]   write a session bundle (no server running)
+       assessd import FILE [--data-dir DIR] [--name NAME]          import a session bundle (no server running)
 
 Options:
   --host <address>            address to listen on (env ASSESSD_HOST; default 127.0.0.1)
@@ -22,6 +26,7 @@ Options:
   --data-dir <dir>            where the JSON store lives (env ASSESSD_DATA_DIR; default the project's data/)
   --file-server-port <port>   port of the output file server /output_files/ redirects to (default 8010)
   --max-body <bytes>          largest request body accepted (default 1048576)
+  --max-import-body <bytes>   largest session bundle an import accepts (default 67108864, 64 MiB)
   (env ASSESSD_COMPACT_AFTER: journal bytes before it is folded into the snapshots;
    default: once it outgrows 4 MiB and the snapshots)
   -h, --help                  print this help
@@ -33,6 +38,12 @@ export class UsageError extends Error {}
 function port(name: string, raw: string): number {
   const n = /^[0-9]{1,5}$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 0 && n <= 65535)) throw new UsageError(`${name} must be a port number from 0 to 65535, not ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function bytes(name: string, raw: string | undefined, fallback: number): number {
+  const n = raw === undefined ? fallback : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${name} must be a positive number of bytes`);
   return n;
 }
 
@@ -49,6 +60,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
         'data-dir': { type: 'string' },
         'file-server-port': { type: 'string' },
         'max-body': { type: 'string' },
+        'max-import-body': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -61,8 +73,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
 
   const host = values.host ?? env.ASSESSD_HOST ?? '127.0.0.1';
   if (host.trim() === '') throw new UsageError('--host must not be empty');
-  const maxBody = Number(values['max-body'] ?? 1024 * 1024);
-  if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new UsageError(`--max-body must be a positive number of bytes`);
+  const maxBody = bytes('--max-body', values['max-body'], 1024 * 1024);
+  const maxImportBody = bytes('--max-import-body', values['max-import-body'], 64 * 1024 * 1024);
   const compactAfter = env.ASSESSD_COMPACT_AFTER === undefined ? undefined : Number(env.ASSESSD_COMPACT_AFTER);
   if (compactAfter !== undefined && !(Number.isSafeInteger(compactAfter) && compactAfter >= 0)) {
     throw new UsageError('ASSESSD_COMPACT_AFTER must be a number of bytes');
@@ -75,6 +87,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
       dataDir: resolve(values['data-dir'] ?? env.ASSESSD_DATA_DIR ?? defaultDataDir),
       fileServerPort: port('--file-server-port', values['file-server-port'] ?? '8010'),
       maxBody,
+      maxImportBody,
       compactAfter,
     },
   };

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { loadWebAssets } from './api/page.js';
 import { parseCli, UsageError, USAGE } from './cli.js';
+import { isCommand, runCommand } from './commands.js';
 import { DEFAULT_CONFIGURATION_FILE, DEFAULT_DATA_DIR, PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
 import { createServer } from './server.js';
 import { loadDefaults } from './store/defaults.js';
@@ -24,6 +25,11 @@ function fail(message: string, code = 1): never {
 }
 
 async function main(): Promise<void> {
+  // `assessd export|import ...`: offline commands on a data directory, no server
+  if (isCommand(process.argv[2])) {
+    process.exitCode = await runCommand(process.argv.slice(2), process.env);
+    return;
+  }
   let command;
   try {
     command = parseCli(process.argv.slice(2), process.env, DEFAULT_DATA_DIR);
@@ -41,7 +47,9 @@ async function main(): Promise<void> {
   const web = loadWebAssets(WEB_ASSETS_DIR);
   const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
   const store = await openStore({ dir: options.dataDir, defaults, log, compactAfter: options.compactAfter });
-  const server = createServer({ store, web, fileServerPort: options.fileServerPort, maxBody: options.maxBody, log });
+  const server = createServer({
+    store, web, defaults, fileServerPort: options.fileServerPort, maxBody: options.maxBody, maxImportBody: options.maxImportBody, log,
+  });
   // Handlers first: a signal that comes as soon as the start-up line is out must stop cleanly.
   let stopping = false;
   const stop = async (signal: string) => {

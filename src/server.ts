@@ -1,17 +1,20 @@
 /** createServer(options) -> http.Server: routing, arguments, errors and headers; no listen() inside. */
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { DEFAULT_MAX_IMPORT_BODY, registerBundles } from './api/bundles.js';
 import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
 import { registerFiles } from './api/files.js';
 import { registerHealth } from './api/health.js';
 import { pageFallback, registerStatic, type WebAssets } from './api/page.js';
+import { registerReports } from './api/reports.js';
 import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter } from './http/router.js';
+import type { DefaultItem } from './store/configuration.js';
 import type { Store } from './store/store.js';
 
 export interface ServerOptions {
@@ -21,6 +24,10 @@ export interface ServerOptions {
   fileServerPort?: number;
   /** Largest request body accepted, in bytes. */
   maxBody?: number;
+  /** Largest session bundle an import accepts, in bytes (default 64 MiB). */
+  maxImportBody?: number;
+  /** The embedded default configuration: reports show what differs from it. */
+  defaults?: DefaultItem[];
   /** Milliseconds a client may take to send its headers, and its whole request. */
   headersTimeout?: number;
   requestTimeout?: number;
@@ -30,6 +37,7 @@ export interface ServerOptions {
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 /** The arguments of a request with neither query nor body; handlers only read arguments. */
 const NO_ARGS: Args = new URLSearchParams();
+const NO_BODY = Buffer.alloc(0);
 const MAX_URL = 8 * 1024;
 
 /** The parser's errors with an answer of their own; any other is a 400. */
@@ -68,6 +76,8 @@ export function createServer(options: ServerOptions): Server {
   registerSessions(router, store);
   registerTargets(router, store);
   registerConfiguration(router, store);
+  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY);
+  registerReports(router, store, options.defaults ?? []);
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
 
@@ -92,15 +102,23 @@ export function createServer(options: ServerOptions): Server {
     if (match.kind === 'not-found') return pageFallback(web, method, path, req.headers['accept-encoding']);
     const { handler, params, rest } = match;
     const headers = req.headers;
-    if (!hasBody(req)) return handler({ method, params, rest, headers, args: query ? parseFormArgs(query, '') : NO_ARGS });
+    if (!hasBody(req)) {
+      const args = query ? parseFormArgs(query, '') : NO_ARGS;
+      return handler({ method, params, rest, headers, args, query: args, body: NO_BODY });
+    }
     // The whole body first: a request joins the write queue only once it is complete.
-    return readBody(req, maxBody).then((body) => {
+    return readBody(req, handler.maxBody ?? maxBody).then((body) => {
       let args: Args | undefined;
+      let queryArgs: Args | undefined;
       return handler({
         method,
         params,
         rest,
         headers,
+        body,
+        get query() {
+          return (queryArgs ??= query ? parseFormArgs(query, '') : NO_ARGS);
+        },
         // Parsed when a handler first reads them, so a non-form body is refused at that point of
         // the handler's order of checks, and never where no argument is read.
         get args() {

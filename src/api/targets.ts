@@ -6,6 +6,7 @@ import { getTarget, listTargets } from '../store/targets.js';
 import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
 import { boolArg, countArg, listArg, parseUnsigned } from './params.js';
+import { formatArg, targetListReply } from './target-formats.js';
 
 const invalidTarget = () => new HttpError(400, MESSAGES.invalidTargetReference);
 
@@ -20,7 +21,9 @@ function idList(values: string[] | undefined, name: string): number[] | undefine
 export function registerTargets(router: Router<Handler>, store: Store): void {
   const list: Handler = (ctx) => {
     const [sessionId] = idList(listArg(ctx.args, 'session_id'), 'session_id') ?? [store.state.activeSessionId];
-    return success(
+    const format = formatArg(ctx.args);
+    return targetListReply(
+      format,
       listTargets(store.state, {
         sessionId,
         target_url: listArg(ctx.args, 'target_url'),
@@ -31,6 +34,8 @@ export function registerTargets(router: Router<Handler>, store: Store): void {
         limit: countArg(ctx.args, 'limit'),
         offset: countArg(ctx.args, 'offset'),
       }),
+      store.state.sessions.get(sessionId)?.name,
+      sessionId,
     );
   };
 

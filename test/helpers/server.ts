@@ -43,7 +43,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const defaults = loadDefaults(DEFAULT_CONFIGURATION_FILE);
   web ??= loadWebAssets(WEB_ASSETS_DIR);
   const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
-  const server = createServer({ ...options, store, web, log });
+  const server = createServer({ defaults, ...options, store, web, log });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {

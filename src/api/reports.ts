@@ -1,0 +1,45 @@
+/** /api/v1/reports/<session_id> (extension): a session's report, one self-contained HTML page. */
+import { HttpError } from '../http/jsend.js';
+import type { Router } from '../http/router.js';
+import { listConfig, type DefaultItem } from '../store/configuration.js';
+import type { Store } from '../store/store.js';
+import { listTargets } from '../store/targets.js';
+import type { Handler } from './context.js';
+import { safeFileStem } from './filename.js';
+import { MESSAGES } from './messages.js';
+import { parseUnsigned } from './params.js';
+import { renderReport, reportPolicy, type ReportInput } from './report-page.js';
+
+export function registerReports(router: Router<Handler>, store: Store, defaults: DefaultItem[]): void {
+  const defaultValues = new Map(defaults.map((d) => [d.key, d.value]));
+
+  /** Dirty items whose value is not the default's (an item set back to its default is not news). */
+  const changedConfiguration = (): ReportInput['changed'] =>
+    listConfig(store.state, { dirty: true })
+      .filter((item) => defaultValues.get(item.key) !== item.value)
+      .map((item) => ({ key: item.key, section: item.section, value: item.value, defaultValue: defaultValues.get(item.key) }));
+
+  router.add('GET', '/api/v1/reports/{session_id:int}', (ctx) => {
+    const id = parseUnsigned(ctx.params.session_id);
+    const row = id === undefined ? undefined : store.state.sessions.get(id);
+    if (!row) throw new HttpError(400, MESSAGES.invalidSessionId);
+    const html = renderReport({
+      session: { id: row.id, name: row.name, createdAt: row.createdAt },
+      targets: listTargets(store.state, { sessionId: row.id }),
+      changed: changedConfiguration(),
+      generatedAt: new Date(),
+    });
+    return {
+      status: 200,
+      body: html,
+      headers: {
+        'Content-Type': 'text/html; charset=utf-8',
+        'Cache-Control': 'no-store',
+        'Content-Security-Policy': reportPolicy(),
+        'X-Frame-Options': 'DENY',
+        // inline: shown, and saved under a name that says what it is
+        'Content-Disposition': `inline; filename="${safeFileStem(row.name, `session-${row.id}`)}.report.html"`,
+      },
+    };
+  });
+}
