@@ -100,5 +100,5 @@ export function parseBundle(bytes: Uint8Array, nameArgument?: string): ParsedBun
     if (!derived) return fail({ kind: 'target-url', index, what: 'invalid' });
     urls.push(derived.target_url);
   }
-  return { ok: true, name, urls: [...new Set(urls.reverse())] };
+  return { ok: true, name, urls: [...new Set(urls)].reverse() };
 }

@@ -8,24 +8,24 @@ import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 test('flags, then ASSESSD_* variables, then defaults', () => {
   assert.deepEqual(parseCli([], {}, '/proj/data'), {
     kind: 'serve',
-    options: { host: '127.0.0.1', port: 8009, dataDir: '/proj/data', fileServerPort: 8010, maxBody: 1048576, compactAfter: undefined },
+    options: { host: '127.0.0.1', port: 8009, dataDir: '/proj/data', fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864, compactAfter: undefined },
   });
   const env = { ASSESSD_HOST: '0.0.0.0', ASSESSD_PORT: '9000', ASSESSD_DATA_DIR: '/env/dir', ASSESSD_COMPACT_AFTER: '100' };
   assert.deepEqual(parseCli([], env, '/proj/data'), {
     kind: 'serve',
-    options: { host: '0.0.0.0', port: 9000, dataDir: '/env/dir', fileServerPort: 8010, maxBody: 1048576, compactAfter: 100 },
+    options: { host: '0.0.0.0', port: 9000, dataDir: '/env/dir', fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864, compactAfter: 100 },
   });
-  const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10'];
+  const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10', '--max-import-body', '20'];
   assert.deepEqual(parseCli(flags, env, '/proj/data'), {
     kind: 'serve',
-    options: { host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, compactAfter: 100 },
+    options: { host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, maxImportBody: 20, compactAfter: 100 },
   });
   assert.deepEqual(parseCli(['--help'], {}, '/d'), { kind: 'help' });
   assert.deepEqual(parseCli(['-v'], {}, '/d'), { kind: 'version' });
 });
 
 test('bad flags and values are usage errors', () => {
-  for (const argv of [['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['extra'], ['--host', '']]) {
+  for (const argv of [['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['--max-import-body', '-5'], ['--max-import-body', '1.5'], ['extra'], ['--host', '']]) {
     assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
   }
   assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
