@@ -340,7 +340,7 @@ test('5,000 targets import as one durable write: one batch, one journal line', a
     assert.equal(statsAfter.acknowledged - statsBefore.acknowledged, 1);
     const added = (await readFile(join(server.dataDir, 'journal.jsonl'), 'utf8')).slice(journalBefore.length).trimEnd().split('\n');
     assert.equal(added.length, 1);
-    assert.equal(JSON.parse(added[0]).ops[0].op, 'importSession');
+    assert.deepEqual(JSON.parse(added[0]).ops.map((op: { op: string }) => op.op), ['importSession']);
     const listed = await targetsOf(server, 2);
     assert.equal(listed.length, 5000);
     assert.equal(listed[0].target_url, urls[0], 'newest first, as in the bundle');
