@@ -2,7 +2,6 @@
  * A session's report as one self-contained HTML page: no script, no request to anything (its CSS
  * inline, allowed by hash alone), every value from the store escaped, laid out for A4 in print.
  */
-import { createHash } from 'node:crypto';
 import type { Target } from '../store/state.js';
 
 export interface ReportInput {
@@ -53,9 +52,13 @@ section.host{break-inside:auto}
 `;
 
 /** No script at all; styles only by the hash of the one inline style sheet; images only the empty icon (data:). */
-let policy: string | undefined;
-export function reportPolicy(): string {
-  policy ??= `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+let policy: Promise<string> | undefined;
+export function reportPolicy(): Promise<string> {
+  // node:crypto is loaded on the first report: nothing at start-up needs it
+  policy ??= import('node:crypto').then(({ createHash }) => {
+    const hash = createHash('sha256').update(STYLE).digest('base64');
+    return `default-src 'none'; style-src 'sha256-${hash}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+  });
   return policy;
 }
 
@@ -128,7 +131,8 @@ function configurationSection(changed: ReportInput['changed']): string {
   return `<table class="fixed"><thead>${head}</thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-export function renderReport(input: ReportInput): string {
+/** The page; `policy` (from reportPolicy) is repeated in a meta tag, so that a saved copy keeps it. */
+export function renderReport(input: ReportInput, policy: string): string {
   const { session, targets } = input;
   const byHost = new Map<string, Target[]>();
   for (const t of targets) {
@@ -142,7 +146,7 @@ export function renderReport(input: ReportInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(reportPolicy().replace(/; frame-ancestors 'none'$/, ''))}">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(policy.replace(/; frame-ancestors 'none'$/, ''))}">
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="data:,">
 <title>Assessment report: ${name}</title>

@@ -19,23 +19,25 @@ export function registerReports(router: Router<Handler>, store: Store, defaults:
       .filter((item) => defaultValues.get(item.key) !== item.value)
       .map((item) => ({ key: item.key, section: item.section, value: item.value, defaultValue: defaultValues.get(item.key) }));
 
-  router.add('GET', '/api/v1/reports/{session_id:int}', (ctx) => {
+  router.add('GET', '/api/v1/reports/{session_id:int}', async (ctx) => {
+    const policy = await reportPolicy();
     const id = parseUnsigned(ctx.params.session_id);
     const row = id === undefined ? undefined : store.state.sessions.get(id);
     if (!row) throw new HttpError(400, MESSAGES.invalidSessionId);
-    const html = renderReport({
+    const input: ReportInput = {
       session: { id: row.id, name: row.name, createdAt: row.createdAt },
       targets: listTargets(store.state, { sessionId: row.id }),
       changed: changedConfiguration(),
       generatedAt: new Date(),
-    });
+    };
+    const html = renderReport(input, policy);
     return {
       status: 200,
       body: html,
       headers: {
         'Content-Type': 'text/html; charset=utf-8',
         'Cache-Control': 'no-store',
-        'Content-Security-Policy': reportPolicy(),
+        'Content-Security-Policy': policy,
         'X-Frame-Options': 'DENY',
         // inline: shown, and saved under a name that says what it is
         'Content-Disposition': `inline; filename="${safeFileStem(row.name, `session-${row.id}`)}.report.html"`,
