@@ -7,13 +7,17 @@ export type CliOptions = Omit<ResolvedOptions, 'log'>;
 export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'serve'; options: CliOptions };
 
 export const USAGE = `Usage: assessd [options]
+       assessd export --session ID [--data-dir DIR] [--out FILE]   write a session bundle (no server running)
+       assessd import FILE [--data-dir DIR] [--name NAME]          import a session bundle (no server running)
 
 Options:
   --host <address>            address to listen on (env ASSESSD_HOST; default 127.0.0.1)
   --port <port>               port to listen on, 0 for any free one (env ASSESSD_PORT; default 8009)
-  --data-dir <dir>            where the JSON store lives (env ASSESSD_DATA_DIR; default the project's data/)
+  --data-dir <dir>            where the JSON store lives (env ASSESSD_DATA_DIR; default: data/ in a clone,
+                              ./assessd-data for an installed package, assessd-data beside the single file)
   --file-server-port <port>   port of the output file server /output_files/ redirects to (default 8010)
   --max-body <bytes>          largest request body accepted (default 1048576)
+  --max-import-body <bytes>   largest session bundle an import accepts (default 67108864, 64 MiB)
   --allowed-hosts <names>     host names allowed beside IP literals, localhost and this machine's name,
                               comma-separated; .lab.example allows a domain and its subdomains;
                               * turns the Host check off (unsafe) (env ASSESSD_ALLOWED_HOSTS)
@@ -44,6 +48,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
         'data-dir': { type: 'string' },
         'file-server-port': { type: 'string' },
         'max-body': { type: 'string' },
+        'max-import-body': { type: 'string' },
         'allowed-hosts': { type: 'string' },
         token: { type: 'string' },
         'no-token': { type: 'boolean' },
@@ -63,6 +68,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     dataDir: values['data-dir'] ?? env.ASSESSD_DATA_DIR ?? defaultDataDir,
     fileServerPort: values['file-server-port'],
     maxBody: values['max-body'],
+    maxImportBody: values['max-import-body'],
     allowedHosts: values['allowed-hosts'] ?? env.ASSESSD_ALLOWED_HOSTS,
     // an explicit --no-token wins over a token in the environment
     token: values['no-token'] ? undefined : (values.token ?? (env.ASSESSD_TOKEN || undefined)),

@@ -2,6 +2,7 @@
 /** CLI: a thin shell over start(): flags, the start-up line, signals and exit codes. */
 import { setFlagsFromString } from 'node:v8';
 import { parseCli, UsageError, USAGE } from './cli.js';
+import { isCommand, runCommand } from './commands.js';
 import { DEFAULT_DATA_DIR, version } from './paths.js';
 import { start, type AssessdServer } from './start.js';
 
@@ -17,6 +18,11 @@ function fail(message: string, code = 1): never {
 }
 
 async function main(): Promise<void> {
+  // `assessd export|import ...`: offline commands on a data directory, no server
+  if (isCommand(process.argv[2])) {
+    process.exitCode = await runCommand(process.argv.slice(2), process.env);
+    return;
+  }
   let command;
   try {
     command = parseCli(process.argv.slice(2), process.env, DEFAULT_DATA_DIR);

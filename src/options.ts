@@ -14,6 +14,8 @@ export interface StartOptions {
   fileServerPort?: number | string;
   /** Largest request body accepted, in bytes. Default 1 MiB. */
   maxBody?: number | string;
+  /** Largest session bundle `POST /api/v1/bundles/` accepts, in bytes. Default 64 MiB. */
+  maxImportBody?: number | string;
   /**
    * Host names allowed beside IP literals, `localhost`, `*.localhost` and the machine's own name
    * (`.lab.example` allows the domain and its subdomains; `'*'` turns the Host check off: unsafe).
@@ -36,6 +38,7 @@ export interface ResolvedOptions {
   port: number;
   fileServerPort: number;
   maxBody: number;
+  maxImportBody: number;
   allowedHosts: string[] | '*';
   token?: string;
   noToken: boolean;
@@ -49,6 +52,7 @@ export class OptionError extends Error {
 }
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
+export const DEFAULT_MAX_IMPORT_BODY = 64 * 1024 * 1024;
 const TOKEN = /^[\x21-\x7e]+$/;
 const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 
@@ -88,6 +92,7 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     port: port('port', 8009),
     fileServerPort: port('fileServerPort', 8010),
     maxBody: integer('maxBody', DEFAULT_MAX_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
+    maxImportBody: integer('maxImportBody', DEFAULT_MAX_IMPORT_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
     allowedHosts: allowedHosts(options.allowedHosts, name('allowedHosts')),
     token: options.token,
     noToken: options.noToken === true,

@@ -3,12 +3,14 @@ import { createServer as createHttpServer, type IncomingMessage, type Server } f
 import type { AddressInfo, Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { AUTH_PATH, registerAuth } from './api/auth.js';
+import { registerBundles } from './api/bundles.js';
 import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
 import { registerFiles } from './api/files.js';
 import { registerHealth } from './api/health.js';
 import { registerOpenApi, type ApiRouter, type RouteDoc } from './api/openapi.js';
 import { isPagePath, pageFallback, registerStatic, type WebAssets } from './api/page.js';
+import { registerReports } from './api/reports.js';
 import { createAccessCheck } from './http/access.js';
 import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
@@ -16,7 +18,8 @@ import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from '
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
-import { DEFAULT_MAX_BODY } from './options.js';
+import { DEFAULT_MAX_BODY, DEFAULT_MAX_IMPORT_BODY } from './options.js';
+import type { DefaultItem } from './store/configuration.js';
 import type { Store } from './store/store.js';
 
 export interface ServerOptions {
@@ -32,6 +35,10 @@ export interface ServerOptions {
   token?: string;
   /** The version the OpenAPI document names. */
   version?: string;
+  /** Largest session bundle an import accepts, in bytes (default 64 MiB). */
+  maxImportBody?: number;
+  /** The embedded default configuration: reports show what differs from it. */
+  defaults?: DefaultItem[];
   /** Milliseconds a client may take to send its headers, and its whole request. */
   headersTimeout?: number;
   requestTimeout?: number;
@@ -41,6 +48,7 @@ export interface ServerOptions {
 export { DEFAULT_MAX_BODY } from './options.js';
 /** The arguments of a request with neither query nor body; handlers only read arguments. */
 const NO_ARGS: Args = new URLSearchParams();
+const NO_BODY = Buffer.alloc(0);
 const MAX_URL = 8 * 1024;
 
 /** The parser's errors with an answer of their own; any other is a 400. */
@@ -99,6 +107,8 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerSessions(router, store);
   registerTargets(router, store);
   registerConfiguration(router, store);
+  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY);
+  registerReports(router, store, options.defaults ?? []);
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
   registerOpenApi(router, options.version ?? '0.0.0');
@@ -127,16 +137,24 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     const { handler, params, rest } = match;
     const headers = req.headers;
     const remoteAddress = req.socket.remoteAddress;
-    if (!hasBody(req)) return handler({ method, params, rest, headers, remoteAddress, args: query ? parseFormArgs(query, '') : NO_ARGS });
+    if (!hasBody(req)) {
+      const args = query ? parseFormArgs(query, '') : NO_ARGS;
+      return handler({ method, params, rest, headers, remoteAddress, args, query: args, body: NO_BODY });
+    }
     // The whole body first: a request joins the write queue only once it is complete.
-    return readBody(req, maxBody).then((body) => {
+    return readBody(req, handler.maxBody ?? maxBody).then((body) => {
       let args: Args | undefined;
+      let queryArgs: Args | undefined;
       return handler({
         method,
         params,
         rest,
         headers,
         remoteAddress,
+        body,
+        get query() {
+          return (queryArgs ??= query ? parseFormArgs(query, '') : NO_ARGS);
+        },
         // Parsed when a handler first reads them, so a non-form body is refused at that point of
         // the handler's order of checks, and never where no argument is read.
         get args() {

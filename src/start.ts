@@ -61,6 +61,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       web,
       fileServerPort: resolved.fileServerPort,
       maxBody: resolved.maxBody,
+      maxImportBody: resolved.maxImportBody,
+      defaults,
       allowedHosts: resolved.allowedHosts,
       token,
       version: version(),

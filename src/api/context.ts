@@ -11,9 +11,16 @@ export interface RequestContext {
   rest: string[];
   /** Query then body arguments, parsed when first read (415 then for a body that is no form). */
   args: Args;
+  /** The query string's arguments alone: what a handler taking a body of another type reads. */
+  query: Args;
+  /** The whole request body, as it came (empty without one). */
+  body: Buffer;
   headers: IncomingHttpHeaders;
   /** The client's address, for log lines. */
   remoteAddress: string | undefined;
 }
 
-export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+export type Handler = ((ctx: RequestContext) => Reply | Promise<Reply>) & {
+  /** This route's own body limit, in bytes, instead of the server's. */
+  maxBody?: number;
+};

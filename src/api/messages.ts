@@ -1,4 +1,7 @@
 /** Every user-facing message of the contract, in one place: handlers and tests import them from here. */
+import { BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_TARGETS, type BundleProblem } from '../store/bundle.js';
+import { MAX_SESSION_NAME } from '../store/sessions.js';
+
 export { HTTP_MESSAGES } from '../http/jsend.js';
 
 export const MESSAGES = {
@@ -11,3 +14,50 @@ export const MESSAGES = {
   invalidTargetUrl: 'Invalid target URL provided',
   invalidConfigurationItem: 'Invalid configuration item specified',
 } as const;
+
+/** The fixed messages of bundle imports (extension); `bundleProblem` words every refusal. */
+export const BUNDLE_MESSAGES = {
+  mediaType: 'Unsupported media type: send application/json',
+  notUtf8: 'Bundle is not valid UTF-8',
+  notJson: 'Bundle is not valid JSON',
+  notObject: 'Bundle must be a JSON object',
+  format: `Not an assessd session bundle: "format" must be "${BUNDLE_FORMAT}"`,
+  session: 'Bundle "session" must be an object',
+  nameType: 'Bundle session.name must be a string',
+  noName: 'A session name is required: session.name in the bundle, or the name argument',
+  invalidName: `Session name must be 1 to ${MAX_SESSION_NAME} characters`,
+  targets: 'Bundle "targets" must be an array',
+} as const;
+
+/** A refused bundle's message, and the field it names (for the fail envelope's `data`). */
+export function bundleProblem(problem: BundleProblem): { message: string; field: string; detail: string } {
+  const M = BUNDLE_MESSAGES;
+  switch (problem.kind) {
+    case 'not-utf8': return { message: M.notUtf8, field: 'body', detail: 'not valid UTF-8' };
+    case 'not-json': return { message: M.notJson, field: 'body', detail: 'not valid JSON' };
+    case 'not-object': return { message: M.notObject, field: 'body', detail: 'not a JSON object' };
+    case 'format': return { message: M.format, field: 'format', detail: `must be "${BUNDLE_FORMAT}"` };
+    case 'version': {
+      const message = typeof problem.version === 'number'
+        ? `Bundle version ${problem.version} is not supported: this build reads version ${BUNDLE_VERSION}`
+        : `Bundle "version" must be a number: this build reads version ${BUNDLE_VERSION}`;
+      return { message, field: 'version', detail: `must be ${BUNDLE_VERSION}` };
+    }
+    case 'session': return { message: M.session, field: 'session', detail: 'must be an object' };
+    case 'name-type': return { message: M.nameType, field: 'session.name', detail: 'must be a string' };
+    case 'no-name': return { message: M.noName, field: 'name', detail: 'required' };
+    case 'invalid-name': {
+      const field = problem.from === 'argument' ? 'name' : 'session.name';
+      return { message: M.invalidName, field, detail: `must be 1 to ${MAX_SESSION_NAME} characters` };
+    }
+    case 'targets': return { message: M.targets, field: 'targets', detail: 'must be an array' };
+    case 'too-many':
+      return { message: `Bundle has ${problem.count} targets: at most ${MAX_BUNDLE_TARGETS} can be imported at once`, field: 'targets', detail: `at most ${MAX_BUNDLE_TARGETS}` };
+    case 'target': return { message: `targets[${problem.index}] must be an object`, field: `targets[${problem.index}]`, detail: 'must be an object' };
+    case 'target-url': {
+      const field = `targets[${problem.index}].target_url`;
+      const detail = { missing: 'is missing', 'not-string': 'must be a string', invalid: 'is not an absolute http(s) URL' }[problem.what];
+      return { message: `${field} ${detail}`, field, detail };
+    }
+  }
+}

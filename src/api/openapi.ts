@@ -30,6 +30,8 @@ export interface RouteDoc {
   ok?: { status: number; description: string; data?: Schema; type?: string; schema?: Schema; headers?: Record<string, string> };
   /** Refusals by status: the messages of the catalogue it may answer (checked in this order). */
   fails?: Partial<Record<number, readonly string[]>>;
+  /** Refusals whose message is built from the request (it names a field or a count): described, not listed. */
+  builtFails?: Partial<Record<number, string>>;
   /** Needs no token (health, the page and its files). */
   open?: boolean;
 }
@@ -124,11 +126,13 @@ function argSchema(arg: ArgDoc): Schema {
   return arg.repeatable ? { oneOf: [one, arrayOf(one)] } : one;
 }
 
-function failResponse(messages: readonly string[]): Schema {
+function failResponse(messages: readonly string[], built?: string): Schema {
   const unique = [...new Set(messages)];
+  const listed = unique.map((m) => `"${m}"`).join(', ');
+  const message = built ? { type: 'string', examples: unique } : { enum: unique };
   return {
-    description: unique.map((m) => `"${m}"`).join(', '),
-    content: { [JSON_TYPE]: { schema: { allOf: [ref('Fail'), { properties: { message: { enum: unique } } }] } } },
+    description: built ? `${listed}${listed ? '; ' : ''}${built}` : listed,
+    content: { [JSON_TYPE]: { schema: { allOf: [ref('Fail'), { properties: { message } }] } } },
   };
 }
 
@@ -176,7 +180,8 @@ function operation(entry: RouteEntry<RouteDoc>, doc: RouteDoc, path: string, pat
   if (!doc.open) (fails[401] ??= []).push(HTTP_MESSAGES.authenticationRequired);
   if (requestBody || write) (fails[413] ??= []).push(HTTP_MESSAGES.payloadTooLarge);
   if (requestBody && !doc.body) (fails[415] ??= []).push(HTTP_MESSAGES.unsupportedMediaType);
-  for (const status of Object.keys(fails).sort()) responses[status] = failResponse(fails[Number(status)]);
+  for (const status of Object.keys(doc.builtFails ?? {})) fails[Number(status)] ??= [];
+  for (const status of Object.keys(fails).sort()) responses[status] = failResponse(fails[Number(status)], doc.builtFails?.[Number(status)]);
   if (write) responses['500'] = { description: 'The change could not be made durable: nothing changed', content: { [JSON_TYPE]: { schema: ref('Error') } } };
 
   const segments = entry.pattern.split('/').filter(Boolean);

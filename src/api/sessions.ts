@@ -93,7 +93,7 @@ export function registerSessions(router: ApiRouter, store: Store): void {
     if (ctx.params.session_id !== undefined || ctx.params.action !== undefined) throw incorrect();
     const name = ctx.args.get('name');
     if (name === null) throw incorrect({ name: 'required' });
-    const result = await store.change({ op: 'createSession', name });
+    const result = await store.change({ op: 'createSession', name, at: Date.now() });
     if (!result.ok) {
       if (result.reason === 'duplicate-name') throw new HttpError(409, MESSAGES.dbError, { name: 'already exists' });
       throw incorrect({ name: 'must be 1 to 255 characters' });
@@ -126,7 +126,7 @@ export function registerSessions(router: ApiRouter, store: Store): void {
   const remove: Handler = async (ctx) => {
     const id = sessionIdOf(ctx);
     if (id === null || ctx.params.action !== undefined) throw incorrect();
-    const result = id === undefined ? undefined : await store.change({ op: 'deleteSession', id });
+    const result = id === undefined ? undefined : await store.change({ op: 'deleteSession', id, at: Date.now() });
     if (!result?.ok) throw new HttpError(400, MESSAGES.invalidSessionId);
     return success();
   };

@@ -6,6 +6,7 @@ import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
 import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
 import { boolArg, countArg, listArg, parseUnsigned } from './params.js';
+import { formatArg, targetListReply } from './target-formats.js';
 
 const invalidTarget = () => new HttpError(400, MESSAGES.invalidTargetReference);
 
@@ -20,7 +21,9 @@ function idList(values: string[] | undefined, name: string): number[] | undefine
 export function registerTargets(router: ApiRouter, store: Store): void {
   const list: Handler = (ctx) => {
     const [sessionId] = idList(listArg(ctx.args, 'session_id'), 'session_id') ?? [store.state.activeSessionId];
-    return success(
+    const format = formatArg(ctx.args);
+    return targetListReply(
+      format,
       listTargets(store.state, {
         sessionId,
         target_url: listArg(ctx.args, 'target_url'),
@@ -31,6 +34,8 @@ export function registerTargets(router: ApiRouter, store: Store): void {
         limit: countArg(ctx.args, 'limit'),
         offset: countArg(ctx.args, 'offset'),
       }),
+      store.state.sessions.get(sessionId)?.name,
+      sessionId,
     );
   };
 
@@ -72,8 +77,9 @@ export function registerTargets(router: ApiRouter, store: Store): void {
       scope: { type: 'boolean', description: 'Only targets in (or out of) scope' },
       limit: { type: 'integer', description: 'At most this many' },
       offset: { type: 'integer', description: 'Skip this many first' },
+      format: { type: 'string', enum: ['json', 'text', 'csv'], description: 'Extension: text answers one URL per line (text/plain), csv a header row and every field (text/csv)' },
     },
-    ok: { status: 200, description: 'The targets', data: arrayOf(ref('Target')) },
+    ok: { status: 200, description: 'The targets (as JSON; text/plain or text/csv with format)', data: arrayOf(ref('Target')) },
     fails: { 400: [M.invalidParameterType] },
   });
   router.add('POST', '/api/v1/targets', create, {

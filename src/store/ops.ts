@@ -3,16 +3,19 @@ import { patchConfig } from './configuration.js';
 import { activateSession, addTargetToSession, createSession, deleteSession, removeTargetFromSession } from './sessions.js';
 import type { Part, State } from './state.js';
 import { createTargets, deleteTarget } from './targets.js';
+import { importSession } from './import.js';
 
+/** `at`: when the change was asked for (ms since the epoch), carried in the op so that a replay is exact. */
 const APPLY = {
-  createSession: (state: State, op: { name: string }) => createSession(state, op.name),
+  createSession: (state: State, op: { name: string; at?: number }) => createSession(state, op.name, op.at),
   activateSession: (state: State, op: { id: number }) => activateSession(state, op.id),
-  deleteSession: (state: State, op: { id: number }) => deleteSession(state, op.id),
+  deleteSession: (state: State, op: { id: number; at?: number }) => deleteSession(state, op.id, op.at),
   addTarget: (state: State, op: { session: number; target: number }) => addTargetToSession(state, op.session, op.target),
   removeTarget: (state: State, op: { session: number; target: number }) => removeTargetFromSession(state, op.session, op.target),
   createTargets: (state: State, op: { urls: string[] }) => createTargets(state, op.urls),
   deleteTarget: (state: State, op: { id: number }) => deleteTarget(state, op.id),
   patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
+  importSession: (state: State, op: { name: string; urls: string[]; at?: number }) => importSession(state, op.name, op.urls, op.at),
 };
 
 type Appliers = typeof APPLY;

@@ -26,25 +26,39 @@ export function normalizeSessionName(name: string): string | undefined {
   return length >= 1 && length <= MAX_SESSION_NAME ? trimmed : undefined;
 }
 
-function insertSession(state: State, name: string): number {
+/** `at` comes from the op, never from the clock, so that a replay recreates the same row. */
+export function insertSession(state: State, name: string, at: number | undefined, activate = true): number {
   const id = state.nextSessionId++;
-  state.sessions.set(id, { id, name });
+  const row: SessionRow = { id, name };
+  if (at !== undefined) {
+    // a journal edited by hand: refused as a malformed op rather than written into a snapshot
+    if (!Number.isSafeInteger(at) || at < 0) throw new TypeError('"at" must be milliseconds since the epoch');
+    row.createdAt = at;
+  }
+  state.sessions.set(id, row);
   state.sessionIdByName.set(name, id);
-  state.activeSessionId = id;
+  if (activate) state.activeSessionId = id;
   return id;
 }
 
-/** A store never goes without a session: the default one, active. */
-export function ensureDefaultSession(state: State): void {
-  if (state.sessions.size === 0) insertSession(state, DEFAULT_SESSION_NAME);
+/** A store never goes without a session: the default one, active (made now, unless an op says when). */
+export function ensureDefaultSession(state: State, at: number | undefined = Date.now()): void {
+  if (state.sessions.size === 0) insertSession(state, DEFAULT_SESSION_NAME, at);
 }
 
-/** Creating a session makes it the active one. */
-export function createSession(state: State, rawName: string): Result<'invalid-name' | 'duplicate-name', { id: number }> {
+/** Why a name cannot be a new session's, if it cannot. */
+export function checkNewSessionName(state: State, rawName: string): Result<'invalid-name' | 'duplicate-name', { name: string }> {
   const name = normalizeSessionName(rawName);
   if (name === undefined) return refuse('invalid-name');
   if (state.sessionIdByName.has(name)) return refuse('duplicate-name');
-  return { ok: true, id: insertSession(state, name) };
+  return { ok: true, name };
+}
+
+/** Creating a session makes it the active one. */
+export function createSession(state: State, rawName: string, at?: number): Result<'invalid-name' | 'duplicate-name', { id: number }> {
+  const checked = checkNewSessionName(state, rawName);
+  if (!checked.ok) return checked;
+  return { ok: true, id: insertSession(state, checked.name, at) };
 }
 
 export function activateSession(state: State, id: number): Result<'unknown-session'> {
@@ -57,7 +71,7 @@ export function activateSession(state: State, id: number): Result<'unknown-sessi
  * Detaches the session's targets (deleting those left in no session). Deleting the active session
  * activates the remaining one with the highest id; deleting the last re-creates the default session.
  */
-export function deleteSession(state: State, id: number): Result<'unknown-session'> {
+export function deleteSession(state: State, id: number, at?: number): Result<'unknown-session'> {
   const row = state.sessions.get(id);
   if (!row) return refuse('unknown-session');
   for (const targetId of row.targets ?? []) detachTarget(state, id, targetId);
@@ -67,7 +81,8 @@ export function deleteSession(state: State, id: number): Result<'unknown-session
     let highest = 0;
     for (const sessionId of state.sessions.keys()) highest = Math.max(highest, sessionId);
     state.activeSessionId = highest;
-    ensureDefaultSession(state);
+    // not ensureDefaultSession: a replay must not stamp the re-created session with today's clock
+    if (state.sessions.size === 0) insertSession(state, DEFAULT_SESSION_NAME, at);
   }
   return OK;
 }

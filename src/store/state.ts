@@ -34,6 +34,8 @@ export interface ConfigItem {
 export interface SessionRow {
   id: number;
   name: string;
+  /** Milliseconds since the epoch; absent for sessions made before creation times were recorded. */
+  createdAt?: number;
   /** Created with the first target: most sessions of a large store have none. */
   targets?: Set<number>;
 }
@@ -103,7 +105,7 @@ export function serializePart(state: State, part: Part, seq: number): string {
     nextSessionId: state.nextSessionId,
     activeSessionId: state.activeSessionId,
     nextTargetId: state.nextTargetId,
-    sessions: [...state.sessions.values()].map((s) => ({ id: s.id, name: s.name, targets: s.targets ? [...s.targets] : [] })),
+    sessions: [...state.sessions.values()].map((s) => ({ id: s.id, name: s.name, created_at: s.createdAt, targets: s.targets ? [...s.targets] : [] })),
     targets: [...state.targets.values()].map((t) => t.target),
   });
 }
@@ -146,6 +148,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 const isId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
+const isTime = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 function loadConfiguration(state: State, data: Record<string, unknown>, check: Check): void {
   check(Array.isArray(data.items), '"items" must be an array');
@@ -204,6 +207,10 @@ function loadSessions(state: State, data: Record<string, unknown>, check: Check)
     if (fresh.sessionIdByName.has(s.name)) check(false, `session ${s.id}: its name is listed twice`);
     if (!Array.isArray(s.targets) || !s.targets.every((id) => fresh.targets.has(id))) check(false, `session ${s.id}: "targets" must list known target ids`);
     const row: SessionRow = { id: s.id, name: s.name };
+    if (s.created_at !== undefined) {
+      if (!isTime(s.created_at)) check(false, `session ${s.id}: "created_at" must be milliseconds since the epoch`);
+      row.createdAt = s.created_at;
+    }
     if (s.targets.length > 0) row.targets = new Set(s.targets as number[]);
     fresh.sessions.set(row.id, row);
     fresh.sessionIdByName.set(row.name, row.id);

@@ -4,19 +4,22 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HTTP_MESSAGES, MESSAGES } from '../../src/api/messages.ts';
-import { request, startServer, type Response, type TestServer } from '../helpers/server.ts';
+import { BUNDLE_MESSAGES, HTTP_MESSAGES, MESSAGES } from '../../src/api/messages.ts';
+import { bundle, JSON_BODY } from '../helpers/bundles.ts';
+import { request, startServer, type Response, type StartOptions, type TestServer } from '../helpers/server.ts';
 
 type Form = Record<string, string | string[]> | [string, string][];
 
 interface Row {
   name: string;
+  /** Server options for this row (e.g. a small body limit). */
+  options?: StartOptions;
   setup?: (server: TestServer) => Promise<void>;
   method: string;
   /** Sent exactly as written, query string included. */
   path: string;
   form?: Form;
-  body?: string;
+  body?: string | Buffer;
   headers?: Record<string, string>;
   expect: {
     status: number;
@@ -28,6 +31,8 @@ interface Row {
     dataKeys?: string[];
     /** For 405: the methods `Allow` must list (HEAD aside). */
     allow?: string[];
+    /** For a success that is a file, not a JSend envelope: checks the whole answer. */
+    file?: (res: Response) => void;
   };
   /** Follow-up GETs and the exact `data` each must answer. */
   then?: { path: string; data: unknown }[];
@@ -208,6 +213,86 @@ const table: Row[] = [
   { name: 'DELETE of a target id that is not an integer', method: 'DELETE', path: '/api/v1/targets/-3', expect: { status: 404, message: H.notFound } },
   { name: 'GET below a configuration path', method: 'GET', path: '/api/v1/configuration/TOOL_NMAP', expect: { status: 404, message: H.notFound } },
 
+  // Bundles (extension): export
+  {
+    name: 'GET of a session bundle', setup: withTarget, method: 'GET', path: '/api/v1/bundles/1',
+    expect: {
+      status: 200,
+      file: (res) => {
+        assert.equal(res.headers['content-type'], JSON_TYPE);
+        assert.equal(res.headers['content-disposition'], 'attachment; filename="default-session.assessd.json"');
+        const body = res.json;
+        assert.deepEqual(Object.keys(body), ['format', 'version', 'exported_at', 'session', 'targets']);
+        assert.deepEqual({ ...body, exported_at: typeof body.exported_at }, { format: 'assessd-session', version: 1, exported_at: 'string', session: { name: 'default session' }, targets: [targetA] });
+      },
+    },
+  },
+  { name: 'GET of the bundle of an unknown session', method: 'GET', path: '/api/v1/bundles/999', expect: { status: 400, message: T.invalidSessionId } },
+  { name: 'GET of a bundle id that is not an integer', method: 'GET', path: '/api/v1/bundles/one', expect: { status: 404, message: H.notFound } },
+  { name: 'GET of the bundles collection', method: 'GET', path: '/api/v1/bundles/', expect: { status: 405, message: H.methodNotAllowed, allow: ['POST'] } },
+  { name: 'POST of a bundle to a session id', method: 'POST', path: '/api/v1/bundles/1', body: bundle('x', []), headers: JSON_BODY, expect: { status: 405, message: H.methodNotAllowed, allow: ['GET'] } },
+  { name: 'DELETE of a bundle', method: 'DELETE', path: '/api/v1/bundles/1', expect: { status: 405, message: H.methodNotAllowed, allow: ['GET'] } },
+
+  // Bundles (extension): import, all or nothing
+  { name: 'POST of a bundle', setup: withTarget, method: 'POST', path: '/api/v1/bundles/', body: bundle('imported', ['http://a.example/', 'http://b.example/']), headers: JSON_BODY, expect: { status: 201, data: { id: 2, targets: 2 } }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true), session(2, 'imported', false)] }, { path: '/api/v1/targets/?session_id=2&target_url=http://a.example/', data: [targetA] }] },
+  { name: 'POST of a bundle named by the name argument', method: 'POST', path: '/api/v1/bundles/?name=renamed', body: bundle(undefined, []), headers: JSON_BODY, expect: { status: 201, data: { id: 2, targets: 0 } }, then: [{ path: '/api/v1/sessions/2', data: session(2, 'renamed', false) }] },
+  { name: 'POST of a bundle that is not JSON', method: 'POST', path: '/api/v1/bundles/', body: '{"format"', headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.notJson, dataKeys: ['body'] }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
+  { name: 'POST of a bundle that is not UTF-8', method: 'POST', path: '/api/v1/bundles/', body: Buffer.from([0x7b, 0xff, 0x7d]), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.notUtf8, dataKeys: ['body'] } },
+  { name: 'POST of a JSON array as a bundle', method: 'POST', path: '/api/v1/bundles/', body: '[]', headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.notObject, dataKeys: ['body'] } },
+  { name: 'POST of a bundle of another format', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', [], { format: 'other' }), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.format, dataKeys: ['format'] } },
+  { name: 'POST of a bundle of an unknown version', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', [], { version: 2 }), headers: JSON_BODY, expect: { status: 400, message: 'Bundle version 2 is not supported: this build reads version 1', dataKeys: ['version'] } },
+  { name: 'POST of a bundle without a version', method: 'POST', path: '/api/v1/bundles/', body: JSON.stringify({ format: 'assessd-session', session: { name: 'x' }, targets: [] }), headers: JSON_BODY, expect: { status: 400, message: 'Bundle "version" must be a number: this build reads version 1', dataKeys: ['version'] } },
+  { name: 'POST of a bundle whose session is not an object', method: 'POST', path: '/api/v1/bundles/', body: bundle(undefined, [], { session: [] }), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.session, dataKeys: ['session'] } },
+  { name: 'POST of a bundle whose session name is not a string', method: 'POST', path: '/api/v1/bundles/', body: bundle(undefined, [], { session: { name: ['x'] } }), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.nameType, dataKeys: ['session.name'] } },
+  { name: 'POST of a bundle with no name anywhere', method: 'POST', path: '/api/v1/bundles/', body: bundle(undefined, []), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.noName, dataKeys: ['name'] } },
+  { name: 'POST of a bundle with a 256-character name', method: 'POST', path: '/api/v1/bundles/', body: bundle(long(256), []), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.invalidName, dataKeys: ['session.name'] } },
+  { name: 'POST of a bundle with an empty name argument', method: 'POST', path: '/api/v1/bundles/?name=%20', body: bundle('fine', []), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.invalidName, dataKeys: ['name'] } },
+  { name: 'POST of a bundle without a targets list', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', [], { targets: null }), headers: JSON_BODY, expect: { status: 400, message: BUNDLE_MESSAGES.targets, dataKeys: ['targets'] } },
+  { name: 'POST of a bundle with more than 100,000 targets', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', Array.from({ length: 100_001 }, (_, i) => `http://h${i}.example/`)), headers: JSON_BODY, expect: { status: 400, message: 'Bundle has 100001 targets: at most 100000 can be imported at once', dataKeys: ['targets'] } },
+  { name: 'POST of a bundle with a target that is no object', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', [], { targets: [{ target_url: 'http://a.example/' }, 'http://b.example/'] }), headers: JSON_BODY, expect: { status: 400, message: 'targets[1] must be an object', dataKeys: ['targets[1]'] } },
+  { name: 'POST of a bundle with a target without target_url', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', [], { targets: [{}] }), headers: JSON_BODY, expect: { status: 400, message: 'targets[0].target_url is missing', dataKeys: ['targets[0].target_url'] } },
+  { name: 'POST of a bundle with a target_url that is no string', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', ['http://a.example/', { href: 'x' }]), headers: JSON_BODY, expect: { status: 400, message: 'targets[1].target_url must be a string', dataKeys: ['targets[1].target_url'] } },
+  { name: 'POST of a bundle with an invalid target_url', method: 'POST', path: '/api/v1/bundles/', body: bundle('x', ['http://a.example/', 'http://b.example/', 'http://c.example/', 'a.example']), headers: JSON_BODY, expect: { status: 400, message: 'targets[3].target_url is not an absolute http(s) URL', dataKeys: ['targets[3].target_url'] }, then: [{ path: '/api/v1/targets/?session_id=1', data: [] }, { path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
+  { name: 'POST of a bundle whose name is in use', setup: withTarget, method: 'POST', path: '/api/v1/bundles/', body: bundle('default session', ['http://new.example/']), headers: JSON_BODY, expect: { status: 409, message: T.dbError, dataKeys: ['name'] }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }, { path: '/api/v1/targets/?session_id=1', data: [targetA] }] },
+  { name: 'POST of a bundle as a form', method: 'POST', path: '/api/v1/bundles/', form: { name: 'x' }, expect: { status: 415, message: BUNDLE_MESSAGES.mediaType } },
+  { name: 'POST of a bundle over the import limit', options: { maxImportBody: 64 }, method: 'POST', path: '/api/v1/bundles/', body: bundle('too large for this server', []), headers: JSON_BODY, expect: { status: 413, message: H.payloadTooLarge }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
+
+  // Target lists as text and CSV (extension)
+  {
+    name: 'GET of the targets as text', setup: twoSessions, method: 'GET', path: '/api/v1/targets/?session_id=1&format=text',
+    expect: { status: 200, file: (res) => { assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8'); assert.equal(res.text, 'http://a.example/\n'); } },
+  },
+  {
+    name: 'GET of the targets as CSV', setup: withTarget, method: 'GET', path: '/api/v1/targets/?format=csv',
+    expect: {
+      status: 200,
+      file: (res) => {
+        assert.equal(res.headers['content-type'], 'text/csv; charset=utf-8');
+        assert.equal(res.text, 'id,target_url,host_name,host_ip,port_number,url_scheme,host_path,ip_url,top_domain,top_url,alternative_ips,scope,max_user_rank,max_owtf_rank\r\n1,http://a.example/,a.example,,80,http,a.example/,,example,http://a.example:80,,true,-1,-1\r\n');
+      },
+    },
+  },
+  { name: 'GET of the targets in an unknown format', method: 'GET', path: '/api/v1/targets/?format=xml', expect: { status: 400, message: T.invalidParameterType, dataKeys: ['format'] } },
+
+  // Reports (extension)
+  {
+    name: 'GET of a session report', setup: withTarget, method: 'GET', path: '/api/v1/reports/1',
+    expect: {
+      status: 200,
+      file: (res) => {
+        assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+        assert.match(res.headers['content-security-policy'] as string, /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/);
+        assert.match(res.text, /^<!doctype html>/);
+        assert.match(res.text, /<h1>default session<\/h1>/);
+        assert.match(res.text, /http:\/\/a\.example\//);
+        assert.doesNotMatch(res.text, /<script/i);
+      },
+    },
+  },
+  { name: 'GET of the report of an unknown session', method: 'GET', path: '/api/v1/reports/999', expect: { status: 400, message: T.invalidSessionId } },
+  { name: 'POST of a report', method: 'POST', path: '/api/v1/reports/1', expect: { status: 405, message: H.methodNotAllowed, allow: ['GET'] } },
+  { name: 'GET of the reports collection', method: 'GET', path: '/api/v1/reports/', expect: { status: 404, message: H.notFound } },
+
   // A body that is not a form
   { name: 'POST of a session with a JSON body', method: 'POST', path: '/api/v1/sessions/', body: '{"name":"json"}', headers: { 'content-type': 'application/json' }, expect: { status: 415, message: H.unsupportedMediaType }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
 
@@ -253,6 +338,10 @@ async function runRow(row: Row): Promise<void> {
     const res = await request(server.url, row.path, { method: row.method, form: row.form, body: row.body, headers: row.headers });
     const what = `${row.method} ${row.path} -> ${res.status} ${res.text.slice(0, 300)}`;
     assert.equal(res.status, row.expect.status, what);
+    if (row.expect.file) {
+      row.expect.file(res);
+      return;
+    }
     assert.equal(res.headers['content-type'], JSON_TYPE, what);
     const body = res.json;
     if (row.expect.status < 400) {
@@ -311,5 +400,6 @@ test('the message catalogue holds the contract strings, letter for letter', () =
 test('the table walks every message of the catalogue', () => {
   const used = new Set(table.map((row) => row.expect.message).filter(Boolean));
   for (const message of Object.values(MESSAGES)) assert.ok(used.has(message), `no row expects "${message}"`);
+  for (const message of Object.values(BUNDLE_MESSAGES)) assert.ok(used.has(message), `no row expects "${message}"`);
   for (const message of [HTTP_MESSAGES.notFound, HTTP_MESSAGES.methodNotAllowed, H.hostNotAllowed, H.crossOrigin, H.authenticationRequired]) assert.ok(used.has(message));
 });

@@ -44,7 +44,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const defaults = parseDefaults(text, file);
   web ??= loadWebAssets(webFiles());
   const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
-  const server = createServer({ ...options, store, web, log });
+  const server = createServer({ defaults, ...options, store, web, log });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {

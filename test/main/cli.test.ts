@@ -6,7 +6,7 @@ import { parseCli, UsageError } from '../../src/cli.ts';
 import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 
 test('flags, then ASSESSD_* variables, then defaults', () => {
-  const defaults = { allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576 };
+  const defaults = { allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864 };
   assert.deepEqual(parseCli([], {}, '/proj/data'), {
     kind: 'serve',
     options: { ...defaults, host: '127.0.0.1', port: 8009, dataDir: '/proj/data', compactAfter: undefined },
@@ -19,10 +19,10 @@ test('flags, then ASSESSD_* variables, then defaults', () => {
     kind: 'serve',
     options: { ...defaults, host: '0.0.0.0', port: 9000, dataDir: '/env/dir', compactAfter: 100, allowedHosts: ['box.lab', '.corp.example'], token: 'from-env' },
   });
-  const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10', '--allowed-hosts', '*', '--token', 'from-flag'];
+  const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10', '--max-import-body', '20', '--allowed-hosts', '*', '--token', 'from-flag'];
   assert.deepEqual(parseCli(flags, env, '/proj/data'), {
     kind: 'serve',
-    options: { ...defaults, host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, compactAfter: 100, allowedHosts: '*', token: 'from-flag' },
+    options: { ...defaults, host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, maxImportBody: 20, compactAfter: 100, allowedHosts: '*', token: 'from-flag' },
   });
   // --no-token wins over a token in the environment
   const noToken = parseCli(['--no-token'], env, '/proj/data');
@@ -35,7 +35,7 @@ test('bad flags and values are usage errors', () => {
   for (const argv of [
     ['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['extra'], ['--host', ''],
     ['--allowed-hosts', 'evil.example/x'], ['--allowed-hosts', 'a b'], ['--token', 'has space'], ['--token', ''],
-    ['--token', 'x', '--no-token'], ['--no-token=yes'],
+    ['--token', 'x', '--no-token'], ['--no-token=yes'], ['--max-import-body', '-5'], ['--max-import-body', '1.5'],
   ]) {
     assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
   }

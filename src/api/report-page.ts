@@ -1,0 +1,183 @@
+/**
+ * A session's report as one self-contained HTML page: no script, no request to anything (its CSS
+ * inline, allowed by hash alone), every value from the store escaped, laid out for A4 in print.
+ */
+import type { Target } from '../store/state.js';
+
+export interface ReportInput {
+  session: { id: number; name: string; createdAt?: number };
+  /** Newest first, as the store lists them. */
+  targets: Target[];
+  /** Configuration items whose value differs from the embedded default (`undefined`: no default). */
+  changed: { key: string; section: string; value: string; defaultValue?: string }[];
+  generatedAt: Date;
+}
+
+const STYLE = `
+:root{color-scheme:light;--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--band:#f3f5f7;--accent:#0b5cad}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:62rem;padding:2rem 1.5rem;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;color:var(--ink);background:#fff}
+header{border-bottom:3px solid var(--accent);padding-bottom:1rem;margin-bottom:1.5rem}
+.kicker{margin:0;color:var(--muted);font-size:.8rem;letter-spacing:.08em;text-transform:uppercase}
+h1{margin:.2rem 0 .8rem;font-size:1.8rem;overflow-wrap:anywhere}
+h2{margin:2rem 0 .6rem;font-size:1.25rem;border-bottom:1px solid var(--line);padding-bottom:.25rem}
+h3{margin:1.4rem 0 .4rem;font-size:1.05rem;overflow-wrap:anywhere}
+h3 .ip{font-weight:normal;color:var(--muted);font-size:.9rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1.2rem;margin:0}
+dt{color:var(--muted)}
+dd{margin:0;overflow-wrap:anywhere}
+table{width:100%;border-collapse:collapse;font-size:.9rem}
+th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid var(--line)}
+th{background:var(--band);font-weight:600}
+td{overflow-wrap:break-word}
+td code{overflow-wrap:anywhere}
+td.num,th.num{text-align:right;white-space:nowrap}
+table.fixed{table-layout:fixed}
+.w-url{width:50%}.w-scheme{width:11%}.w-port{width:9%}.w-ip{width:19%}.w-scope{width:11%}
+.w-section{width:20%}.w-key{width:27%}.w-value{width:30%}.w-default{width:23%}
+code{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.85em}
+.counts{width:auto;min-width:20rem}
+.none{color:var(--muted);font-style:italic}
+footer{margin-top:2.5rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
+@page{size:A4;margin:16mm 14mm 18mm}
+@media print{
+body{max-width:none;padding:0;font-size:9.5pt;color:#000}
+header{border-bottom-color:#000}
+th{background:#eee}
+thead{display:table-header-group}
+tr,dl,.counts{break-inside:avoid}
+h2,h3{break-after:avoid}
+section.host{break-inside:auto}
+}
+`;
+
+/** No script at all; styles only by the hash of the one inline style sheet; images only the empty icon (data:). */
+let policy: Promise<string> | undefined;
+export function reportPolicy(): Promise<string> {
+  // node:crypto is loaded on the first report: nothing at start-up needs it
+  policy ??= import('node:crypto').then(({ createHash }) => {
+    const hash = createHash('sha256').update(STYLE).digest('base64');
+    return `default-src 'none'; style-src 'sha256-${hash}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+  });
+  return policy;
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Every value from the store goes through this: text in an element or in a quoted attribute. */
+export function escapeHtml(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+}
+
+function when(ms: number | undefined): string {
+  if (ms === undefined) return '<span class="none">not recorded (made before this version of assessd)</span>';
+  return escapeHtml(`${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+}
+
+function ipsOf(targets: Target[]): string[] {
+  const ips = new Set<string>();
+  for (const t of targets) {
+    if (t.host_ip) ips.add(t.host_ip);
+    for (const ip of t.alternative_ips) ips.add(ip);
+  }
+  return [...ips].sort();
+}
+
+function countRows(targets: Target[], hosts: number): string {
+  const schemes = new Map<string, number>();
+  for (const t of targets) schemes.set(t.url_scheme, (schemes.get(t.url_scheme) ?? 0) + 1);
+  const ports = new Set(targets.map((t) => t.port_number));
+  const inScope = targets.filter((t) => t.scope).length;
+  const rows: [string, string | number][] = [
+    ['Targets', targets.length],
+    ['Hosts', hosts],
+    ['IP addresses', ipsOf(targets).length],
+    ['Distinct ports', ports.size],
+    ...[...schemes].sort().map(([scheme, n]): [string, number] => [`${scheme.toUpperCase()} targets`, n]),
+    ['In scope', inScope],
+    ['Out of scope', targets.length - inScope],
+  ];
+  return rows.map(([label, n]) => `<tr><th scope="row">${escapeHtml(label)}</th><td class="num">${escapeHtml(n)}</td></tr>`).join('');
+}
+
+function hostSections(targets: Target[], byHost: Map<string, Target[]>): string {
+  if (targets.length === 0) return '<p class="none">This session has no targets.</p>';
+  const parts: string[] = [];
+  for (const host of [...byHost.keys()].sort()) {
+    const list = byHost.get(host)!.sort((a, b) => (a.target_url < b.target_url ? -1 : a.target_url > b.target_url ? 1 : 0));
+    const ips = ipsOf(list);
+    const ipNote = ips.length > 0 ? ips.join(', ') : 'IP not resolved';
+    const rows = list.map((t) =>
+      `<tr><td><code>${escapeHtml(t.target_url)}</code></td><td>${escapeHtml(t.url_scheme)}</td>` +
+      `<td class="num">${escapeHtml(t.port_number)}</td><td>${escapeHtml(t.host_ip || '—')}</td><td>${t.scope ? 'in' : 'out'}</td></tr>`,
+    );
+    parts.push(
+      `<section class="host"><h3>${escapeHtml(host)} <span class="ip">(${escapeHtml(ipNote)})</span></h3>` +
+      '<table class="fixed"><thead><tr><th class="w-url">URL</th><th class="w-scheme">Scheme</th><th class="num w-port">Port</th>' +
+      '<th class="w-ip">IP</th><th class="w-scope">Scope</th></tr></thead>' +
+      `<tbody>${rows.join('')}</tbody></table></section>`,
+    );
+  }
+  return parts.join('\n');
+}
+
+function configurationSection(changed: ReportInput['changed']): string {
+  if (changed.length === 0) return '<p class="none">Every setting has its default value.</p>';
+  const rows = changed.map((item) =>
+    `<tr><td>${escapeHtml(item.section)}</td><td><code>${escapeHtml(item.key)}</code></td><td><code>${escapeHtml(item.value)}</code></td>` +
+    `<td>${item.defaultValue === undefined ? '<span class="none">not in the defaults</span>' : `<code>${escapeHtml(item.defaultValue)}</code>`}</td></tr>`,
+  );
+  const head = '<tr><th class="w-section">Section</th><th class="w-key">Key</th><th class="w-value">Value</th><th class="w-default">Default</th></tr>';
+  return `<table class="fixed"><thead>${head}</thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/** The page; `policy` (from reportPolicy) is repeated in a meta tag, so that a saved copy keeps it. */
+export function renderReport(input: ReportInput, policy: string): string {
+  const { session, targets } = input;
+  const byHost = new Map<string, Target[]>();
+  for (const t of targets) {
+    const list = byHost.get(t.host_name);
+    if (list) list.push(t);
+    else byHost.set(t.host_name, [t]);
+  }
+  const name = escapeHtml(session.name);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(policy.replace(/; frame-ancestors 'none'$/, ''))}">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>Assessment report: ${name}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<p class="kicker">Assessment report</p>
+<h1>${name}</h1>
+<dl>
+<dt>Session</dt><dd>${escapeHtml(session.id)}</dd>
+<dt>Created</dt><dd>${when(session.createdAt)}</dd>
+<dt>Report generated</dt><dd>${when(input.generatedAt.getTime())}</dd>
+</dl>
+</header>
+<main>
+<section>
+<h2>Summary</h2>
+<table class="counts"><tbody>${countRows(targets, byHost.size)}</tbody></table>
+</section>
+<section>
+<h2>Targets by host</h2>
+${hostSections(targets, byHost)}
+</section>
+<section>
+<h2>Configuration changed from the defaults</h2>
+${configurationSection(input.changed)}
+</section>
+</main>
+<footer>Made by assessd from session ${escapeHtml(session.id)}. This page holds no script and loads nothing.</footer>
+</body>
+</html>
+`;
+}

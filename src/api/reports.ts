@@ -1,0 +1,51 @@
+/** /api/v1/reports/<session_id> (extension): a session's report, one self-contained HTML page. */
+import { HttpError } from '../http/jsend.js';
+import { listConfig, type DefaultItem } from '../store/configuration.js';
+import type { Store } from '../store/store.js';
+import { listTargets } from '../store/targets.js';
+import { safeFileStem } from './filename.js';
+import { MESSAGES } from './messages.js';
+import type { ApiRouter } from './openapi.js';
+import { parseUnsigned } from './params.js';
+import { renderReport, reportPolicy, type ReportInput } from './report-page.js';
+
+export function registerReports(router: ApiRouter, store: Store, defaults: DefaultItem[]): void {
+  const defaultValues = new Map(defaults.map((d) => [d.key, d.value]));
+
+  /** Dirty items whose value is not the default's (an item set back to its default is not news). */
+  const changedConfiguration = (): ReportInput['changed'] =>
+    listConfig(store.state, { dirty: true })
+      .filter((item) => defaultValues.get(item.key) !== item.value)
+      .map((item) => ({ key: item.key, section: item.section, value: item.value, defaultValue: defaultValues.get(item.key) }));
+
+  router.add('GET', '/api/v1/reports/{session_id:int}', async (ctx) => {
+    const policy = await reportPolicy();
+    const id = parseUnsigned(ctx.params.session_id);
+    const row = id === undefined ? undefined : store.state.sessions.get(id);
+    if (!row) throw new HttpError(400, MESSAGES.invalidSessionId);
+    const input: ReportInput = {
+      session: { id: row.id, name: row.name, createdAt: row.createdAt },
+      targets: listTargets(store.state, { sessionId: row.id }),
+      changed: changedConfiguration(),
+      generatedAt: new Date(),
+    };
+    const html = renderReport(input, policy);
+    return {
+      status: 200,
+      body: html,
+      headers: {
+        'Content-Type': 'text/html; charset=utf-8',
+        'Cache-Control': 'no-store',
+        'Content-Security-Policy': policy,
+        'X-Frame-Options': 'DENY',
+        // inline: shown, and saved under a name that says what it is
+        'Content-Disposition': `inline; filename="${safeFileStem(row.name, `session-${row.id}`)}.report.html"`,
+      },
+    };
+  }, {
+    summary: "A session's report (extension): one self-contained HTML page, no script, printable on A4",
+    description: 'The session and when it was made, its targets grouped by host with scheme, port and IP, counts, and the configuration that differs from the defaults.',
+    ok: { status: 200, description: 'The report', type: 'text/html', schema: { type: 'string' } },
+    fails: { 400: [MESSAGES.invalidSessionId] },
+  });
+}

@@ -1,0 +1,169 @@
+/**
+ * The offline commands, `assessd export` and `assessd import`: a session bundle written from, or
+ * read into, a data directory with no server running. They open it through the store, so they
+ * take its lock: while a server holds it they refuse and name the API call to use instead.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { bundleProblem } from './api/messages.js';
+import { DEFAULT_DATA_DIR, defaultConfiguration } from './paths.js';
+import { nodeFileSystem } from './store/atomic-file.js';
+import { buildBundle, parseBundle } from './store/bundle.js';
+import { parseDefaults } from './store/defaults.js';
+import { DataDirInUseError } from './store/lock.js';
+import { PART_FILES } from './store/state.js';
+import { openStore, type Store } from './store/store.js';
+
+export const EXPORT_USAGE = 'Usage: assessd export --session ID [--data-dir DIR] [--out FILE]';
+export const IMPORT_USAGE = 'Usage: assessd import FILE [--data-dir DIR] [--name NAME]   (FILE - reads standard input)';
+
+/** What went wrong, in one line: main prints it and exits 1. */
+export class CommandError extends Error {}
+
+/** Whether the first word of the command line names an offline command. */
+export function isCommand(word: string | undefined): word is 'export' | 'import' {
+  return word === 'export' || word === 'import';
+}
+
+/** As a shell would need it: bare when it is safe so, else in single quotes. */
+function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+interface Output {
+  out(text: string): Promise<void>;
+  err(line: string): void;
+}
+
+const processOutput: Output = {
+  out: (text) => new Promise((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve()))),
+  err: (line) => console.error(`assessd: ${line}`),
+};
+
+interface Parsed {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+/** String options (and -h/--help) and positionals; an unknown option is an error naming the usage. */
+function parse(argv: string[], names: string[], usage: string): Parsed {
+  const options = Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+  try {
+    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new CommandError(`${(err as Error).message.split('\n')[0]} (${usage})`);
+  }
+}
+
+function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  return resolve(flag ?? env.ASSESSD_DATA_DIR ?? DEFAULT_DATA_DIR);
+}
+
+/**
+ * Opens the store; a server holding it is named with the call that does the same through it.
+ * Store log lines are kept back, so that a failure prints one line only.
+ */
+async function open(dir: string, logs: string[], instead: (server: string) => string): Promise<Store> {
+  try {
+    const { text, file } = defaultConfiguration();
+    return await openStore({ dir, defaults: parseDefaults(text, file), log: (line) => logs.push(line) });
+  } catch (err) {
+    if (!(err instanceof DataDirInUseError)) throw err;
+    // the lock's newer versions name the server's pid and URL; older ones only say it in the message
+    const { pid, url } = err as DataDirInUseError & { pid?: number; url?: string };
+    const owner = pid === undefined ? err.message : `data directory ${dir} is in use by a running server (process ${pid})`;
+    throw new CommandError(`${owner}; stop it first, or use its API instead: ${instead(url ?? 'http://HOST:PORT')}`);
+  }
+}
+
+async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
+  const { values, positionals } = parse(argv, ['session', 'data-dir', 'out'], EXPORT_USAGE);
+  if (values.help) return io.out(`${EXPORT_USAGE}\n`);
+  if (positionals.length > 0) throw new CommandError(`unexpected argument ${JSON.stringify(positionals[0])} (${EXPORT_USAGE})`);
+  const raw = values.session as string | undefined;
+  if (raw === undefined) throw new CommandError(`--session is required (${EXPORT_USAGE})`);
+  const id = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : undefined;
+  if (id === undefined) throw new CommandError(`--session must be a session id (an unsigned integer), not ${JSON.stringify(raw)}`);
+  const dir = dataDirOf(values['data-dir'] as string | undefined, env);
+  // never create a data directory just to find it empty
+  if (!existsSync(join(dir, PART_FILES.sessions))) throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+  const out = values.out === undefined ? undefined : resolve(values.out as string);
+
+  const logs: string[] = [];
+  const store = await open(dir, logs, (url) => `curl -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
+  let bundle: string | undefined;
+  let summary = '';
+  try {
+    bundle = buildBundle(store.state, id, new Date());
+    const row = store.state.sessions.get(id);
+    if (row) summary = `session ${id} ${JSON.stringify(row.name)} (${row.targets?.size ?? 0} targets)`;
+  } finally {
+    await store.close();
+  }
+  if (bundle === undefined) throw new CommandError(`no session ${id} in ${dir}`);
+  for (const line of logs) io.err(line);
+  if (out === undefined) return io.out(bundle);
+  try {
+    await nodeFileSystem.writeFileAtomic(out, bundle);
+    await nodeFileSystem.syncDir(dirname(out));
+  } catch (err) {
+    throw new CommandError(`cannot write ${out}: ${(err as Error).message}`);
+  }
+  await io.out(`exported ${summary} to ${out}\n`);
+}
+
+function readBundleFile(file: string): Buffer {
+  try {
+    return readFileSync(file === '-' ? 0 : file);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new CommandError(`cannot read ${file === '-' ? 'standard input' : file}: ${e.code ?? e.message}`);
+  }
+}
+
+async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
+  const { values, positionals } = parse(argv, ['data-dir', 'name'], IMPORT_USAGE);
+  if (values.help) return io.out(`${IMPORT_USAGE}\n`);
+  if (positionals.length !== 1) throw new CommandError(`import takes one FILE (${IMPORT_USAGE})`);
+  const [file] = positionals;
+  const name = values.name as string | undefined;
+  const parsed = parseBundle(readBundleFile(file), name);
+  if (!parsed.ok) throw new CommandError(`${file}: ${bundleProblem(parsed.problem).message}`);
+  const dir = dataDirOf(values['data-dir'] as string | undefined, env);
+
+  const logs: string[] = [];
+  const query = name === undefined ? '' : `?name=${encodeURIComponent(name)}`;
+  const store = await open(dir, logs, (url) =>
+    `curl -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/bundles/${query}`)}`,
+  );
+  let result;
+  try {
+    result = await store.change({ op: 'importSession', name: parsed.name, urls: parsed.urls, at: Date.now() });
+  } finally {
+    await store.close();
+  }
+  if (!result.ok) {
+    if (result.reason === 'duplicate-name') {
+      throw new CommandError(`a session named ${JSON.stringify(parsed.name)} already exists in ${dir}; choose another name with --name`);
+    }
+    throw new CommandError(`${file}: refused (${result.reason})`);
+  }
+  for (const line of logs) io.err(line);
+  await io.out(`imported ${JSON.stringify(parsed.name)} as session ${result.id} with ${result.targets} targets into ${dir}\n`);
+}
+
+/** Runs `export` or `import` (argv[0]); returns the exit code: 0 done, 1 refused (one line said why). */
+export async function runCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output = processOutput): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    await (command === 'export' ? exportCommand(rest, env, io) : importCommand(rest, env, io));
+    return 0;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    // one line, no stack trace: the message says what to fix
+    const message = err instanceof CommandError || !e.code || e.message.includes(e.code) ? e.message : `${e.message} (${e.code})`;
+    io.err(`${command}: ${message.split('\n')[0]}`);
+    return 1;
+  }
+}

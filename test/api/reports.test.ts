@@ -1,0 +1,141 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MESSAGES } from '../../src/api/messages.ts';
+import { assertFail } from '../helpers/jsend.ts';
+import { request, startServer, tempDir, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+const HOSTILE = `<script>alert(1)</script>"'&amp;`;
+
+before(async () => {
+  server = await startServer();
+  const post = (path: string, form: Record<string, string | string[]>, method = 'POST') => request(server.url, path, { method, form });
+  assert.equal((await post('/api/v1/sessions/', { name: HOSTILE })).status, 201);
+  const urls = [
+    'https://app.acme.example/login',
+    'http://app.acme.example:8080/',
+    'https://10.0.0.5/x',
+    `http://evil.example/<img/src=x/onerror=alert(1)>"'`,
+  ];
+  assert.equal((await post('/api/v1/targets/', { target_url: urls })).status, 201);
+  // changed and different, changed back to the default, and a hostile value
+  assert.equal((await post('/api/v1/configuration/', { TOOL_NMAP: '/opt/nmap/bin/nmap', THREADS: '1', TOOL_NIKTO_BIN: '</td><script>x()</script>' }, 'PATCH')).status, 200);
+});
+after(() => server.close());
+
+const report = (id = 2) => request(server.url, `/api/v1/reports/${id}`);
+
+test('GET /api/v1/reports/<id> is one HTML page, served with a policy that allows no script and no request', async () => {
+  const res = await report();
+  assert.equal(res.status, 200);
+  assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+  assert.equal(res.headers['cache-control'], 'no-store');
+  assert.equal(res.headers['x-frame-options'], 'DENY');
+  const csp = res.headers['content-security-policy'] as string;
+  const style = /<style>([\s\S]*?)<\/style>/.exec(res.text)![1];
+  const hash = createHash('sha256').update(style).digest('base64');
+  assert.equal(csp, `default-src 'none'; style-src 'sha256-${hash}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+  assert.doesNotMatch(csp, /script-src|unsafe/);
+  assert.match(res.headers['content-disposition'] as string, /^inline; filename="script-alert-1-script-amp\.report\.html"$/);
+});
+
+test('the page is self-contained: no script, no event handler, nothing fetched, one inline style sheet', async () => {
+  const html = (await report()).text;
+  assert.doesNotMatch(html, /<script/i);
+  assert.doesNotMatch(html, /<img|<iframe|<object|<embed|<form|<link rel="stylesheet"/i);
+  assert.doesNotMatch(html, /\son[a-z]+\s*=/i, 'no event handler attribute');
+  assert.doesNotMatch(html, /\ssrc\s*=/i);
+  assert.deepEqual([...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]), ['data:'.concat(',')], 'only the empty icon');
+  assert.doesNotMatch(html, /url\(|@import/i, 'the style sheet fetches nothing');
+  assert.equal(html.match(/<style>/g)?.length, 1);
+  assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; style-src &#39;sha256-/);
+});
+
+test('every value from the store is escaped: a hostile session name, URL and setting show as text', async () => {
+  const html = (await report()).text;
+  const escaped = '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;amp;';
+  assert.ok(html.includes(`<title>Assessment report: ${escaped}</title>`));
+  assert.ok(html.includes(`<h1>${escaped}</h1>`));
+  assert.ok(html.includes('http://evil.example/&lt;img/src=x/onerror=alert(1)&gt;&quot;&#39;'));
+  assert.ok(html.includes('&lt;/td&gt;&lt;script&gt;x()&lt;/script&gt;'));
+  assert.ok(!html.includes(HOSTILE));
+});
+
+test('it prints on A4: a page size, a print style sheet, table heads repeated, rows kept whole', async () => {
+  const html = (await report()).text;
+  assert.match(html, /@page\{size:A4;/);
+  assert.match(html, /@media print\{/);
+  assert.match(html, /thead\{display:table-header-group\}/);
+  assert.match(html, /tr,dl,\.counts\{break-inside:avoid\}/);
+});
+
+test('it shows the session, when it was made, the counts, and the targets grouped by host with scheme, port and IP', async () => {
+  const html = (await report()).text;
+  assert.match(html, /<dt>Session<\/dt><dd>2<\/dd>/);
+  const created = /<dt>Created<\/dt><dd>(\d{4}-\d\d-\d\d \d\d:\d\d) UTC<\/dd>/.exec(html);
+  assert.ok(created, 'a creation time');
+  assert.ok(Math.abs(Date.parse(`${created[1].replace(' ', 'T')}:00Z`) - Date.now()) < 5 * 60_000);
+  const count = (label: string) => new RegExp(`<th scope="row">${label}</th><td class="num">(\\d+)</td>`).exec(html)?.[1];
+  assert.equal(count('Targets'), '4');
+  assert.equal(count('Hosts'), '3');
+  assert.equal(count('IP addresses'), '1');
+  assert.equal(count('HTTPS targets'), '2');
+  assert.equal(count('HTTP targets'), '2');
+  assert.equal(count('In scope'), '4');
+  const hosts = [...html.matchAll(/<h3>([^<]*) <span class="ip">\(([^)]*)\)<\/span><\/h3>/g)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(hosts, [['10.0.0.5', '10.0.0.5'], ['app.acme.example', 'IP not resolved'], ['evil.example', 'IP not resolved']]);
+  const app = html.slice(html.indexOf('<h3>app.acme.example'), html.indexOf('<h3>evil.example'));
+  const rows = [...app.matchAll(/<tr><td><code>([^<]*)<\/code><\/td><td>(\w+)<\/td><td class="num">(\d+)<\/td><td>([^<]*)<\/td>/g)].map((m) => m.slice(1));
+  assert.deepEqual(rows, [['http://app.acme.example:8080/', 'http', '8080', '—'], ['https://app.acme.example/login', 'https', '443', '—']]);
+  assert.match(html, /<td><code>https:\/\/10\.0\.0\.5\/x<\/code><\/td><td>https<\/td><td class="num">443<\/td><td>10\.0\.0\.5<\/td>/);
+});
+
+test('the configuration section lists the settings whose value differs from the default, with both values', async () => {
+  const html = (await report()).text;
+  const section = html.slice(html.indexOf('<h2>Configuration changed from the defaults</h2>'));
+  const rows = [...section.matchAll(/<tr><td>([^<]*)<\/td><td><code>([^<]*)<\/code><\/td><td><code>([^<]*)<\/code><\/td><td><code>([^<]*)<\/code><\/td><\/tr>/g)].map((m) => m.slice(1));
+  assert.deepEqual(rows.map((r) => r[1]), ['TOOL_NIKTO_BIN', 'TOOL_NMAP'], 'THREADS was set to its default value: not a change');
+  const nmap = rows.find((r) => r[1] === 'TOOL_NMAP')!;
+  assert.deepEqual(nmap, ['TOOLS', 'TOOL_NMAP', '/opt/nmap/bin/nmap', '/usr/bin/nmap']);
+});
+
+test('with no change from the defaults and no target, the report says so', async () => {
+  const fresh = await startServer();
+  try {
+    const html = (await request(fresh.url, '/api/v1/reports/1')).text;
+    assert.match(html, /This session has no targets\./);
+    assert.match(html, /Every setting has its default value\./);
+    assert.match(html, /<th scope="row">Targets<\/th><td class="num">0<\/td>/);
+  } finally {
+    await fresh.close();
+  }
+});
+
+test('an unknown session is 400 Invalid session id provided, as JSON', async () => {
+  assertFail(await report(999), 400, MESSAGES.invalidSessionId);
+  assert.equal((await request(server.url, '/api/v1/reports/x')).status, 404);
+  assert.equal((await request(server.url, '/api/v1/reports/2', { method: 'POST' })).status, 405);
+});
+
+test('a session from a store made before creation times were kept: "not recorded"', async () => {
+  const dir = await tempDir();
+  const sessions = { version: 1, seq: 0, nextSessionId: 2, activeSessionId: 1, nextTargetId: 1, sessions: [{ id: 1, name: 'old', targets: [] }], targets: [] };
+  await writeFile(join(dir, 'sessions.json'), JSON.stringify(sessions));
+  const old = await startServer({ dataDir: dir });
+  try {
+    assert.match((await request(old.url, '/api/v1/reports/1')).text, /<dt>Created<\/dt><dd><span class="none">not recorded/);
+    assert.deepEqual((await request(old.url, '/api/v1/sessions/1')).json.data, { id: 1, name: 'old', active: true });
+  } finally {
+    await old.close();
+  }
+});
+
+test('session objects keep exactly id, name and active: the creation time stays inside', async () => {
+  for (const path of ['/api/v1/sessions/', '/api/v1/sessions/2', '/api/v1/sessions/?active=true']) {
+    const data = (await request(server.url, path)).json.data;
+    for (const s of [data].flat()) assert.deepEqual(Object.keys(s), ['id', 'name', 'active'], path);
+  }
+});

@@ -1,0 +1,194 @@
+/** `assessd export` and `assessd import` through the compiled binary, on the directories of stopped servers. */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths.ts';
+import { bundle, storeBytes, withoutId } from '../helpers/bundles.ts';
+import { request, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
+
+async function stop(server: ChildServer): Promise<void> {
+  server.proc.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+}
+
+/** A failure: exit 1, nothing on stdout, one line on stderr matching `pattern`. */
+function assertRefused(run: { code: number | null; stdout: string; stderr: string }, pattern: RegExp): void {
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.stdout, '');
+  assert.equal(run.stderr.split('\n').filter(Boolean).length, 1, run.stderr);
+  assert.match(run.stderr, /^assessd: /);
+  assert.match(run.stderr.trimEnd(), pattern);
+  assert.doesNotMatch(run.stderr, /\n\s+at /);
+}
+
+/** A stopped server's directory: session 2 "acme web" with three targets. */
+async function stoppedServerDir(): Promise<{ dir: string; exported: any }> {
+  const dir = await tempDir();
+  const server = await spawnServer(['--port', '0', '--data-dir', dir]);
+  try {
+    assert.equal((await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'acme web' } })).status, 201);
+    const targets = { target_url: ['https://app.acme.example/login', 'http://10.0.0.5:8080/', 'http://[::1]:3000/api'] };
+    assert.equal((await request(server.url, '/api/v1/targets/', { method: 'POST', form: targets })).status, 201);
+    return { dir, exported: (await request(server.url, '/api/v1/bundles/2')).json };
+  } finally {
+    await stop(server);
+  }
+}
+
+describe('a round trip through the CLI, no server running', () => {
+  let source: { dir: string; exported: any };
+  before(async () => (source = await stoppedServerDir()));
+
+  test('export --out writes the bundle the API answers; import reads it into another directory', async () => {
+    const out = join(await tempDir(), 'acme.assessd.json');
+    const exported = await runCli(['export', '--data-dir', source.dir, '--session', '2', '--out', out]);
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.equal(exported.stderr, '');
+    assert.equal(exported.stdout, `exported session 2 "acme web" (3 targets) to ${out}\n`);
+    const file = JSON.parse(await readFile(out, 'utf8'));
+    assert.deepEqual({ ...file, exported_at: 'x' }, { ...source.exported, exported_at: 'x' });
+    assert.deepEqual(await readdir(join(out, '..')), ['acme.assessd.json'], 'no temp file left beside it');
+
+    const target = join(await tempDir(), 'fresh', 'box');
+    const imported = await runCli(['import', out, '--data-dir', target]);
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.equal(imported.stdout, `imported "acme web" as session 2 with 3 targets into ${target}\n`);
+
+    const server = await spawnServer(['--port', '0', '--data-dir', target]);
+    try {
+      const sessions = (await request(server.url, '/api/v1/sessions/')).json.data;
+      assert.deepEqual(sessions, [{ id: 1, name: 'default session', active: true }, { id: 2, name: 'acme web', active: false }]);
+      const targets = (await request(server.url, '/api/v1/targets/?session_id=2')).json.data;
+      assert.deepEqual(targets.map(withoutId), source.exported.targets.map(withoutId));
+    } finally {
+      await stop(server);
+    }
+  });
+
+  test('export without --out writes the bundle to standard output, and nothing else', async () => {
+    const run = await runCli(['export', '--session', '2'], { ASSESSD_DATA_DIR: source.dir });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, '');
+    assert.deepEqual({ ...JSON.parse(run.stdout), exported_at: 'x' }, { ...source.exported, exported_at: 'x' });
+  });
+
+  test('import - reads standard input; --name names the session', async () => {
+    const target = await tempDir();
+    const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), 'import', '-', '--data-dir', target, '--name', 'from stdin'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    proc.stdout.on('data', (c: Buffer) => (stdout += c));
+    proc.stdin.end(JSON.stringify(source.exported));
+    const code = await new Promise((resolve) => proc.on('close', resolve));
+    assert.equal(code, 0);
+    assert.equal(stdout, `imported "from stdin" as session 2 with 3 targets into ${target}\n`);
+  });
+
+  test('a second import of the same name is refused and changes nothing; --name gets it in', async () => {
+    const target = await tempDir();
+    const file = join(target, '..', `${Date.now()}-b.json`);
+    await writeFile(file, JSON.stringify(source.exported));
+    assert.equal((await runCli(['import', file, '--data-dir', target])).code, 0);
+    const before = await storeBytes(target);
+    assertRefused(await runCli(['import', file, '--data-dir', target]), /a session named "acme web" already exists in .*; choose another name with --name$/);
+    assert.deepEqual(await storeBytes(target), before);
+    const renamed = await runCli(['import', file, '--data-dir', target, '--name', 'acme web (2)']);
+    assert.equal(renamed.code, 0);
+    assert.match(renamed.stdout, /^imported "acme web \(2\)" as session 3 with 3 targets/);
+  });
+});
+
+describe('while a server holds the directory', () => {
+  let dir: string;
+  let server: ChildServer;
+  before(async () => {
+    dir = await tempDir();
+    server = await spawnServer(['--port', '0', '--data-dir', dir]);
+  });
+  after(() => stop(server));
+
+  test('export refuses in one line naming the server and the API call to use instead', async () => {
+    const run = await runCli(['export', '--data-dir', dir, '--session', '1', '--out', '/tmp/x.json']);
+    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -o /tmp/x\\.json \\S+/api/v1/bundles/1$`));
+  });
+
+  test('import refuses in one line naming the POST to use instead, and changes nothing', async () => {
+    const file = join(await tempDir(), 'b.json');
+    await writeFile(file, bundle('n', ['http://a.example/']));
+    const before = await storeBytes(dir);
+    const run = await runCli(['import', file, '--data-dir', dir, '--name', 'x y']);
+    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -H 'Content-Type: application/json' --data-binary @${file} '\\S+/api/v1/bundles/\\?name=x%20y'$`));
+    assert.deepEqual(await storeBytes(dir), before);
+    assert.equal((await request(server.url, '/api/v1/sessions/')).json.data.length, 1);
+  });
+});
+
+test('after a server was killed (-9), its directory is exported and imported into at once', async () => {
+  const dir = await tempDir();
+  const server = await spawnServer(['--port', '0', '--data-dir', dir]);
+  assert.equal((await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'http://killed.example/' } })).status, 201);
+  server.proc.kill('SIGKILL');
+  await server.exited;
+  const run = await runCli(['export', '--data-dir', dir, '--session', '1']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout).targets.map((t: any) => t.target_url), ['http://killed.example/']);
+  const file = join(await tempDir(), 'k.json');
+  await writeFile(file, bundle('after kill', ['http://other.example/']));
+  assert.equal((await runCli(['import', file, '--data-dir', dir])).code, 0);
+});
+
+describe('refusals: exit 1 and one line', () => {
+  let source: { dir: string; exported: any };
+  before(async () => (source = await stoppedServerDir()));
+
+  test('export: missing or bad --session, unknown session, no data, bad flag, unwritable --out', async () => {
+    const empty = await tempDir();
+    assertRefused(await runCli(['export', '--data-dir', source.dir]), /^assessd: export: --session is required/);
+    assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', 'two']), /--session must be a session id \(an unsigned integer\), not "two"/);
+    assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '9']), new RegExp(`no session 9 in ${source.dir}$`));
+    assertRefused(await runCli(['export', '--data-dir', empty, '--session', '1']), new RegExp(`no assessd data in ${empty} \\(no sessions.json\\)$`));
+    assert.deepEqual(await readdir(empty), [], 'nothing created in a directory without data');
+    assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '1', '--bogus']), /Unknown option '--bogus'/);
+    assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '1', 'extra']), /unexpected argument "extra"/);
+    assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '1', '--out', join(empty, 'no', 'such', 'dir', 'f.json')]), /cannot write .*f\.json: ENOENT/);
+  });
+
+  test('import: no file, a missing file, and each kind of bad bundle, naming the problem; the store unchanged', async () => {
+    const dir = source.dir;
+    const before = await storeBytes(dir);
+    const files = await tempDir();
+    const write = async (name: string, text: string) => {
+      const path = join(files, name);
+      await writeFile(path, text);
+      return path;
+    };
+    assertRefused(await runCli(['import', '--data-dir', dir]), /^assessd: import: import takes one FILE/);
+    assertRefused(await runCli(['import', join(files, 'absent.json'), '--data-dir', dir]), /cannot read .*absent\.json: ENOENT$/);
+    assertRefused(await runCli(['import', await write('a.json', '{oops'), '--data-dir', dir]), /a\.json: Bundle is not valid JSON$/);
+    assertRefused(await runCli(['import', await write('b.json', bundle('n', [], { version: 7 })), '--data-dir', dir]), /b\.json: Bundle version 7 is not supported: this build reads version 1$/);
+    assertRefused(await runCli(['import', await write('c.json', bundle('n', ['http://ok.example/', 'gopher://x'])), '--data-dir', dir]), /c\.json: targets\[1\]\.target_url is not an absolute http\(s\) URL$/);
+    assertRefused(await runCli(['import', await write('d.json', bundle('n', [])), '--data-dir', dir, '--name', '']), /Session name must be 1 to 255 characters$/);
+    assert.deepEqual(await storeBytes(dir), before);
+  });
+
+  test('a corrupt data directory: one line naming the file', async () => {
+    const dir = await tempDir();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'sessions.json'), '{oops');
+    assertRefused(await runCli(['export', '--data-dir', dir, '--session', '1']), new RegExp(`${join(dir, 'sessions.json')}: not valid JSON`));
+    const file = join(await tempDir(), 'ok.json');
+    await writeFile(file, bundle('n', []));
+    assertRefused(await runCli(['import', file, '--data-dir', dir]), /sessions\.json: not valid JSON/);
+    assert.equal(await readFile(join(dir, 'sessions.json'), 'utf8'), '{oops');
+  });
+
+  test('--help of each command prints its usage and exits 0', async () => {
+    for (const command of ['export', 'import']) {
+      const run = await runCli([command, '--help']);
+      assert.equal(run.code, 0);
+      assert.match(run.stdout, new RegExp(`^Usage: assessd ${command} `));
+    }
+    assert.match((await runCli(['--help'])).stdout, /assessd export --session ID/);
+  });
+});

@@ -1,0 +1,123 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildBundle, parseBundle } from '../../src/store/bundle.ts';
+import type { DefaultItem } from '../../src/store/configuration.ts';
+import { importSession } from '../../src/store/import.ts';
+import { applyOp } from '../../src/store/ops.ts';
+import { createSession } from '../../src/store/sessions.ts';
+import { emptyState, serializePart, type State } from '../../src/store/state.ts';
+import { openStore } from '../../src/store/store.ts';
+import { createTargets } from '../../src/store/targets.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const DEFAULTS: DefaultItem[] = [{ key: 'A_KEY', value: 'a', section: 'S', descrip: '' }];
+const AT = Date.UTC(2026, 10, 21, 10, 0, 0);
+
+function stateWith(): State {
+  const state = emptyState();
+  createSession(state, 'default session', AT);
+  createTargets(state, ['http://a.example/']);
+  return state;
+}
+
+test('importSession makes the session without activating it, creates new URLs and attaches known ones', () => {
+  const state = stateWith();
+  const result = importSession(state, '  imported ', ['http://b.example/', 'http://a.example/', 'http://b.example/'], AT + 1);
+  assert.deepEqual(result, { ok: true, id: 2, targets: 2 });
+  assert.equal(state.activeSessionId, 1);
+  const row = state.sessions.get(2)!;
+  assert.equal(row.name, 'imported');
+  assert.equal(row.createdAt, AT + 1);
+  assert.deepEqual([...row.targets!].sort(), [1, 2]);
+  assert.deepEqual([...state.targets.get(1)!.sessions].sort(), [1, 2]);
+  assert.equal(state.targets.get(2)!.target.target_url, 'http://b.example/');
+});
+
+test('a refused importSession changes nothing at all', () => {
+  for (const [name, urls] of [['default session', ['http://new.example/']], ['', ['http://new.example/']], ['fine', ['http://new.example/', 'nope']]] as const) {
+    const state = stateWith();
+    const before = serializePart(state, 'sessions', 0);
+    const counters = [state.nextSessionId, state.nextTargetId];
+    assert.equal(importSession(state, name, [...urls]).ok, false, name);
+    assert.equal(serializePart(state, 'sessions', 0), before, name);
+    assert.deepEqual([state.nextSessionId, state.nextTargetId], counters);
+  }
+});
+
+test('the same importSession op replayed on the same state gives the same state, whatever the clock says', () => {
+  const op = { op: 'importSession', name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT } as const;
+  const [one, two] = [stateWith(), stateWith()];
+  applyOp(one, op);
+  applyOp(two, op);
+  assert.equal(serializePart(one, 'sessions', 0), serializePart(two, 'sessions', 0));
+});
+
+test('an import and creation times survive a reopen through the journal, then through the snapshots', async () => {
+  const dir = await tempDir();
+  let store = await openStore({ dir, defaults: DEFAULTS });
+  const created = store.state.sessions.get(1)!.createdAt!;
+  assert.ok(Math.abs(created - Date.now()) < 60_000, 'the default session of a new directory is stamped');
+  await store.change({ op: 'createSession', name: 'made', at: AT });
+  await store.change({ op: 'importSession', name: 'imported', urls: ['http://i.example/'], at: AT + 5 });
+  const expected = serializePart(store.state, 'sessions', 0);
+  await store.close();
+
+  const journal = await readFile(join(dir, 'journal.jsonl'), 'utf8');
+  assert.match(journal, /"op":"importSession","name":"imported","urls":\["http:\/\/i\.example\/"\],"at":\d+/);
+  store = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(serializePart(store.state, 'sessions', 0), expected, 'replayed from the journal');
+  assert.equal(store.state.sessions.get(2)!.createdAt, AT);
+  assert.equal(store.state.sessions.get(3)!.createdAt, AT + 5);
+  await store.close();
+
+  store = await openStore({ dir, defaults: DEFAULTS, compactAfter: 0 });
+  await store.change({ op: 'activateSession', id: 1 });
+  await store.close();
+  const snapshot = JSON.parse(await readFile(join(dir, 'sessions.json'), 'utf8'));
+  assert.deepEqual(snapshot.sessions.map((s: { created_at?: number }) => s.created_at), [created, AT, AT + 5]);
+  store = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(store.state.sessions.get(3)!.createdAt, AT + 5, 'read back from the snapshot');
+  await store.close();
+});
+
+test('deleting the last session re-creates the default one stamped with the op time, so a replay matches', async () => {
+  const dir = await tempDir();
+  let store = await openStore({ dir, defaults: DEFAULTS });
+  await store.change({ op: 'deleteSession', id: 1, at: AT });
+  assert.equal(store.state.sessions.get(2)!.createdAt, AT);
+  await store.close();
+  store = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(store.state.sessions.get(2)!.createdAt, AT);
+  await store.close();
+});
+
+test('a snapshot without creation times still loads; a malformed one names the session', async () => {
+  const dir = await tempDir();
+  const doc = { version: 1, seq: 0, nextSessionId: 2, activeSessionId: 1, nextTargetId: 1, sessions: [{ id: 1, name: 'old', targets: [] }], targets: [] };
+  await writeFile(join(dir, 'sessions.json'), JSON.stringify(doc));
+  const store = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(store.state.sessions.get(1)!.createdAt, undefined);
+  await store.close();
+  doc.sessions[0] = { ...doc.sessions[0], created_at: 'yesterday' } as never;
+  await writeFile(join(dir, 'sessions.json'), JSON.stringify(doc));
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /session 1: "created_at" must be milliseconds since the epoch/);
+});
+
+test('a journal op with a malformed time is refused at start, never written into a snapshot', async () => {
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS });
+  await store.close();
+  await writeFile(join(dir, 'journal.jsonl'), `${JSON.stringify({ seq: 1, ops: [{ op: 'createSession', name: 'x', at: 'noon' }] })}\n`);
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /record 1: a malformed createSession/);
+});
+
+test('a bundle built from a state parses back to its URLs, oldest first', () => {
+  const state = stateWith();
+  createTargets(state, ['http://b.example/', 'http://c.example/']);
+  const text = buildBundle(state, 1, new Date(AT))!;
+  assert.equal(JSON.parse(text).exported_at, '2026-11-21T10:00:00.000Z');
+  assert.deepEqual(parseBundle(Buffer.from(text)), { ok: true, name: 'default session', urls: ['http://a.example/', 'http://b.example/', 'http://c.example/'] });
+  assert.equal(buildBundle(state, 9, new Date()), undefined);
+});
