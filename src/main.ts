@@ -10,6 +10,7 @@ import { parseCli, UsageError, USAGE } from './cli.js';
 import { DEFAULT_CONFIGURATION_FILE, DEFAULT_DATA_DIR, PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
 import { createServer } from './server.js';
 import { loadDefaults } from './store/defaults.js';
+import { DataDirInUseError } from './store/lock.js';
 import { openStore } from './store/store.js';
 
 // Under concurrent load V8 grows its young generation up to 48 MB, for a few per cent of speed:
@@ -75,5 +76,6 @@ async function main(): Promise<void> {
 
 main().catch((err: NodeJS.ErrnoException) => {
   // One line, no stack trace: the message says what to fix.
+  if (err instanceof DataDirInUseError) fail(err.message);
   fail(err.code && !err.message.includes(err.code) ? `${err.message} (${err.code})` : err.message);
 });
