@@ -76,6 +76,7 @@ async function main(): Promise<void> {
 
 main().catch((err: NodeJS.ErrnoException) => {
   // One line, no stack trace: the message says what to fix.
+  // its code is for programs: the user reads the message as it always was
   if (err instanceof DataDirInUseError) fail(err.message);
   fail(err.code && !err.message.includes(err.code) ? `${err.message} (${err.code})` : err.message);
 });

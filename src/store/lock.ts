@@ -105,17 +105,15 @@ async function compete(dir: string, sockets: SocketDir, log: (line: string) => v
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+  let won = false;
   try {
-    if (await watch(dir, sockets, candidate.name, log)) {
-      candidate.answer.state = 'owner';
-      return { ...candidate, server };
-    }
-  } catch (err) {
-    await closeLockSocket(dir, candidate.name, server);
-    throw err;
+    won = await watch(dir, sockets, candidate.name, log);
+  } finally {
+    if (!won) await closeLockSocket(dir, candidate.name, server);
   }
-  await closeLockSocket(dir, candidate.name, server);
-  return undefined;
+  if (!won) return undefined;
+  candidate.answer.state = 'owner';
+  return { ...candidate, server };
 }
 
 /**

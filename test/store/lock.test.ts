@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../../src/paths.ts';
@@ -39,6 +39,14 @@ function launch(command: string, args: string[]) {
   return { proc, exited, listening, output: () => output };
 }
 
+function killGroup(proc: ChildProcess): void {
+  try {
+    process.kill(-proc.pid!, 'SIGKILL');
+  } catch {
+    // the group is gone already (its server was refused)
+  }
+}
+
 /** Starts `count` servers at once; each either starts or is refused. */
 async function race(dir: string, count: number) {
   const outcomes = await Promise.all(
@@ -50,6 +58,14 @@ async function race(dir: string, count: number) {
     ),
   );
   return { started: outcomes.flatMap((o) => (o.server ? [o.server] : [])), refusals: outcomes.flatMap((o) => (o.server ? [] : [o.error])) };
+}
+
+/** The output of a server that must not start (one that does is killed, and the test fails). */
+async function refusedStart(dir: string): Promise<string> {
+  const server = await spawnServer(['--port', '0', '--data-dir', dir]).catch((err: Error) => err.message);
+  if (typeof server === 'string') return server;
+  server.proc.kill('SIGKILL');
+  return assert.fail('a second server started');
 }
 
 async function stopChild(server: ChildServer): Promise<void> {
@@ -94,9 +110,9 @@ test('the lock is a listening socket in the data dir; a second one is refused na
 });
 
 test('concurrent acquisitions in one process: exactly one wins, the others name it', async () => {
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < 10; round++) {
     const dir = await tempDir();
-    const results = await Promise.allSettled(Array.from({ length: 6 }, () => acquireLock(dir, noLog)));
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => acquireLock(dir, noLog)));
     const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     assert.equal(won.length, 1, JSON.stringify(results.map((r) => r.status)));
     for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof DataDirInUseError, String(r.reason));
@@ -131,8 +147,11 @@ test('a planted lock naming live unrelated pids does not stop the compiled serve
     // a file that looks like a lock socket but that nobody listens on: as stale as a dead one
     await writeFile(join(dir, `${LOCK_SOCKET_PREFIX}${pid}-0123abcd.sock`), '');
     const server = await spawnServer(['--port', '0', '--data-dir', dir]);
-    assert.deepEqual((await lockSockets(dir)).map((name) => name.split('-')[2]), [String(server.proc.pid)]);
-    await stopChild(server);
+    try {
+      assert.deepEqual((await lockSockets(dir)).map((name) => name.split('-')[2]), [String(server.proc.pid)]);
+    } finally {
+      await stopChild(server);
+    }
     assert.match(server.output(), new RegExp(`taking over the stale lock of process ${pid} in `));
     assert.deepEqual(await lockSockets(dir), []);
   }
@@ -143,10 +162,7 @@ test('a second live server is refused at once, exit 1, and the first keeps servi
   const first = await spawnServer(['--port', '0', '--data-dir', dir]);
   try {
     await createSession(first.url, 'kept');
-    const second = await spawnServer(['--port', '0', '--data-dir', dir]).then(
-      () => assert.fail('the second server started'),
-      (err: Error) => err.message,
-    );
+    const second = await refusedStart(dir);
     assert.match(second, /^server exited with 1 before listening: /);
     assert.ok(second.endsWith(`${inUse(dir, first.proc.pid!)}\n`), second);
     assert.deepEqual(await sessionNames(first.url), ['default session', 'kept']);
@@ -172,7 +188,10 @@ test('an owner too busy to answer (a long synchronous load) is still alive: refu
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   try {
-    await new Promise((resolve) => holder.stdout!.once('data', resolve));
+    await new Promise((resolve, reject) => {
+      holder.stdout!.once('data', resolve);
+      holder.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)));
+    });
     await assert.rejects(acquireLock(dir, noLog), (err: DataDirInUseError) => err.pid === holder.pid);
   } finally {
     holder.kill('SIGKILL');
@@ -189,7 +208,7 @@ test('ten restarts under npm start, each right after kill -9 of the whole group:
       await createSession(url, `round ${round}`);
     } finally {
       // npm and node both die; the server lingers as a zombie until something reaps it
-      process.kill(-run.proc.pid!, 'SIGKILL');
+      killGroup(run.proc);
     }
   }
 });
@@ -203,14 +222,18 @@ test('a zombie (killed, not reaped by its parent) does not block a start', { ski
     await createSession(url, 'before the kill');
     const pid = Number(/pid (\d+)/.exec(parent.output())![1]);
     process.kill(pid, 'SIGKILL');
-    while (!isZombie(pid)) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let tries = 0; tries < 1000 && !isZombie(pid); tries++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(isZombie(pid), 'a zombie once killed');
     const next = await spawnServer(['--port', '0', '--data-dir', dir]);
-    assert.ok(isZombie(pid), 'still a zombie while the next server started');
-    assert.deepEqual(await sessionNames(next.url), ['default session', 'before the kill']);
-    await stopChild(next);
+    try {
+      assert.ok(isZombie(pid), 'still a zombie while the next server started');
+      assert.deepEqual(await sessionNames(next.url), ['default session', 'before the kill']);
+    } finally {
+      await stopChild(next);
+    }
     assert.match(next.output(), new RegExp(`taking over the stale lock of process ${pid} in `));
   } finally {
-    process.kill(-parent.proc.pid!, 'SIGKILL');
+    killGroup(parent.proc);
   }
 });
 
@@ -231,14 +254,21 @@ test('four servers racing for a fresh dir: exactly one starts, the others exit 1
   }
 });
 
-test('four servers racing for a dir holding a kill -9 leftover: exactly one starts, with the data', { timeout: 120_000 }, async () => {
+test('four servers racing for a dir a power loss left (a dead socket and a pid file, both naming a live pid): exactly one starts, with the data', { timeout: 120_000 }, async () => {
   for (let round = 0; round < 3; round++) {
     const dir = await tempDir();
     const killed = await spawnServer(['--port', '0', '--data-dir', dir]);
-    await createSession(killed.url, 'before the kill');
-    killed.proc.kill('SIGKILL');
-    await killed.exited;
-    assert.equal((await lockSockets(dir)).length, 1, 'kill -9 leaves its socket file');
+    try {
+      await createSession(killed.url, 'before the kill');
+    } finally {
+      killed.proc.kill('SIGKILL');
+      await killed.exited;
+    }
+    const [leftover] = await lockSockets(dir);
+    assert.ok(statSync(join(dir, leftover)).isSocket(), 'kill -9 leaves its socket file');
+    // after a reboot the dead server's pid names another live process
+    await rename(join(dir, leftover), join(dir, leftover.replace(`-${killed.proc.pid}-`, '-1-')));
+    await writeFile(join(dir, LEGACY_LOCK_FILE), '1\n');
     const { started, refusals } = await race(dir, 4);
     try {
       assert.equal(started.length, 1, refusals.join('\n'));
@@ -257,19 +287,22 @@ test(`a data dir path longer than a socket path may be (${MAX_SOCKET_PATH} bytes
   const dir = join(base, 'a-rather-long-directory-name-'.repeat(3), 'and-another-level-of-it-'.repeat(2), 'data');
   assert.ok(Buffer.byteLength(dir) > 108);
   const first = await spawnServer(['--port', '0', '--data-dir', dir]);
-  await createSession(first.url, 'long');
-  const [name] = await lockSockets(dir);
-  assert.ok(statSync(join(dir, name)).isSocket());
-  const second = await spawnServer(['--port', '0', '--data-dir', dir]).then(
-    () => 'started',
-    (err: Error) => err.message,
-  );
-  assert.ok(second.endsWith(`${inUse(dir, first.proc.pid!)}\n`), second);
-  first.proc.kill('SIGKILL');
-  await first.exited;
+  try {
+    await createSession(first.url, 'long');
+    const [name] = await lockSockets(dir);
+    assert.ok(statSync(join(dir, name)).isSocket());
+    const second = await refusedStart(dir);
+    assert.ok(second.endsWith(`${inUse(dir, first.proc.pid!)}\n`), second);
+  } finally {
+    first.proc.kill('SIGKILL');
+    await first.exited;
+  }
   const next = await spawnServer(['--port', '0', '--data-dir', dir]);
-  assert.deepEqual(await sessionNames(next.url), ['default session', 'long']);
-  await stopChild(next);
+  try {
+    assert.deepEqual(await sessionNames(next.url), ['default session', 'long']);
+  } finally {
+    await stopChild(next);
+  }
   assert.deepEqual(await lockSockets(dir), []);
   // libuv would have truncated a long path, binding somewhere above the directory
   for (let d = dirname(dir); d.startsWith(base); d = dirname(d)) {
