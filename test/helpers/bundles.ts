@@ -1,6 +1,7 @@
 /** Bundles for the import/export suites: building them, posting them, and the store's bytes to compare. */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LOCK_SOCKET_PREFIX } from '../../src/store/lock.ts';
 import { request, type Response, type TestServer } from './server.ts';
 
 export const JSON_BODY = { 'content-type': 'application/json' };
@@ -25,7 +26,7 @@ export function postBundle(base: string, body: string | Buffer, query = '', head
 export async function storeBytes(dataDir: string): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const name of (await readdir(dataDir)).sort()) {
-    if (name === 'assessd.lock') continue;
+    if (name.startsWith(LOCK_SOCKET_PREFIX)) continue;
     files[name] = (await readFile(join(dataDir, name))).toString('base64');
   }
   return files;

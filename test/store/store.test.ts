@@ -30,7 +30,8 @@ test('a fresh data dir gets the default session, active, and the defaults ordere
     assert.deepEqual(listSessions(store.state), [{ id: 1, name: 'default session', active: true }]);
     assert.deepEqual(listConfig(store.state).map((i) => i.key), ['A_KEY', 'B_KEY']);
     const files = (await readdir(dir)).sort();
-    assert.deepEqual(files, ['assessd.lock', 'configuration.json', 'journal.jsonl', 'sessions.json']);
+    assert.deepEqual(files.slice(1), ['configuration.json', 'journal.jsonl', 'sessions.json']);
+    assert.match(files[0], new RegExp(`^\\.assessd-lock-${process.pid}-[0-9a-f]+\\.sock$`));
     for (const f of ['configuration.json', 'sessions.json']) {
       assert.equal(JSON.parse(await readFile(join(dir, f), 'utf8')).version, 1);
     }
@@ -91,43 +92,14 @@ test('a second store on the same dir is refused, naming the dir and the owner pi
   });
 });
 
-test('a stale lock (dead pid) is taken over with a log line', async () => {
-  const dir = await tempDir();
-  await writeFile(join(dir, 'assessd.lock'), '999999999\n');
-  const logs: string[] = [];
-  const store = await openStore({ dir, defaults: DEFAULTS, log: (l) => logs.push(l) });
-  await store.close();
-  assert.match(logs.join('\n'), /stale lock of process 999999999/);
-});
-
-test('our own pid in a lock we do not hold is a past run of ours (a container restart): taken over', async () => {
-  const dir = await tempDir();
-  await writeFile(join(dir, 'assessd.lock'), `${process.pid}\n`);
-  const logs: string[] = [];
-  const store = await openStore({ dir, defaults: DEFAULTS, log: (l) => logs.push(l) });
-  assert.equal(await readFile(join(dir, 'assessd.lock'), 'utf8'), `${process.pid}\n`);
-  await store.close();
-  assert.match(logs.join('\n'), new RegExp(`stale lock of process ${process.pid}`));
-});
-
-for (const content of ['', 'not a pid\n']) {
-  test(`a lock file holding ${JSON.stringify(content)} names no owner: it is taken over with a log line`, async () => {
-    const dir = await tempDir();
-    await writeFile(join(dir, 'assessd.lock'), content);
-    const logs: string[] = [];
-    const store = await openStore({ dir, defaults: DEFAULTS, log: (l) => logs.push(l) });
-    assert.equal(await readFile(join(dir, 'assessd.lock'), 'utf8'), `${process.pid}\n`);
-    await store.close();
-    assert.match(logs.join('\n'), /stale lock of an unknown process/);
-  });
-}
-
-test('leftover temp files are swept at start', async () => {
+test('leftover temp files are swept at start, the lock socket is not', async () => {
   const dir = await tempDir();
   await writeFile(join(dir, '.sessions.json.tmp-123-1'), '{"half":');
   await withStore(async () => {
     assert.deepEqual((await readdir(dir)).filter((f) => f.includes('.tmp-')), []);
+    await assert.rejects(openStore({ dir, defaults: DEFAULTS }), DataDirInUseError);
   }, dir);
+  assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('.')), []);
 });
 
 for (const [name, content, problem] of [
