@@ -3,7 +3,7 @@
  * the CLI into dist/main.js and the library into dist/index.js (one module each to load instead of
  * thirty: a faster start), and copies the web application's static files beside its compiled script.
  */
-import { cp, mkdir } from 'node:fs/promises';
+import { cp, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
@@ -18,5 +18,7 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+// the declarations of the build's and the CLI's own entry points describe nothing a library user imports
+for (const entry of ['build', 'build-sea', 'main']) await rm(join(PROJECT_ROOT, 'dist', 'types', `${entry}.d.ts`), { force: true });
 await mkdir(WEB_ASSETS_DIR, { recursive: true });
 await cp(join(PROJECT_ROOT, 'src', 'web', 'static'), WEB_ASSETS_DIR, { recursive: true });

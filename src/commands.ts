@@ -97,7 +97,10 @@ async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   try {
     bundle = buildBundle(store.state, id, new Date());
     const row = store.state.sessions.get(id);
-    if (row) summary = `session ${id} ${JSON.stringify(row.name)} (${row.targets?.size ?? 0} targets)`;
+    if (row) {
+      const count = row.targets?.size ?? 0;
+      summary = `session ${id} ${JSON.stringify(row.name)} (${count} target${count === 1 ? '' : 's'})`;
+    }
   } finally {
     await store.close();
   }

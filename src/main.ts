@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { parseCli, UsageError, USAGE } from './cli.js';
 import { isCommand, runCommand } from './commands.js';
 import { DEFAULT_DATA_DIR, version } from './paths.js';
-import { start, type AssessdServer } from './start.js';
+import { start } from './start.js';
 
 // Under concurrent load V8 grows its young generation up to 48 MB, for a few per cent of speed:
 // measured, keeping it at its start size cost 2-4% of req/s and saved 12-24 MB of RSS.
@@ -33,28 +33,22 @@ async function main(): Promise<void> {
   if (command.kind === 'help') return console.log(USAGE);
   if (command.kind === 'version') return console.log(version());
 
-  // Handlers first: a signal that comes while starting, or as soon as the start-up line is out, stops cleanly.
-  let server: AssessdServer | undefined;
-  let stopping: string | undefined;
+  // No handler while starting: a signal then stops the process at once (nothing is acknowledged yet,
+  // every file is written atomically), even if the start is stuck in a synchronous call.
+  const server = await start({ ...command.options, log });
+  // Handlers before the start-up line: a signal that comes as soon as it is out stops cleanly.
+  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
-    stopping = signal;
-    if (!server) return; // start() is still running: stopped as soon as it is done
+    stopping = true;
     log(`${signal}: finishing in-flight requests and writes`);
     await server.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-
-  server = await start({ ...command.options, log });
   const login = server.loginUrl === undefined ? '' : `; log in at ${server.loginUrl}`;
   console.log(`assessd listening on ${server.url} (data: ${server.dataDir})${login}`);
-  if (stopping) {
-    const signal = stopping;
-    stopping = undefined;
-    await stop(signal);
-  }
 }
 
 main().catch((err: NodeJS.ErrnoException) => {

@@ -54,6 +54,9 @@ export class OptionError extends Error {
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_MAX_IMPORT_BODY = 64 * 1024 * 1024;
 const TOKEN = /^[\x21-\x7e]+$/;
+const KNOWN_OPTIONS = new Set([
+  'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'log',
+]);
 const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 
 /** Whether an address or name reaches only this machine. */
@@ -69,6 +72,9 @@ export function isLoopback(host: string): boolean {
  */
 export function resolveOptions(options: StartOptions, name: (option: string) => string = (o) => o): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new OptionError('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) throw new OptionError(`unknown option ${JSON.stringify(key)} (known: ${[...KNOWN_OPTIONS].join(', ')})`);
+  }
   const integer = (option: keyof StartOptions, fallback: number, min: number, max: number, what: string): number => {
     const raw = options[option];
     if (raw === undefined) return fallback;

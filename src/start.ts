@@ -1,5 +1,7 @@
 /** start(options): open the store, listen, and hand back the server's URL and a way to close it. */
 import { once } from 'node:events';
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
@@ -7,7 +9,7 @@ import { defaultConfiguration, version, webFiles } from './paths.js';
 import { createServer } from './server.js';
 import { parseDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
-import { loadOrCreateToken } from './store/token-file.js';
+import { loadOrCreateToken, TOKEN_FILE } from './store/token-file.js';
 
 /** A running server. */
 export interface AssessdServer {
@@ -46,16 +48,11 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
   let server;
   let token = resolved.token;
+  let generated = false;
   try {
     if (token === undefined && !resolved.noToken && !isLoopback(host)) {
-      const kept = await loadOrCreateToken(dataDir, log);
-      token = kept.token;
-      if (kept.created) log(`generated an API token in ${dataDir}/token (it is needed beyond loopback; --no-token serves without)`);
+      ({ token, created: generated } = await loadOrCreateToken(dataDir, log));
     }
-    if (resolved.noToken && !isLoopback(host)) {
-      log(`warning: serving ${host} without a token (--no-token): anyone who can reach this port can read and change every session`);
-    }
-    if (resolved.allowedHosts === '*') log('warning: the Host check is off (--allowed-hosts *): any web page can reach the API by DNS rebinding');
     server = createServer({
       store,
       web,
@@ -72,9 +69,17 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     await once(server, 'listening');
   } catch (err) {
     server?.close(() => {});
+    // a start that failed leaves nothing of its own behind: the next one generates the token again
+    if (generated) await unlink(join(dataDir, TOKEN_FILE)).catch(() => {});
     await store.close();
     throw err;
   }
+  // said once listening: a start that fails prints its one line and nothing else
+  if (generated) log(`generated an API token in ${join(dataDir, TOKEN_FILE)} (it is needed beyond loopback; --no-token serves without)`);
+  if (resolved.noToken && !isLoopback(host)) {
+    log(`warning: serving ${host} without a token (--no-token): anyone who can reach this port can read and change every session`);
+  }
+  if (resolved.allowedHosts === '*') log('warning: the Host check is off (--allowed-hosts *): any web page can reach the API by DNS rebinding');
   const { address, port } = server.address() as AddressInfo;
   const url = `http://${urlHost(address)}:${port}`;
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;

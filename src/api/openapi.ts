@@ -27,7 +27,16 @@ export interface RouteDoc {
   /** A body that is not a form: its media type, and what it holds. */
   body?: { type: string; description: string; schema?: Schema };
   /** The success: its status, and the envelope's `data` (JSON), or another content type and its schema; none for a route that always refuses. */
-  ok?: { status: number; description: string; data?: Schema; type?: string; schema?: Schema; headers?: Record<string, string> };
+  ok?: {
+    status: number;
+    description: string;
+    data?: Schema;
+    type?: string;
+    schema?: Schema;
+    headers?: Record<string, string>;
+    /** Other content types the success may come in (by an argument), with their schemas. */
+    alternatives?: Record<string, Schema>;
+  };
   /** Refusals by status: the messages of the catalogue it may answer (checked in this order). */
   fails?: Partial<Record<number, readonly string[]>>;
   /** Refusals whose message is built from the request (it names a field or a count): described, not listed. */
@@ -98,27 +107,55 @@ const SCHEMAS: Record<string, Schema> = {
 const WRITES = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 const JSON_TYPE = 'application/json';
 
-/** `/api/v1/sessions/{session_id:int}/{action:word}` -> its OpenAPI path and path parameters. */
-function openApiPath(pattern: string): { path: string; params: Schema[] } {
+/** A pattern's shape: its literals, with every parameter as `{}` (two patterns of one shape are one OpenAPI path). */
+export function patternShape(pattern: string): string {
+  return pattern.replace(/\{\w+:\w+\}/g, '{}');
+}
+
+function paramSchema(type: string): Schema {
+  return type === 'int' ? { type: 'integer', minimum: 0 } : { type: 'string', pattern: '^[A-Za-z_]+$' };
+}
+
+/**
+ * The OpenAPI path of patterns of one shape, and its path parameters. OpenAPI forbids two paths
+ * that differ only in their parameters' names (`/sessions/{session_id}` and `/sessions/{action}`):
+ * such a parameter is named after all of them (`{session_id_or_action}`) and takes either form.
+ */
+function openApiPath(patterns: string[]): { path: string; params: Schema[] } {
   const params: Schema[] = [];
-  const path = pattern
-    .split('/')
-    .map((part) => {
-      const typed = /^\{(\w+):(\w+)\}$/.exec(part);
-      if (typed) {
-        const schema = typed[2] === 'int' ? { type: 'integer', minimum: 0 } : { type: 'string', pattern: '^[A-Za-z_]+$' };
-        params.push({ name: typed[1], in: 'path', required: true, schema });
-        return `{${typed[1]}}`;
-      }
+  const split = patterns.map((pattern) => pattern.split('/'));
+  const path = split[0]
+    .map((part, i) => {
       if (part === '*') {
-        const name = pattern.startsWith('/static/') ? 'file' : 'file_url';
+        const name = patterns[0].startsWith('/static/') ? 'file' : 'file_url';
         params.push({ name, in: 'path', required: true, schema: STRING, description: 'The rest of the path (it may hold slashes)' });
         return `{${name}}`;
       }
-      return part;
+      const typed = split.map((parts) => /^\{(\w+):(\w+)\}$/.exec(parts[i])).filter((m): m is RegExpExecArray => m !== null);
+      if (typed.length === 0) return part;
+      const names = [...new Set(typed.map((m) => m[1]))];
+      const schemas = [...new Set(typed.map((m) => m[2]))].map(paramSchema);
+      const name = names.join('_or_');
+      params.push({ name, in: 'path', required: true, schema: schemas.length === 1 ? schemas[0] : { oneOf: schemas } });
+      return `{${name}}`;
     })
     .join('/');
   return { path, params };
+}
+
+/** Two routes of one shape and method (`GET /sessions/{id}` and `GET /sessions/{action}`) as one operation. */
+function mergeDocs(docs: RouteDoc[]): RouteDoc {
+  if (docs.length === 1) return docs[0];
+  const fails: Record<number, string[]> = {};
+  for (const doc of docs) for (const [status, messages] of Object.entries(doc.fails ?? {})) (fails[Number(status)] ??= []).push(...(messages ?? []));
+  const main = docs.find((doc) => doc.ok) ?? docs[0];
+  const others = docs.filter((doc) => doc !== main);
+  return {
+    ...main,
+    description: [main.description, ...others.map((doc) => `With a word (an action) in place of the id: ${doc.summary}.`)].filter(Boolean).join(' '),
+    args: Object.assign({}, ...docs.map((doc) => doc.args ?? {})),
+    fails,
+  };
 }
 
 function argSchema(arg: ArgDoc): Schema {
@@ -166,6 +203,7 @@ function operation(entry: RouteEntry<RouteDoc>, doc: RouteDoc, path: string, pat
     const content = ok.type
       ? { [ok.type]: { schema: ok.schema ?? STRING } }
       : { [JSON_TYPE]: { schema: { type: 'object', required: ['status', 'data'], additionalProperties: false, properties: { status: { const: 'success' }, data: ok.data ?? EMPTY } } } };
+    for (const [type, schema] of Object.entries(ok.alternatives ?? {})) Object.assign(content, { [type]: { schema } });
     responses[ok.status] = {
       description: ok.description,
       ...(ok.status === 301 ? {} : { content }),
@@ -200,11 +238,20 @@ function operation(entry: RouteEntry<RouteDoc>, doc: RouteDoc, path: string, pat
 
 /** The OpenAPI 3.1 document of these routes. A route without a doc is an error: every route is documented. */
 export function buildOpenApi(routes: RouteEntry<RouteDoc>[], version: string): Schema {
-  const paths: Record<string, Record<string, Schema>> = {};
+  const byShape = new Map<string, RouteEntry<RouteDoc>[]>();
   for (const entry of routes) {
     if (!entry.doc) throw new Error(`route ${entry.method} ${entry.pattern} has no documentation`);
-    const { path, params } = openApiPath(entry.pattern);
-    (paths[path] ??= {})[entry.method.toLowerCase()] = operation(entry, entry.doc, path, params);
+    const shape = patternShape(entry.pattern);
+    byShape.set(shape, [...(byShape.get(shape) ?? []), entry]);
+  }
+  const paths: Record<string, Record<string, Schema>> = {};
+  for (const entries of byShape.values()) {
+    const { path, params } = openApiPath([...new Set(entries.map((e) => e.pattern))]);
+    const operations: Record<string, Schema> = (paths[path] = {});
+    for (const method of new Set(entries.map((e) => e.method))) {
+      const same = entries.filter((e) => e.method === method);
+      operations[method.toLowerCase()] = operation(same[0], mergeDocs(same.map((e) => e.doc!)), path, params);
+    }
   }
   return {
     openapi: '3.1.0',

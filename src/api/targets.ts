@@ -79,7 +79,12 @@ export function registerTargets(router: ApiRouter, store: Store): void {
       offset: { type: 'integer', description: 'Skip this many first' },
       format: { type: 'string', enum: ['json', 'text', 'csv'], description: 'Extension: text answers one URL per line (text/plain), csv a header row and every field (text/csv)' },
     },
-    ok: { status: 200, description: 'The targets (as JSON; text/plain or text/csv with format)', data: arrayOf(ref('Target')) },
+    ok: {
+      status: 200,
+      description: 'The targets: JSON, or with format one URL per line (text/plain) or CSV with a header row (text/csv); X-Total-Count says how many match before limit/offset',
+      data: arrayOf(ref('Target')),
+      alternatives: { 'text/plain': { type: 'string' }, 'text/csv': { type: 'string' } },
+    },
     fails: { 400: [M.invalidParameterType] },
   });
   router.add('POST', '/api/v1/targets', create, {

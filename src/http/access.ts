@@ -135,8 +135,9 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
   function authenticated(req: IncomingMessage): boolean {
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
-      const [scheme, credential] = authorization.trim().split(/\s+/, 2);
-      return scheme.toLowerCase() === 'bearer' && credential !== undefined && tokenMatches(credential);
+      // exactly `Bearer <token>`: anything after the token is not this server's token
+      const match = /^bearer +(\S+)$/i.exec(authorization.trim());
+      return match !== null && tokenMatches(match[1]);
     }
     const cookie = cookieValue(req.headers.cookie, policy.cookieName());
     return cookie !== undefined && timingSafeEqual(digest(cookie), digest(cookieSecret));

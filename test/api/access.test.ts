@@ -209,7 +209,7 @@ describe('token', () => {
         ['/api/v1/sessions/1', { method: 'DELETE' }],
         ['/debug/health', { method: 'POST' }],
       ];
-      for (const credentials of [{}, bearer('wrong'), bearer(token.slice(0, -1)), bearer(`${token}x`), { authorization: `Basic ${token}` }, { cookie: `assessd-${server.port}=${token}` }]) {
+      for (const credentials of [{}, bearer('wrong'), bearer(token.slice(0, -1)), bearer(`${token}x`), bearer(`${token} junk`), { authorization: `Basic ${token}` }, { cookie: `assessd-${server.port}=${token}` }]) {
         for (const [path, options] of calls) {
           const res = await request(server.url, path, { ...options, headers: credentials });
           assertFail(res, 401, HTTP_MESSAGES.authenticationRequired, `${options.method ?? 'GET'} ${path} ${JSON.stringify(credentials)}`);

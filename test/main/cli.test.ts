@@ -148,14 +148,16 @@ test('two servers racing for one stale lock: exactly one of them starts', async 
   }
 });
 
-test('a port in use: one line, non-zero exit', async () => {
+test('a port in use: one line, non-zero exit, no token left behind', async () => {
   const first = await spawnServer(['--port', '0', '--data-dir', await tempDir()]);
   try {
     const port = new URL(first.url).port;
-    const run = await runCli(['--port', port, '--data-dir', await tempDir()]);
+    const dir = await tempDir();
+    const run = await runCli(['--host', '0.0.0.0', '--port', port, '--data-dir', dir]);
     assert.equal(run.code, 1);
     assert.match(run.stderr.trim(), /^assessd: .*EADDRINUSE/);
     assert.equal(run.stderr.trim().split('\n').length, 1);
+    await assert.rejects(readFile(join(dir, 'token')), { code: 'ENOENT' });
   } finally {
     first.proc.kill('SIGTERM');
     await first.exited;

@@ -67,7 +67,7 @@ test('start() rejects with an Error carrying a code, and leaves the process runn
   const corrupt = await tempDir();
   await writeFile(join(corrupt, 'sessions.json'), '{oops');
   await assert.rejects(start({ port: 0, dataDir: corrupt, ...quiet }), (err: NodeJS.ErrnoException) => err.code === 'ERR_DATA_FILE' && err.message.startsWith(join(corrupt, 'sessions.json')));
-  for (const bad of [{}, { dataDir: '' }, { dataDir, port: 70000 }, { dataDir, port: 'x' }, { dataDir, maxBody: 0 }, { dataDir, host: '' }, { dataDir, allowedHosts: ['a/b'] }, { dataDir, token: 'a b' }, { dataDir, token: 't', noToken: true }]) {
+  for (const bad of [{}, { dataDir: '' }, { dataDir, port: 70000 }, { dataDir, port: 'x' }, { dataDir, maxBody: 0 }, { dataDir, host: '' }, { dataDir, allowedHosts: ['a/b'] }, { dataDir, token: 'a b' }, { dataDir, token: 't', noToken: true }, { dataDir, prot: 0 }]) {
     await assert.rejects(start({ ...quiet, ...(bad as { dataDir: string }) }), { code: 'ERR_INVALID_OPTION' }, JSON.stringify(bad));
   }
   // a failed start released the data directory: the next one starts

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../src/paths.ts';
@@ -49,14 +49,14 @@ await start({ dataDir: '/tmp/x', port: true });
 export { url };
 `;
 
-test('npm pack holds what a user runs, and no tests, benches or TypeScript sources', async () => {
+test('npm pack holds what a user runs and its documents, and no tests, benches or TypeScript sources', async () => {
   const { stdout } = await run(NPM, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: PROJECT_ROOT });
   const files: string[] = JSON.parse(stdout)[0].files.map((f: { path: string }) => f.path);
   for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/main.js', 'dist/index.js', 'dist/types/index.d.ts', 'dist/types/start.d.ts', 'dist/web/static/index.html', 'dist/web/static/app.js', 'data/default-configuration.json']) {
     assert.ok(files.includes(needed), `${needed} is missing from the tarball`);
   }
   for (const file of files) {
-    assert.ok(!/^(src|test|bench|docs|\.ci)\//.test(file), `${file} should not be in the tarball`);
+    assert.ok(!/^(src|test|bench|\.ci)\//.test(file), `${file} should not be in the tarball`);
     assert.ok(!file.endsWith('.ts') || file.endsWith('.d.ts'), `${file}: a TypeScript source`);
     assert.ok(!file.endsWith('.map'), `${file}: a source map of sources that are not shipped`);
   }
@@ -72,6 +72,15 @@ test('the tarball installs offline into an empty project, where npx assessd and 
   // an empty npm cache and --offline: nothing may come from a registry
   await run(NPM, ['install', '--offline', '--no-audit', '--no-fund', '--cache', join(work, 'empty-cache'), tarball], { cwd: project });
   const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+  // the README the user gets links only to files they got
+  const installedRoot = join(project, 'node_modules', 'assessd');
+  const readme = await readFile(join(installedRoot, 'README.md'), 'utf8');
+  const links = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)\s]*)?\)/g)].map((m) => m[1]);
+  assert.ok(links.length > 5, 'the README has links to check');
+  for (const link of links) {
+    assert.ok(!/^[a-z]+:/i.test(link), `${link}: a link off the box`);
+    await access(join(installedRoot, link)).catch(() => assert.fail(`README links to ${link}, which the package does not hold`));
+  }
   const installed = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
   assert.deepEqual(Object.keys(installed.dependencies), ['assessd']);
   assert.equal((await run(NPM, ['exec', '--offline', '--', 'assessd', '--version'], { cwd: project })).stdout.trim(), pkg.version);
