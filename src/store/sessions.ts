@@ -64,9 +64,7 @@ export function deleteSession(state: State, id: number): Result<'unknown-session
   state.sessions.delete(id);
   state.sessionIdByName.delete(row.name);
   if (state.activeSessionId === id) {
-    let highest = 0;
-    for (const sessionId of state.sessions.keys()) highest = Math.max(highest, sessionId);
-    state.activeSessionId = highest;
+    state.activeSessionId = state.sessions.highestId();
     ensureDefaultSession(state);
   }
   return OK;

@@ -1,4 +1,5 @@
 /** The in-memory state, and its JSON form on disk (one file per part, each with a `version`). */
+import { IdMap, StringMap } from './sharded-map.js';
 
 export interface Session {
   id: number;
@@ -43,13 +44,14 @@ export interface TargetRow {
   sessions: Set<number>;
 }
 
+/** The indexes that grow with the store are sharded maps: growing one never stalls a write. */
 export interface State {
-  sessions: Map<number, SessionRow>;
-  sessionIdByName: Map<string, number>;
+  sessions: IdMap<SessionRow>;
+  sessionIdByName: StringMap<number>;
   activeSessionId: number;
   nextSessionId: number;
-  targets: Map<number, TargetRow>;
-  targetIdByUrl: Map<string, number>;
+  targets: IdMap<TargetRow>;
+  targetIdByUrl: StringMap<number>;
   nextTargetId: number;
   /** Kept ordered by key. */
   config: Map<string, ConfigItem>;
@@ -70,12 +72,12 @@ export const DEFAULT_SESSION_NAME = 'default session';
 
 export function emptyState(): State {
   return {
-    sessions: new Map(),
-    sessionIdByName: new Map(),
+    sessions: new IdMap(),
+    sessionIdByName: new StringMap(),
     activeSessionId: 0,
     nextSessionId: 1,
-    targets: new Map(),
-    targetIdByUrl: new Map(),
+    targets: new IdMap(),
+    targetIdByUrl: new StringMap(),
     nextTargetId: 1,
     config: new Map(),
   };
