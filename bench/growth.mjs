@@ -70,18 +70,21 @@ function quantileOf(xs, q) {
 
 /**
  * Whether a compaction is under way, seen from the data directory alone (so that any build can be
- * measured): a sealed journal segment waiting to be folded, or a snapshot's temp file.
+ * measured): a sealed journal segment beside the live one, or a snapshot's temp file.
  * @param {string} dir
  */
 function compacting(dir) {
   try {
-    return readdirSync(dir).some((name) => /^journal\.\d+\.jsonl$/.test(name) || name.includes('.tmp-'));
+    const names = readdirSync(dir);
+    return names.filter((name) => /^journal(\.\d+)?\.jsonl$/.test(name)).length > 1 || names.some((name) => name.includes('.tmp-'));
   } catch {
     return false;
   }
 }
 
 /**
+ * @typedef {{ sessions: number, rssBefore: number, rssPeak: number, rssAfter: number | undefined }} Compaction
+ *
  * @typedef {object} GrowthSample
  * @property {number} seconds
  * @property {number} sessionsStart
@@ -92,6 +95,7 @@ function compacting(dir) {
  * @property {{ count: number, failed: number, p50Ms: number, p99Ms: number, maxMs: number }} health
  * @property {{ sessions: number, rss: number, compacting: boolean }[]} rssAt RSS at the first samples past each mark
  * @property {{ sessions: number, rss: number }} rssPeak the largest RSS, and the sessions then
+ * @property {Compaction[]} compactionsSeen each compaction the sampler saw: RSS before, at its largest, after
  * @property {number} rssEnd RSS at the end, the last compaction done
  * @property {number} compactions
  * @property {number} fsyncsPerAck
@@ -134,12 +138,26 @@ export async function runGrowth(o) {
   const rssAt = [];
   let rssPeak = { sessions, rss: 0 };
   const marks = [...o.marks];
+  /** @type {Compaction[]} */
+  const compactions = [];
+  let rssBefore = 0;
+  /** @type {Compaction | undefined} the one under way */
+  let current;
   const sample = () => {
     const rss = o.rss(o.server.pid);
+    const now = compacting(o.dataDir);
     if (rss > rssPeak.rss) rssPeak = { sessions, rss };
     while (marks.length > 0 && sessions >= marks[0]) {
       marks.shift();
-      rssAt.push({ sessions, rss, compacting: compacting(o.dataDir) });
+      rssAt.push({ sessions, rss, compacting: now });
+    }
+    if (now) {
+      if (!current) compactions.push((current = { sessions, rssBefore, rssPeak: rss, rssAfter: undefined }));
+      current.rssPeak = Math.max(current.rssPeak, rss);
+    } else {
+      if (current) current.rssAfter = rss;
+      current = undefined;
+      rssBefore = rss;
     }
   };
   const sampler = setInterval(sample, 100);
@@ -161,7 +179,6 @@ export async function runGrowth(o) {
     },
   });
   const probed = await prober.stop();
-  clearInterval(sampler);
   sessions = sessionsAfterWarmup + createsOf(r.bySpec.map((s) => s.ok));
   sample();
   if (r.errors + r.non2xx > 0) problems.push(`growth: ${r.errors} errors, ${r.non2xx} non-2xx ${JSON.stringify(r.statuses)} ${r.errorSamples.join('; ')}`);
@@ -169,6 +186,8 @@ export async function runGrowth(o) {
 
   // the compaction the load left running finishes (bounded), so the RSS at the end is comparable
   for (let i = 0; i < 300 && compacting(o.dataDir); i++) await sleep(100);
+  await sleep(150);
+  clearInterval(sampler);
   const s1 = await o.storeStats(o.server.port);
   if (s1.failedBatches > 0) problems.push(`growth: ${s1.failedBatches} failed batches`);
   const creates = r.bySpec.slice(0, 3);
@@ -191,6 +210,7 @@ export async function runGrowth(o) {
     },
     rssAt,
     rssPeak,
+    compactionsSeen: compactions,
     rssEnd: o.rss(o.server.pid),
     compactions: s1.compactions - s0.compactions,
     fsyncsPerAck: acks > 0 ? (s1.fsyncs - s0.fsyncs) / acks : NaN,

@@ -177,8 +177,9 @@ const SCALE_SCENARIOS = [
 
 /** Growth: writes until the store holds `target` sessions (bounded in time), RSS noted at `marks`. */
 const GROWTH = quick
-  ? { target: 5000, marks: [2000, 5000], maxMs: 5000 }
-  : { target: 400_000, marks: [100_000, 400_000], maxMs: 120_000 };
+  ? // compacting every 64 KiB of journal, so that the smoke run goes through the compaction worker
+    { target: 5000, marks: [2000, 5000], maxMs: 5000, env: { ASSESSD_COMPACT_AFTER: '65536' } }
+  : { target: 400_000, marks: [100_000, 400_000], maxMs: 120_000, env: {} };
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -273,17 +274,17 @@ process.on('exit', () => {
 /**
  * @typedef {{ kind: 'bare' | 'assessd', pid: number, port: number, startupMs: number, stop(): Promise<void>, stderr(): string }} Running
  * Starts a server on a free port and polls `/debug/health` until the first 200.
- * @param {'bare' | 'assessd'} kind @param {string} [dataDir]
+ * @param {'bare' | 'assessd'} kind @param {string} [dataDir] @param {NodeJS.ProcessEnv} [env] added to the environment
  * @returns {Promise<Running>}
  */
-async function startServer(kind, dataDir) {
+async function startServer(kind, dataDir, env = {}) {
   const port = await freePort();
   const args =
     kind === 'bare'
       ? [BARE, '--host', HOST, '--port', String(port)]
       : [MAIN, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   children.add(child);
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
@@ -639,7 +640,7 @@ async function measureGrowth(pool, template, sessions) {
   for (let round = 1; round <= opts.rounds; round++) {
     const dir = freshCopy(template);
     await waitForQuiet();
-    const server = await startServer('assessd', dir);
+    const server = await startServer('assessd', dir, GROWTH.env);
     try {
       const cpu0 = cpuMs(server.pid), busy0 = machineBusyMs(), self0 = selfMs(), t0 = performance.now();
       const sample = await runGrowth({
@@ -695,6 +696,20 @@ function growthReport(g) {
         ...GROWTH.marks.map((_, k) => `${mb(at(x, k).rss)} (${kb(at(x, k).rss / at(x, k).sessions)})${at(x, k).compacting ? ', compacting' : ''}`),
         `${mb(x.rssPeak.rss)} (${num(x.rssPeak.sessions)})`,
         `${mb(x.rssEnd)} (${kb(x.rssEnd / x.sessionsEnd)})`,
+      ]),
+    ),
+    '',
+    'Compactions as the sampler saw them (a sealed segment or a temp file in the data directory), the one that started nearest each mark: ' +
+      'the RSS just before it, at its largest while it ran, and just after it.\n',
+    table(
+      ['Round', 'Compactions seen', ...GROWTH.marks.map((mark) => `Near ${num(mark)} sessions: started at; RSS before / during / after MB`)],
+      g.map((x, i) => [
+        String(i + 1),
+        String(x.compactionsSeen.length),
+        ...GROWTH.marks.map((mark) => {
+          const c = [...x.compactionsSeen].sort((a, b) => Math.abs(a.sessions - mark) - Math.abs(b.sessions - mark))[0];
+          return c ? `${num(c.sessions)}; ${mb(c.rssBefore)} / ${mb(c.rssPeak)} / ${mb(c.rssAfter ?? NaN)}` : '–';
+        }),
       ]),
     ),
   ].join('\n');

@@ -19,8 +19,8 @@ export interface AppendableFile {
  * can inject a failing disk.
  */
 export interface FileSystem {
-  /** A temp file in the same directory, fsync, rename over `path`. */
-  writeFileAtomic(path: string, data: string): Promise<void>;
+  /** A temp file in the same directory (`data` written piece by piece), fsync, rename over `path`. */
+  writeFileAtomic(path: string, data: string | Iterable<string>): Promise<void>;
   syncDir(dir: string): Promise<void>;
   /** Opens (creating if missing) a file for in-place appends. */
   openAppendable(path: string): Promise<AppendableFile>;
@@ -43,7 +43,8 @@ export const nodeFileSystem: FileSystem = {
     const temp = tempPathFor(path);
     const handle = await open(temp, 'w', 0o600);
     try {
-      await handle.writeFile(data, 'utf8');
+      // each writeFile goes on from where the previous one ended
+      for (const piece of typeof data === 'string' ? [data] : data) await handle.writeFile(piece, 'utf8');
       await handle.sync();
     } catch (err) {
       await handle.close().catch(() => {});

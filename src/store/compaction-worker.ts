@@ -3,9 +3,18 @@
  * workerData, posts the result or the error's message, and ends. It reads and writes only the
  * data directory.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { nodeFileSystem } from './atomic-file.js';
 import { compactSegments, type CompactionJob } from './compaction.js';
+
+// Background work: on a busy machine the thread answering requests goes first. On Linux the
+// nice value is per thread, so this lowers this worker's thread alone.
+try {
+  setPriority(Number(process.env.ASSESSD_COMPACTION_NICE ?? 10));
+} catch {
+  // not permitted here: it runs at the server's priority
+}
 
 compactSegments(workerData as CompactionJob, nodeFileSystem).then(
   (result) => parentPort!.postMessage({ ok: true, result }),

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { FileSystem } from './atomic-file.js';
 import { partOf } from './ops.js';
 import { readSegments, readSnapshot, replayRecord } from './replay.js';
-import { emptyState, PART_FILES, serializePart, type Part } from './state.js';
+import { emptyState, PART_FILES, serializePartInPieces, type Part } from './state.js';
 
 export interface CompactionJob {
   dir: string;
@@ -58,7 +58,7 @@ export async function compactSegments(job: CompactionJob, fs: FileSystem): Promi
   const written = [...changed];
   let fsyncs = 0;
   for (const part of written) {
-    await fs.writeFileAtomic(join(dir, PART_FILES[part]), serializePart(state, part, lastSeq));
+    await fs.writeFileAtomic(join(dir, PART_FILES[part]), serializePartInPieces(state, part, lastSeq));
     fsyncs++;
   }
   if (written.length > 0) {

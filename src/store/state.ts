@@ -95,18 +95,44 @@ export class DataFileError extends Error {
 
 /** A part's snapshot; `seq` is the last journal record it includes. */
 export function serializePart(state: State, part: Part, seq: number): string {
+  return [...serializePartInPieces(state, part, seq)].join('');
+}
+
+/** Characters per piece of a snapshot: large enough to write efficiently, small next to a large store. */
+const PIECE = 1 << 20;
+
+/**
+ * A part's snapshot in pieces of about a megabyte, row by row: writing a large store never builds
+ * its whole text, nor a copy of its rows, at once.
+ */
+export function* serializePartInPieces(state: State, part: Part, seq: number): Generator<string> {
   if (part === 'configuration') {
-    return JSON.stringify({ version: FORMAT_VERSION, seq, items: [...state.config.values()] });
+    yield JSON.stringify({ version: FORMAT_VERSION, seq, items: [...state.config.values()] });
+    return;
   }
-  return JSON.stringify({
-    version: FORMAT_VERSION,
-    seq,
-    nextSessionId: state.nextSessionId,
-    activeSessionId: state.activeSessionId,
-    nextTargetId: state.nextTargetId,
-    sessions: [...state.sessions.values()].map((s) => ({ id: s.id, name: s.name, targets: s.targets ? [...s.targets] : [] })),
-    targets: [...state.targets.values()].map((t) => t.target),
-  });
+  const { nextSessionId, activeSessionId, nextTargetId } = state;
+  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId });
+  let piece = `${head.slice(0, -1)},"sessions":[`;
+  let first = true;
+  for (const s of state.sessions.values()) {
+    piece += `${first ? '' : ','}${JSON.stringify({ id: s.id, name: s.name, targets: s.targets ? [...s.targets] : [] })}`;
+    first = false;
+    if (piece.length >= PIECE) {
+      yield piece;
+      piece = '';
+    }
+  }
+  piece += '],"targets":[';
+  first = true;
+  for (const t of state.targets.values()) {
+    piece += `${first ? '' : ','}${JSON.stringify(t.target)}`;
+    first = false;
+    if (piece.length >= PIECE) {
+      yield piece;
+      piece = '';
+    }
+  }
+  yield `${piece}]}`;
 }
 
 /**
