@@ -8,10 +8,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { nodeFileSystem } from './atomic-file.js';
 import { compactSegments, type CompactionJob } from './compaction.js';
 
-// Background work: on a busy machine the thread answering requests goes first. On Linux the
-// nice value is per thread, so this lowers this worker's thread alone.
+// Background work: on a busy machine the thread answering requests goes first (nice 10: about a
+// tenth of a core against a busy one, so it still ends). On Linux the nice value is per thread,
+// so this lowers this worker's thread alone.
 try {
-  setPriority(Number(process.env.ASSESSD_COMPACTION_NICE ?? 10));
+  setPriority(10);
 } catch {
   // not permitted here: it runs at the server's priority
 }

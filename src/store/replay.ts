@@ -4,26 +4,48 @@
  * a compaction. Synchronous: a rollback must not let a change in halfway, and a compaction runs
  * in a worker thread of its own.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { scanJournal, segmentFile, type JournalRecord } from './journal.js';
 import { applyOp, partOf } from './ops.js';
 import { DataFileError, loadPart, PART_FILES, type Part, type State } from './state.js';
 
-export function readIfExists(file: string): Buffer | undefined {
+function ifExists<T>(read: () => T): T | undefined {
   try {
-    return readFileSync(file);
+    return read();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
 }
 
+const CHUNK = 64 * 1024;
+
+/**
+ * A text file read 64 KiB at a time: a snapshot of a large store never sits whole in one native
+ * buffer, whose freeing would raise malloc's mmap threshold and leave the memory of later ones
+ * with the process.
+ */
+function readText(file: string): string {
+  const fd = openSync(file, 'r');
+  try {
+    const chunk = Buffer.allocUnsafeSlow(CHUNK);
+    const decoder = new StringDecoder('utf8');
+    const parts: string[] = [];
+    for (let n; (n = readSync(fd, chunk, 0, CHUNK, null)) > 0; ) parts.push(decoder.write(chunk.subarray(0, n)));
+    parts.push(decoder.end());
+    return parts.join('');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Reads a part's snapshot into `state`; returns the last record it includes, or undefined if it is missing. */
 export function readSnapshot(dir: string, part: Part, state: State): number | undefined {
   const file = join(dir, PART_FILES[part]);
-  const bytes = readIfExists(file);
-  return bytes === undefined ? undefined : loadPart(state, part, file, bytes.toString('utf8'));
+  const text = ifExists(() => readText(file));
+  return text === undefined ? undefined : loadPart(state, part, file, text);
 }
 
 export interface SegmentsRead {
@@ -52,7 +74,7 @@ export function readSegments(
   segments.forEach((n, i) => {
     const file = join(dir, segmentFile(n));
     const isLast = i === segments.length - 1;
-    const bytes = readIfExists(file) ?? Buffer.alloc(0);
+    const bytes = ifExists(() => readFileSync(file)) ?? Buffer.alloc(0);
     const read = isLast ? bytes.subarray(0, Math.min(bytes.length, lastLength)) : bytes;
     validLength = scanJournal(read, file, lastSeq, (record) => {
       onRecord(record, file);

@@ -5,18 +5,17 @@
  */
 
 /**
- * A Map of shards picked by `shardOf(key)`. Iterates shard by shard in the order the shards were
- * first used, each in insertion order: with ids handed out in increasing order and shards that
- * are ranges of ids, that is id order, as one Map's insertion order was.
+ * A Map made of shards, each a Map, picked by the subclass from the key. Iterates shard by shard,
+ * each in insertion order.
  */
-export class ShardedMap<K, V> implements Map<K, V> {
-  readonly #shardOf: (key: K) => number;
-  readonly #shards = new Map<number, Map<K, V>>();
+abstract class ShardedMap<K, V> implements Map<K, V> {
   #size = 0;
 
-  constructor(shardOf: (key: K) => number) {
-    this.#shardOf = shardOf;
-  }
+  /** The shard `key` belongs in (created if `create`), undefined if none yet. */
+  protected abstract shardOf(key: K, create: boolean): Map<K, V> | undefined;
+  /** The shards, in the order to iterate them. */
+  protected abstract allShards(): Iterable<Map<K, V>>;
+  protected abstract clearShards(): void;
 
   get size(): number {
     return this.#size;
@@ -27,17 +26,15 @@ export class ShardedMap<K, V> implements Map<K, V> {
   }
 
   get(key: K): V | undefined {
-    return this.#shards.get(this.#shardOf(key))?.get(key);
+    return this.shardOf(key, false)?.get(key);
   }
 
   has(key: K): boolean {
-    return this.#shards.get(this.#shardOf(key))?.has(key) ?? false;
+    return this.shardOf(key, false)?.has(key) ?? false;
   }
 
   set(key: K, value: V): this {
-    const n = this.#shardOf(key);
-    let shard = this.#shards.get(n);
-    if (!shard) this.#shards.set(n, (shard = new Map()));
+    const shard = this.shardOf(key, true)!;
     const before = shard.size;
     shard.set(key, value);
     this.#size += shard.size - before;
@@ -45,13 +42,13 @@ export class ShardedMap<K, V> implements Map<K, V> {
   }
 
   delete(key: K): boolean {
-    if (!this.#shards.get(this.#shardOf(key))?.delete(key)) return false;
+    if (!this.shardOf(key, false)?.delete(key)) return false;
     this.#size--;
     return true;
   }
 
   clear(): void {
-    this.#shards.clear();
+    this.clearShards();
     this.#size = 0;
   }
 
@@ -60,42 +57,60 @@ export class ShardedMap<K, V> implements Map<K, V> {
   }
 
   *entries(): MapIterator<[K, V]> {
-    for (const shard of this.#shards.values()) yield* shard.entries();
+    for (const shard of this.allShards()) yield* shard.entries();
   }
 
   *keys(): MapIterator<K> {
-    for (const shard of this.#shards.values()) yield* shard.keys();
+    for (const shard of this.allShards()) yield* shard.keys();
   }
 
   *values(): MapIterator<V> {
-    for (const shard of this.#shards.values()) yield* shard.values();
+    for (const shard of this.allShards()) yield* shard.values();
   }
 
   [Symbol.iterator](): MapIterator<[K, V]> {
     return this.entries();
-  }
-
-  /** The shards, keyed by shard number. */
-  protected get shards(): ReadonlyMap<number, ReadonlyMap<K, V>> {
-    return this.#shards;
   }
 }
 
 /** Ids per shard: a shard's rehash copies at most this many entries. */
 const IDS_PER_SHARD = 4096;
 
-/** Rows by positive integer id, in shards of consecutive ids. */
+/**
+ * Rows by positive integer id, in shards of consecutive ids, iterated in the order the shards
+ * were first used: with ids handed out in increasing order, id order, as one Map's insertion
+ * order was.
+ */
 export class IdMap<V> extends ShardedMap<number, V> {
-  constructor() {
-    super((id) => Math.floor(id / IDS_PER_SHARD));
+  readonly #shards = new Map<number, Map<number, V>>();
+  // new ids all go to the newest shard: one comparison finds it
+  #lastNumber = -1;
+  #last: Map<number, V> | undefined;
+
+  protected shardOf(id: number, create: boolean): Map<number, V> | undefined {
+    const n = Math.floor(id / IDS_PER_SHARD);
+    if (n === this.#lastNumber) return this.#last;
+    let shard = this.#shards.get(n);
+    if (!shard && create) this.#shards.set(n, (shard = new Map()));
+    if (shard) [this.#lastNumber, this.#last] = [n, shard];
+    return shard;
+  }
+
+  protected allShards(): Iterable<Map<number, V>> {
+    return this.#shards.values();
+  }
+
+  protected clearShards(): void {
+    this.#shards.clear();
+    [this.#lastNumber, this.#last] = [-1, undefined];
   }
 
   /** The highest id, 0 if none: a look at the highest shard, not at every row. */
   highestId(): number {
-    let top: ReadonlyMap<number, V> | undefined;
-    let topShard = -1;
-    for (const [n, shard] of this.shards) {
-      if (n > topShard && shard.size > 0) [topShard, top] = [n, shard];
+    let top: Map<number, V> | undefined;
+    let topNumber = -1;
+    for (const [n, shard] of this.#shards) {
+      if (n > topNumber && shard.size > 0) [topNumber, top] = [n, shard];
     }
     let highest = 0;
     for (const id of top?.keys() ?? []) highest = Math.max(highest, id);
@@ -114,7 +129,17 @@ function stringShard(key: string): number {
 
 /** Values by string key (names, URLs), in hashed shards; its order is not meant to be read. */
 export class StringMap<V> extends ShardedMap<string, V> {
-  constructor() {
-    super(stringShard);
+  readonly #shards = Array.from({ length: STRING_SHARDS }, () => new Map<string, V>());
+
+  protected shardOf(key: string): Map<string, V> {
+    return this.#shards[stringShard(key)];
+  }
+
+  protected allShards(): Iterable<Map<string, V>> {
+    return this.#shards;
+  }
+
+  protected clearShards(): void {
+    for (const shard of this.#shards) shard.clear();
   }
 }

@@ -98,12 +98,12 @@ export function serializePart(state: State, part: Part, seq: number): string {
   return [...serializePartInPieces(state, part, seq)].join('');
 }
 
-/** Characters per piece of a snapshot: large enough to write efficiently, small next to a large store. */
-const PIECE = 1 << 20;
+/** Characters per piece of a snapshot: enough to write efficiently, and its bytes under malloc's mmap threshold (128 KiB) or near. */
+const PIECE = 64 * 1024;
 
 /**
- * A part's snapshot in pieces of about a megabyte, row by row: writing a large store never builds
- * its whole text, nor a copy of its rows, at once.
+ * A part's snapshot in pieces of about 64 K characters, row by row: writing a large store never
+ * builds its whole text, nor a copy of its rows, at once.
  */
 export function* serializePartInPieces(state: State, part: Part, seq: number): Generator<string> {
   if (part === 'configuration') {

@@ -5,7 +5,7 @@
  * disk, while writes go on: no write waits on work that grows with the store.
  */
 import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { nodeFileSystem, TEMP_MARKER, type FileSystem } from './atomic-file.js';
 import type { Compactor } from './compaction.js';
 import { workerCompactor } from './compactor.js';
@@ -140,7 +140,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   let live = loaded.segments.at(-1) ?? 0;
   let sealed = loaded.segments.slice(0, -1);
   const stats = { acknowledged: 0, batches: 0, failedBatches: 0, compactions: 0, failedCompactions: 0 };
-  for (const { file, bytes } of loaded.tornBefore) log(`ignoring ${bytes} bytes of an unfinished write at the end of ${file}`);
+  for (const { file, bytes } of loaded.tornBefore) log(`ignoring ${bytes} bytes of an unfinished write at the end of ${basename(file)}`);
   if (loaded.fileLength > loaded.validLength) {
     log(`ignoring ${loaded.fileLength - loaded.validLength} bytes of an unfinished write at the end of ${segmentFile(live)}`);
   }

@@ -115,25 +115,33 @@ test('SIGKILL during compactions of a 100,000-session store loses no acknowledge
   const acked: Acknowledged = { sessions: new Set(), config: new Map() };
   // a 64 KiB segment fills in a fraction of a second: one compaction follows another
   const env = { ASSESSD_COMPACT_AFTER: '65536' };
-  const midCompaction: string[] = [];
+  const writingSessions = (names: string[]) => names.some((name) => name.startsWith('.sessions.json.tmp-'));
+  const kills = { midCompaction: [] as string[], midWrite: 0 };
   for (let round = 0; round < 6; round++) {
-    // Kill while the worker writes a snapshot (its temp file is there), while it folds (a sealed
-    // segment, no temp file yet), or at a random moment.
+    // Kill while the worker writes the sessions snapshot (its temp file is there), while it folds
+    // (a sealed segment, no temp file), or at a random moment.
     const phase = (['writing', 'folding', 'random'] as const)[round % 3];
-    const seen = (name: string) => (phase === 'writing' ? name.includes('.tmp-') : /^journal\.\d+\.jsonl$/.test(name));
+    const due = (names: string[]) => (phase === 'writing' ? writingSessions(names) : journalSegments(dir).length > 1 && !names.some((n) => n.includes('.tmp-')));
     await loadAndKill(dir, env, round, acked, async () => {
-      const start = Date.now();
-      if (phase === 'random') return new Promise((r) => setTimeout(r, 200 + rand() * 800));
-      while (Date.now() - start < 10_000 && !readdirSync(dir).some((name) => seen(name) && (phase !== 'folding' || journalSegments(dir).length > 1))) {
-        await new Promise((r) => setTimeout(r, 2));
-      }
+      if (phase === 'random') return new Promise((r) => setTimeout(r, 500 + rand() * 2500));
+      for (const start = Date.now(); Date.now() - start < 10_000 && !due(readdirSync(dir)); ) await new Promise((r) => setImmediate(r));
     });
-    // a compaction was cut short: its sealed segment is still there beside the live one
+    // what the kill cut short: a compaction leaves its sealed segments until the snapshots hold them
     const left = readdirSync(dir);
-    if (journalSegments(dir).length > 1) midCompaction.push(`round ${round} (${phase}): ${left.filter((n) => n.startsWith('journal') || n.includes('.tmp-')).join(', ')}`);
+    if (writingSessions(left)) kills.midWrite++;
+    if (journalSegments(dir).length > 1) kills.midCompaction.push(`round ${round} (${phase}): ${left.filter((n) => n.startsWith('journal') || n.includes('.tmp-')).join(', ')}`);
     await checkRestart(dir, acked, `round ${round} (${phase}, seed ${seed})`);
   }
-  t.diagnostic(`kills that landed mid-compaction: ${midCompaction.length} of 6; ${midCompaction.join('; ')}`);
-  assert.ok(midCompaction.length >= 2, `only ${midCompaction.length} kills landed mid-compaction`);
+  t.diagnostic(`kills mid-compaction: ${kills.midCompaction.length} of 6, ${kills.midWrite} of them while the sessions snapshot was being written; ${kills.midCompaction.join('; ')}`);
+
+  // what the kills left is folded by the next compaction that goes through, and nothing is lost
+  const leftovers = journalSegments(dir).length;
+  await loadAndKill(dir, env, 6, acked, async () => {
+    for (const start = Date.now(); Date.now() - start < 30_000 && journalSegments(dir).length >= leftovers; ) await new Promise((r) => setTimeout(r, 20));
+  });
+  assert.ok(journalSegments(dir).length < leftovers, `the ${leftovers} segments left by the kills were never folded`);
+  await checkRestart(dir, acked, 'after a compaction went through');
+  assert.ok(kills.midCompaction.length >= 3, `only ${kills.midCompaction.length} kills landed mid-compaction`);
+  assert.ok(kills.midWrite >= 1, 'no kill landed while the worker wrote the sessions snapshot');
   assert.ok(acked.sessions.size > 100, `only ${acked.sessions.size} writes were acknowledged`);
 });
