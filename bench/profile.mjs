@@ -11,7 +11,8 @@
  * `startup` profiles start-up alone (spawn, first 200 on /debug/health, stop). `growth` is the
  * bench's growth scenario (32 writers until the store holds `--target` sessions, default 400,000,
  * a health probe beside them). Besides self time, it prints the longest stretches the main
- * thread spent inside one function without a break (what a request arriving then waits for).
+ * thread spent inside one function without a break, garbage collections in it included (what a
+ * request arriving then waits for).
  * `--dist DIR` profiles another build (a copy of an earlier dist/).
  * The .cpuprofile is left in the temp dir with --keep (open it in Chrome DevTools).
  */
@@ -180,8 +181,11 @@ function summarize(profile, top) {
       if (f.functionName === '(idle)' || f.functionName === '(root)' || f.functionName === '(program)') continue;
       names.add(`${f.functionName || '(anonymous)'} ${f.url.replace(/^file:\/\/.*\/app\//, '').replace(/^file:\/\//, '')}:${f.lineNumber + 1}`);
     }
+    // a collection is charged to whatever was running (it allocated): it does not break a stretch
+    const inGc = names.has('(garbage collector) :0');
     for (const [name, run] of runs) {
-      if (!names.has(name)) runs.set(name, { ...run, length: 0 });
+      if (inGc && run.length > 0) names.add(name);
+      else if (!names.has(name)) runs.set(name, { ...run, length: 0 });
     }
     for (const name of names) {
       const run = runs.get(name) ?? { start: t, length: 0, best: 0, bestAt: 0 };
@@ -191,6 +195,15 @@ function summarize(profile, top) {
       runs.set(name, run);
     }
   });
-  const longest = [...runs.entries()].sort((a, b) => b[1].best - a[1].best).slice(0, 15);
-  console.log(`\nlongest unbroken stretches inside one function (main thread):\n${longest.map(([name, r]) => `${(r.best / 1000).toFixed(1).padStart(8)} ms  at ${(r.bestAt / 1e6).toFixed(2)} s  ${name}`).join('\n')}`);
+  // one line per stretch: the functions that span the same one, innermost first
+  /** @type {Map<string, { best: number, bestAt: number, names: string[] }>} */
+  const stretches = new Map();
+  for (const [name, r] of runs) {
+    const key = `${r.bestAt}:${r.best}`;
+    const s = stretches.get(key) ?? { best: r.best, bestAt: r.bestAt, names: [] };
+    s.names.push(name.split(' ')[0]);
+    stretches.set(key, s);
+  }
+  const longest = [...stretches.values()].sort((a, b) => b.best - a.best).slice(0, 12);
+  console.log(`\nlongest unbroken stretches inside one function (main thread), with the functions around it:\n${longest.map((r) => `${(r.best / 1000).toFixed(1).padStart(8)} ms  at ${(r.bestAt / 1e6).toFixed(2)} s  ${r.names.slice(0, 6).join(' < ')}`).join('\n')}`);
 }
