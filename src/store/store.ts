@@ -225,7 +225,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
       return;
     }
     const segments = [...sealed];
-    compacting = compactor({ dir, segments }).then(
+    // a compactor that throws at once fails like one that rejects: the write loop never sees it
+    compacting = Promise.resolve({ dir, segments }).then(compactor).then(
       async (result) => {
         otherFsyncs += result.fsyncs;
         snapshotBytes = result.snapshotBytes;

@@ -132,6 +132,20 @@ test('a failed compaction blocks no write, and the next one folds its segments t
   assert.equal(await reopened(dir), expected);
 });
 
+test('a compactor that throws at once (no worker could start) fails the compaction, not the writes', async () => {
+  const dir = await tempDir();
+  const compactor: Compactor = () => {
+    throw new Error('ERR_WORKER_INIT_FAILED: injected');
+  };
+  const logs: string[] = [];
+  const store = await openStore({ dir, defaults: DEFAULTS, compactAfter: 300, compactor, log: (l) => logs.push(l) });
+  await writeUntil(store, () => store.stats.failedCompactions > 1);
+  assert.match(logs.join('\n'), /compaction failed, its journal segments wait for the next one: ERR_WORKER_INIT_FAILED/);
+  const expected = contents(store.state);
+  await store.close();
+  assert.equal(await reopened(dir), expected);
+});
+
 test('a new segment that cannot be made durable puts the compaction off; appends stay in the live segment, and after a restart go to the empty one left', async () => {
   const dir = await tempDir();
   let failSeal = false;
