@@ -2,7 +2,9 @@
  * Compaction: sealed journal segments folded into new snapshots, from disk alone. It never looks
  * at the live state, so it can run in a worker thread while writes go on into the next segment;
  * and it rebuilds the state the way a start-up does (snapshots + records, through applyOp), so
- * what it writes is what a restart would load.
+ * what it writes is what a restart would load. The alternatives cost the event loop O(store):
+ * handing the live state to a worker is a structured clone of it, and serializing it in slices
+ * needs it frozen (copy-on-write on every change) until the last slice is out.
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';

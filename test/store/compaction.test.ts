@@ -105,7 +105,10 @@ for (const [point, worker, storeFs] of CRASH_POINTS) {
     await store.close();
     assert.ok((await journalFiles(dir)).length >= 2, 'the sealed segment stayed');
     assert.match(logs.join('\n'), /crash/);
+    // and what a killed worker leaves: a half-written snapshot under a temp name
+    await writeFile(join(dir, '.sessions.json.tmp-999999-1-1'), '{"version":1,"seq":99,"sessions":[{"id":1,');
     assert.equal(await reopened(dir), expected);
+    assert.ok(!(await readdir(dir)).some((f) => f.includes('.tmp-')), 'the temp file is swept');
     // and the next compaction, whole this time, folds the leftovers too
     const again = await openStore({ dir, defaults: DEFAULTS, compactAfter: 300, compactor: (job) => compactSegments(job, nodeFileSystem) });
     await writeUntil(again, () => again.stats.compactions > 0, 'next');
