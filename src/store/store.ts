@@ -209,7 +209,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     journal = openJournal(file, 0, 0);
     sealed.push(live);
     live++;
-    await previous.close();
+    // nothing more is written to it: a failed close loses nothing
+    await previous.close().catch((err: Error) => log(`could not close ${segmentFile(live - 1)}: ${err.message}`));
   }
 
   /**
