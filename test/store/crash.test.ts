@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request as httpRequest } from 'node:http';
 import { readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeDataDir } from '../../bench/dataset.mjs';
 import { spawnServer, tempDir } from '../helpers/server.ts';
@@ -145,4 +145,6 @@ test('SIGKILL during compactions of a 100,000-session store loses no acknowledge
   assert.ok(kills.midCompaction.length >= 3, `only ${kills.midCompaction.length} kills landed mid-compaction`);
   assert.ok(kills.midWrite >= 1, 'no kill landed while the worker wrote the sessions snapshot');
   assert.ok(acked.sessions.size > 100, `only ${acked.sessions.size} writes were acknowledged`);
+  // kept when a check fails, to look at; 100,000 sessions are not left behind otherwise
+  await rm(dir, { recursive: true, force: true });
 });
