@@ -8,6 +8,8 @@
  * Latencies go into a log-linear histogram (microseconds, < 1% error) that merges across workers.
  *
  * The same generator drives the bare server and assessd, so the ceiling is measured fairly.
+ * A run may mix requests: `requests: [a, b, b, b]` gives connection i the spec `i % 4` (counted
+ * over all the workers' connections), and the result has one histogram per spec as well.
  *
  *   const pool = await createLoadPool(2);
  *   const result = await pool.run({ port, connections: 32, durationMs: 5000, request: { method: 'GET', path: '/' } });
@@ -74,7 +76,9 @@ export function quantile(hist, q) {
  * @property {number} connections
  * @property {number} durationMs stop sending new requests after this
  * @property {number} [maxRequests] stop after this many requests in all (default 10 million)
- * @property {RequestSpec} request
+ * @property {RequestSpec} [request] what every connection sends (or `requests`)
+ * @property {RequestSpec[]} [requests] a mix: connection i sends `requests[i % requests.length]`
+ * @property {(okBySpec: number[]) => void} [onProgress] successful answers so far per spec, ten times a second
  * @property {string} [tag] unique per run, part of every `{id}`
  * @property {number} [graceMs] how long to wait for responses in flight after the deadline (default 15 s)
  *
@@ -91,6 +95,16 @@ export function quantile(hist, q) {
  * @property {number} p50Ms
  * @property {number} p99Ms
  * @property {number} bytes response bytes received
+ * @property {SpecResult[]} bySpec one entry per spec of the mix (one in all without a mix)
+ *
+ * @typedef {object} SpecResult
+ * @property {number} completed
+ * @property {number} ok
+ * @property {number} rps
+ * @property {Uint32Array} histogram
+ * @property {number} p50Ms
+ * @property {number} p99Ms
+ * @property {number} maxMs
  */
 
 /** @param {number} workers */
@@ -122,6 +136,8 @@ export async function createLoadPool(workers) {
     });
 
   let busy = false;
+  /** @type {(() => void) | undefined} */
+  let stopRun;
   return {
     size: workers,
     /**
@@ -136,33 +152,56 @@ export async function createLoadPool(workers) {
         if (host !== '127.0.0.1') throw new Error('the load generator only drives 127.0.0.1');
         const tag = options.tag ?? `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
         const maxRequests = options.maxRequests ?? 10_000_000;
+        const requests = options.requests ?? [/** @type {RequestSpec} */ (options.request)];
         // Connections and the request cap are split across the workers (workers with none sit out).
         const shares = pool.map((_, i) => Math.floor(options.connections / workers) + (i < options.connections % workers ? 1 : 0));
-        const active = pool.map((w, i) => ({ w, i, conns: shares[i] })).filter((x) => x.conns > 0);
+        const firsts = shares.map((_, i) => shares.slice(0, i).reduce((a, b) => a + b, 0));
+        const active = pool.map((w, i) => ({ w, i, conns: shares[i], first: firsts[i] })).filter((x) => x.conns > 0);
         const readies = active.map(({ w }) => next(w, 'ready'));
-        for (const { w, i, conns } of active) {
+        for (const { w, i, conns, first } of active) {
           w.postMessage({
             type: 'prepare',
             host,
             port: options.port,
             connections: conns,
+            firstConnection: first,
             maxRequests: Math.ceil((maxRequests * conns) / options.connections),
-            request: options.request,
+            requests,
             tag: `${tag}-${i}`,
+            progress: options.onProgress !== undefined,
           });
         }
         await Promise.all(readies);
         const dones = active.map(({ w }) => next(w, 'done'));
-        for (const { w } of active) w.postMessage({ type: 'start', durationMs: options.durationMs, graceMs: options.graceMs ?? 15_000 });
+        /** @type {number[][]} */
+        const okSoFar = active.map(() => requests.map(() => 0));
+        /** @param {any} msg */
+        const onProgress = (msg) => {
+          if (msg.type !== 'progress') return;
+          okSoFar[msg.index] = msg.ok;
+          options.onProgress?.(requests.map((_, k) => okSoFar.reduce((a, o) => a + o[k], 0)));
+        };
+        active.forEach(({ w }, index) => {
+          w.on('message', onProgress);
+          w.postMessage({ type: 'start', index, durationMs: options.durationMs, graceMs: options.graceMs ?? 15_000 });
+        });
+        stopRun = () => active.forEach(({ w }) => w.postMessage({ type: 'stop' }));
         /** @type {any[]} */
         const parts = await Promise.all(dones);
+        for (const { w } of active) w.off('message', onProgress);
         const histogram = new Uint32Array(HISTOGRAM_SIZE);
         /** @type {Record<string, number>} */
         const statuses = {};
         let completed = 0, ok = 0, errors = 0, bytes = 0, seconds = 0;
         /** @type {string[]} */
         const errorSamples = [];
+        const bySpec = requests.map(() => ({ completed: 0, ok: 0, histogram: new Uint32Array(HISTOGRAM_SIZE) }));
         for (const p of parts) {
+          p.bySpec.forEach((/** @type {any} */ part, /** @type {number} */ k) => {
+            bySpec[k].completed += part.completed;
+            bySpec[k].ok += part.ok;
+            for (let i = 0; i < HISTOGRAM_SIZE; i++) bySpec[k].histogram[i] += part.histogram[i];
+          });
           completed += p.completed;
           ok += p.ok;
           errors += p.errors;
@@ -185,10 +224,22 @@ export async function createLoadPool(workers) {
           p50Ms: quantile(histogram, 0.5) / 1000,
           p99Ms: quantile(histogram, 0.99) / 1000,
           bytes,
+          bySpec: bySpec.map((x) => ({
+            ...x,
+            rps: seconds > 0 ? x.completed / seconds : 0,
+            p50Ms: quantile(x.histogram, 0.5) / 1000,
+            p99Ms: quantile(x.histogram, 0.99) / 1000,
+            maxMs: quantile(x.histogram, 1) / 1000,
+          })),
         };
       } finally {
         busy = false;
+        stopRun = undefined;
       }
+    },
+    /** Ends the run in progress early, as its deadline would (responses in flight still count). */
+    stop() {
+      stopRun?.();
     },
     async close() {
       await Promise.all(pool.map((w) => w.terminate()));
@@ -264,6 +315,9 @@ function workerMain() {
     /** @param {number} index */
     constructor(index) {
       this.index = index;
+      this.spec = (job.firstConnection + index) % job.requests.length;
+      this.request = job.requests[this.spec];
+      this.headBytes = headBytesOf(this.request);
       this.seq = 0;
       /** @type {import('node:net').Socket | undefined} */
       this.socket = undefined;
@@ -324,10 +378,10 @@ function workerMain() {
     send() {
       if (!running || stopping || issued >= job.maxRequests || !this.open || !this.socket) return settle();
       issued++;
-      let body = job.request.body;
+      let body = this.request.body;
       if (body !== undefined && body.includes('{id}')) body = body.replaceAll('{id}', `${job.tag}-${this.index}-${this.seq++}`);
       const bodyBuf = body === undefined ? undefined : Buffer.from(body);
-      const head = bodyBuf === undefined ? headBytes : `${headBytes.slice(0, -2)}Content-Length: ${bodyBuf.length}\r\n\r\n`;
+      const head = bodyBuf === undefined ? this.headBytes : `${this.headBytes.slice(0, -2)}Content-Length: ${bodyBuf.length}\r\n\r\n`;
       this.inFlight = true;
       this.sentAt = performance.now();
       if (bodyBuf === undefined) this.socket.write(head);
@@ -390,9 +444,16 @@ function workerMain() {
       this.inFlight = false;
       this.resetParser();
       completed++;
-      histogram[bucketOf(us)]++;
+      const bucket = bucketOf(us);
+      histogram[bucket]++;
+      const spec = bySpec[this.spec];
+      spec.completed++;
+      spec.histogram[bucket]++;
       const status = this.head.status;
-      if (status >= 200 && status < 300) ok++;
+      if (status >= 200 && status < 300) {
+        ok++;
+        spec.ok++;
+      }
       statuses[status] = (statuses[status] ?? 0) + 1;
       lastDoneAt = performance.now();
       this.send();
@@ -409,7 +470,11 @@ function workerMain() {
   let statuses = {};
   /** @type {string[]} */
   let errorSamples = [];
-  let headBytes = '';
+  /** @type {{ completed: number, ok: number, histogram: Uint32Array }[]} */
+  let bySpec = [];
+  /** @type {NodeJS.Timeout | undefined} */
+  let progressTimer;
+  let runIndex = 0;
   /** @type {NodeJS.Timeout | undefined} */
   let deadlineTimer;
   /** @type {NodeJS.Timeout | undefined} */
@@ -436,13 +501,27 @@ function workerMain() {
     running = false;
     clearTimeout(deadlineTimer);
     clearTimeout(graceTimer);
+    clearInterval(progressTimer);
     for (const c of conns) {
       if (c.inFlight) fail('timed out');
       c.inFlight = false;
       c.socket?.destroy();
     }
     const seconds = ((lastDoneAt > startedAt ? lastDoneAt : performance.now()) - startedAt) / 1000;
-    port.postMessage({ type: 'done', completed, ok, errors, bytes, seconds, statuses, errorSamples, histogram });
+    port.postMessage({ type: 'done', completed, ok, errors, bytes, seconds, statuses, errorSamples, histogram, bySpec });
+  }
+
+  let graceMs = 15_000;
+  function stop() {
+    stopping = true;
+    settle();
+    if (!finished) graceTimer = setTimeout(finish, graceMs);
+  }
+
+  /** @param {RequestSpec} request */
+  function headBytesOf(request) {
+    const headers = { Host: `${job.host}:${job.port}`, 'User-Agent': 'assessd-bench', ...(request.headers ?? {}) };
+    return `${request.method} ${request.path} HTTP/1.1\r\n${headerText(headers)}\r\n`;
   }
 
   port.on('message', async (msg) => {
@@ -455,26 +534,23 @@ function workerMain() {
       histogram = new Uint32Array(HISTOGRAM_SIZE);
       statuses = {};
       errorSamples = [];
-      const headers = {
-        Host: `${job.host}:${job.port}`,
-        'User-Agent': 'assessd-bench',
-        ...(job.request.headers ?? {}),
-      };
-      headBytes = `${job.request.method} ${job.request.path} HTTP/1.1\r\n${headerText(headers)}\r\n`;
+      bySpec = job.requests.map(() => ({ completed: 0, ok: 0, histogram: new Uint32Array(HISTOGRAM_SIZE) }));
       conns = [];
       for (let i = 0; i < job.connections; i++) conns.push(new Conn(i));
       await Promise.all(conns.map((c) => c.connect()));
       port.postMessage({ type: 'ready' });
     } else if (msg.type === 'start') {
       running = true;
+      runIndex = msg.index;
       startedAt = lastDoneAt = performance.now();
-      deadlineTimer = setTimeout(() => {
-        stopping = true;
-        settle();
-        graceTimer = setTimeout(finish, msg.graceMs);
-      }, msg.durationMs);
+      graceMs = msg.graceMs;
+      deadlineTimer = setTimeout(stop, msg.durationMs);
+      if (job.progress) progressTimer = setInterval(() => port.postMessage({ type: 'progress', index: runIndex, ok: bySpec.map((s) => s.ok) }), 100);
       for (const c of conns) c.send();
       settle();
+    } else if (msg.type === 'stop' && running && !stopping) {
+      clearTimeout(deadlineTimer);
+      stop();
     }
   });
   port.postMessage({ type: 'online' });

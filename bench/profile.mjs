@@ -5,10 +5,15 @@
  * data directory, drives it from 127.0.0.1 like bench/run.mjs does, stops it, and prints where the
  * CPU went (self time by function, and by file). Build first (`npm run build`).
  *
- *   node bench/profile.mjs [--scenario health|sessions-list|config-get|page-gzip|create-1|create-32|config-patch|startup]
- *                          [--sessions N] [--targets-per-session N] [--duration S] [--top N] [--keep]
+ *   node bench/profile.mjs [--scenario health|sessions-list|config-get|page-gzip|create-1|create-32|config-patch|growth|startup]
+ *                          [--sessions N] [--targets-per-session N] [--duration S] [--target N] [--dist DIR] [--top N] [--keep]
  *
- * `startup` profiles start-up alone (spawn, first 200 on /debug/health, stop).
+ * `startup` profiles start-up alone (spawn, first 200 on /debug/health, stop). `growth` is the
+ * bench's growth scenario (32 writers until the store holds `--target` sessions, default 400,000,
+ * a health probe beside them). Besides self time, it prints the longest stretches the main
+ * thread spent inside one function without a break, garbage collections in it included (what a
+ * request arriving then waits for).
+ * `--dist DIR` profiles another build (a copy of an earlier dist/).
  * The .cpuprofile is left in the temp dir with --keep (open it in Chrome DevTools).
  */
 import { spawn } from 'node:child_process';
@@ -21,6 +26,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLoadPool } from './load.mjs';
 import { writeDataDir } from './dataset.mjs';
+import { runGrowth } from './growth.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: flags } = parseArgs({
@@ -31,6 +37,8 @@ const { values: flags } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '32' },
     top: { type: 'string', default: '25' },
+    target: { type: 'string', default: '400000' },
+    dist: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -49,12 +57,13 @@ const SCENARIOS = {
   'create-32': { connections: C, request: { method: 'POST', path: '/api/v1/sessions/', headers: FORM, body: 'name=p-{id}' } },
   'config-patch': { connections: C, request: { method: 'PATCH', path: '/api/v1/configuration/', headers: FORM, body: `${encodeURIComponent(configKey)}=p-{id}` } },
 };
-const scenario = flags.scenario === 'startup' ? undefined : SCENARIOS[/** @type {string} */ (flags.scenario)];
-if (flags.scenario !== 'startup' && !scenario) throw new Error(`unknown scenario ${flags.scenario}`);
+const scenario = flags.scenario === 'startup' || flags.scenario === 'growth' ? undefined : SCENARIOS[/** @type {string} */ (flags.scenario)];
+if (flags.scenario !== 'startup' && flags.scenario !== 'growth' && !scenario) throw new Error(`unknown scenario ${flags.scenario}`);
 
 const work = mkdtempSync(join(tmpdir(), 'assessd-profile-'));
 const app = join(work, 'app');
-for (const file of ['package.json', join('data', 'default-configuration.json'), 'dist']) cpSync(join(ROOT, file), join(app, file), { recursive: true });
+for (const file of ['package.json', join('data', 'default-configuration.json')]) cpSync(join(ROOT, file), join(app, file));
+cpSync(flags.dist ? resolve(flags.dist) : join(ROOT, 'dist'), join(app, 'dist'), { recursive: true });
 const dataDir = join(work, 'data');
 writeDataDir(dataDir, { sessions: Number(flags.sessions), targetsPerSession: Number(flags['targets-per-session']) });
 const profDir = join(work, 'prof');
@@ -103,6 +112,18 @@ try {
     const r = await pool.run({ port, connections: scenario.connections, durationMs: Number(flags.duration) * 1000, request: scenario.request });
     await pool.close();
     console.log(`${flags.scenario}: ${Math.round(r.rps)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.errors + r.non2xx} failed`);
+  } else if (flags.scenario === 'growth') {
+    const pool = await createLoadPool(1);
+    const rss = (/** @type {number} */ pid) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+    const storeStats = async (/** @type {number} */ p) => (await (await fetch(`http://127.0.0.1:${p}/debug/stats`)).json()).data.store;
+    const g = await runGrowth({
+      pool, server: { port, pid: /** @type {number} */ (child.pid) }, dataDir, sessionsStart: Number(flags.sessions), targetSessions: Number(flags.target),
+      marks: [], maxMs: 120_000, connections: C, warmupRequests: 200, configKey, rss, storeStats,
+    });
+    await pool.close();
+    console.log(`growth: ${Number(flags.sessions)} -> ${g.sessionsEnd} sessions in ${g.seconds.toFixed(1)} s, ${Math.round(g.rps)} writes/s; ` +
+      `create p50 ${g.create.p50Ms.toFixed(2)} p99 ${g.create.p99Ms.toFixed(2)} max ${g.create.maxMs.toFixed(0)} ms; ` +
+      `health median ${g.health.p50Ms.toFixed(2)} worst ${g.health.maxMs.toFixed(0)} ms; ${g.compactions} compactions`);
   }
   child.kill('SIGTERM');
   await new Promise((res) => child.once('exit', res));
@@ -142,4 +163,47 @@ function summarize(profile, top) {
   const show = (m, n) =>
     [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)}%  ${(v / 1000).toFixed(0).padStart(6)} ms  ${k}`).join('\n');
   console.log(`\nbusy CPU on the main thread: ${(total / 1000).toFixed(0)} ms\n\nself time by file:\n${show(byFile, 15)}\n\nself time by function:\n${show(byFunction, top)}`);
+
+  // The longest unbroken stretch of samples inside each function (anywhere on the stack).
+  /** @type {Map<number, number>} */
+  const parentOf = new Map();
+  for (const n of /** @type {any[]} */ (profile.nodes)) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  /** @type {Map<string, { start: number, length: number, best: number, bestAt: number }>} */
+  const runs = new Map();
+  let t = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    t += dt;
+    /** @type {Set<string>} */
+    const names = new Set();
+    for (let n = /** @type {number | undefined} */ (id); n !== undefined; n = parentOf.get(n)) {
+      const f = /** @type {NonNullable<ReturnType<typeof nodes.get>>} */ (nodes.get(n)).callFrame;
+      if (f.functionName === '(idle)' || f.functionName === '(root)' || f.functionName === '(program)') continue;
+      names.add(`${f.functionName || '(anonymous)'} ${f.url.replace(/^file:\/\/.*\/app\//, '').replace(/^file:\/\//, '')}:${f.lineNumber + 1}`);
+    }
+    // a collection is charged to whatever was running (it allocated): it does not break a stretch
+    const inGc = names.has('(garbage collector) :0');
+    for (const [name, run] of runs) {
+      if (inGc && run.length > 0) names.add(name);
+      else if (!names.has(name)) runs.set(name, { ...run, length: 0 });
+    }
+    for (const name of names) {
+      const run = runs.get(name) ?? { start: t, length: 0, best: 0, bestAt: 0 };
+      if (run.length === 0) run.start = t - dt;
+      run.length = t - run.start;
+      if (run.length > run.best) [run.best, run.bestAt] = [run.length, run.start];
+      runs.set(name, run);
+    }
+  });
+  // one line per stretch: the functions that span the same one, innermost first
+  /** @type {Map<string, { best: number, bestAt: number, names: string[] }>} */
+  const stretches = new Map();
+  for (const [name, r] of runs) {
+    const key = `${r.bestAt}:${r.best}`;
+    const s = stretches.get(key) ?? { best: r.best, bestAt: r.bestAt, names: [] };
+    s.names.push(name.split(' ')[0]);
+    stretches.set(key, s);
+  }
+  const longest = [...stretches.values()].sort((a, b) => b.best - a.best).slice(0, 12);
+  console.log(`\nlongest unbroken stretches inside one function (main thread), with the functions around it:\n${longest.map((r) => `${(r.best / 1000).toFixed(1).padStart(8)} ms  at ${(r.bestAt / 1e6).toFixed(2)} s  ${r.names.slice(0, 6).join(' < ')}`).join('\n')}`);
 }

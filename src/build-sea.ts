@@ -44,7 +44,20 @@ await build({
   logLevel: 'warning',
 });
 
-const assets: Record<string, string> = { 'default-configuration.json': DEFAULT_CONFIGURATION_FILE };
+// the compaction worker, run from its code (new Worker(code, { eval: true })): CommonJS, as eval runs it
+const compactor = join(SEA_DIR, 'compactor.cjs');
+await build({
+  entryPoints: [join(PROJECT_ROOT, 'src', 'store', 'compaction-worker.ts')],
+  outfile: compactor,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  minify: true,
+  logLevel: 'warning',
+});
+
+const assets: Record<string, string> = { 'default-configuration.json': DEFAULT_CONFIGURATION_FILE, 'compactor.cjs': compactor };
 for (const name of webFiles) assets[`web/${name}`] = join(WEB_ASSETS_DIR, name);
 const blob = join(SEA_DIR, 'assessd.blob');
 const config = join(SEA_DIR, 'sea-config.json');

@@ -1,7 +1,8 @@
 /**
  * The build's last step, after tsc has type-checked everything and written the declarations: bundles
- * the CLI into dist/main.js and the library into dist/index.js (one module each to load instead of
- * thirty: a faster start), and copies the web application's static files beside its compiled script.
+ * the CLI into dist/main.js, the library into dist/index.js (one module each to load instead of
+ * thirty: a faster start) and the compaction worker into dist/compactor.js (self-contained, see
+ * paths.ts), and copies the web application's static files beside its compiled script.
  */
 import { cp, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,7 +10,11 @@ import { build } from 'esbuild';
 import { PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
 
 await build({
-  entryPoints: { main: join(PROJECT_ROOT, 'src', 'main.ts'), index: join(PROJECT_ROOT, 'src', 'index.ts') },
+  entryPoints: {
+    main: join(PROJECT_ROOT, 'src', 'main.ts'),
+    index: join(PROJECT_ROOT, 'src', 'index.ts'),
+    compactor: join(PROJECT_ROOT, 'src', 'store', 'compaction-worker.ts'),
+  },
   outdir: join(PROJECT_ROOT, 'dist'),
   bundle: true,
   platform: 'node',

@@ -59,3 +59,20 @@ export function version(): string {
   if (typeof ASSESSD_VERSION !== 'undefined') return ASSESSD_VERSION;
   return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
+
+/** How to start a worker thread: a script file, or its code (evaluated as CommonJS). */
+export type WorkerSource = { file: string } | { code: string };
+
+/**
+ * The compaction worker, resolved here alone: `dist/compactor.js` beside the bundle; from the
+ * TypeScript sources (tests under tsx), a bootstrap that registers tsx before importing the entry,
+ * because Node 20 loads a worker's entry without the hooks of the parent's `--import tsx`. A
+ * single executable carries the bundled worker's code as an asset (CommonJS, as `eval` runs it).
+ */
+export function compactionWorker(): WorkerSource {
+  if (IN_SEA) return { code: seaAsset('compactor.cjs').toString('utf8') };
+  if (!import.meta.url.endsWith('.ts')) return { file: join(PROJECT_ROOT, 'dist', 'compactor.js') };
+  const entry = new URL('./store/compaction-worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return { code: `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });` };
+}

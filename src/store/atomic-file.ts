@@ -1,6 +1,7 @@
 /** The store's file operations: atomic replacement of a file, and a journal appended in place. */
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 
 /** A file written at explicit offsets, each write made durable before it resolves. */
 export interface AppendableFile {
@@ -18,11 +19,13 @@ export interface AppendableFile {
  * can inject a failing disk.
  */
 export interface FileSystem {
-  /** A temp file in the same directory, fsync, rename over `path`. */
-  writeFileAtomic(path: string, data: string): Promise<void>;
+  /** A temp file in the same directory (`data` written piece by piece), fsync, rename over `path`. */
+  writeFileAtomic(path: string, data: string | Iterable<string>): Promise<void>;
   syncDir(dir: string): Promise<void>;
   /** Opens (creating if missing) a file for in-place appends. */
   openAppendable(path: string): Promise<AppendableFile>;
+  /** Deletes a file (a missing one is no error). */
+  remove(path: string): Promise<void>;
 }
 
 let tempCounter = 0;
@@ -32,7 +35,7 @@ export const TEMP_MARKER = '.tmp-';
 
 function tempPathFor(path: string): string {
   // rename is atomic only within one filesystem, so the temp file lives beside the target
-  return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${++tempCounter}`);
+  return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${threadId}-${++tempCounter}`);
 }
 
 export const nodeFileSystem: FileSystem = {
@@ -40,7 +43,8 @@ export const nodeFileSystem: FileSystem = {
     const temp = tempPathFor(path);
     const handle = await open(temp, 'w', 0o600);
     try {
-      await handle.writeFile(data, 'utf8');
+      // each writeFile goes on from where the previous one ended
+      for (const piece of typeof data === 'string' ? [data] : data) await handle.writeFile(piece, 'utf8');
       await handle.sync();
     } catch (err) {
       await handle.close().catch(() => {});
@@ -89,5 +93,11 @@ export const nodeFileSystem: FileSystem = {
       },
       close: () => handle.close(),
     };
+  },
+
+  async remove(path) {
+    await unlink(path).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
   },
 };

@@ -1,12 +1,33 @@
 /**
  * The journal: one line of JSON per committed batch, `{"seq":N,"ops":[...]}`, appended and
  * fsynced before the batch is acknowledged, so a write costs the same whatever the store's size.
+ * It is a series of segment files: appends go to the last one; the ones before it are sealed,
+ * waiting to be folded into the snapshots (or being folded) and then deleted.
  */
+import { readdirSync } from 'node:fs';
 import type { AppendableFile } from './atomic-file.js';
 import { isOpName, type Op } from './ops.js';
 import { DataFileError } from './state.js';
 
+/** Segment 0, the only one of a store that has never been compacted (and of earlier builds). */
 export const JOURNAL_FILE = 'journal.jsonl';
+
+/** A segment's file name: `journal.jsonl`, then `journal.1.jsonl`, `journal.2.jsonl`... */
+export function segmentFile(n: number): string {
+  return n === 0 ? JOURNAL_FILE : `journal.${n}.jsonl`;
+}
+
+const SEGMENT_NAME = /^journal(?:\.([1-9][0-9]{0,14}))?\.jsonl$/;
+
+/** The segments in `dir`, oldest first. */
+export function listSegments(dir: string): number[] {
+  const numbers: number[] = [];
+  for (const name of readdirSync(dir)) {
+    const m = SEGMENT_NAME.exec(name);
+    if (m) numbers.push(m[1] === undefined ? 0 : Number(m[1]));
+  }
+  return numbers.sort((a, b) => a - b);
+}
 
 export interface JournalRecord {
   seq: number;
@@ -23,8 +44,18 @@ const NEWLINE = 0x0a;
  */
 export function parseJournal(bytes: Buffer, file: string): { records: JournalRecord[]; validLength: number } {
   const records: JournalRecord[] = [];
+  const validLength = scanJournal(bytes, file, 0, (record) => records.push(record));
+  return { records, validLength };
+}
+
+/**
+ * parseJournal one record at a time, none kept: `onRecord` sees each in order; every seq must
+ * follow `afterSeq` (the previous segment's last). Returns the bytes of whole records.
+ */
+export function scanJournal(bytes: Buffer, file: string, afterSeq: number, onRecord: (record: JournalRecord) => void): number {
   let start = 0;
-  let lastSeq = 0;
+  let lastSeq = afterSeq;
+  let line = 0;
   while (start < bytes.length) {
     const end = bytes.indexOf(NEWLINE, start);
     const isLast = end === -1 || end === bytes.length - 1;
@@ -39,13 +70,14 @@ export function parseJournal(bytes: Buffer, file: string): { records: JournalRec
     }
     if (torn && isLast) break;
     const record = torn ? undefined : toRecord(json);
-    if (!record) throw new DataFileError(file, `line ${records.length + 1} is not a journal record`);
-    if (record.seq <= lastSeq) throw new DataFileError(file, `line ${records.length + 1}: sequence ${record.seq} does not follow ${lastSeq}`);
+    line++;
+    if (!record) throw new DataFileError(file, `line ${line} is not a journal record`);
+    if (record.seq <= lastSeq) throw new DataFileError(file, `line ${line}: sequence ${record.seq} does not follow ${lastSeq}`);
     lastSeq = record.seq;
-    records.push(record);
+    onRecord(record);
     start = end + 1;
   }
-  return { records, validLength: start };
+  return start;
 }
 
 function toRecord(value: unknown): JournalRecord | undefined {
@@ -65,8 +97,6 @@ export interface Journal {
   append(record: JournalRecord): Promise<void>;
   /** Cuts bytes a failed write may have left past the durable records, so no restart sees them. */
   cut(): Promise<void>;
-  /** Empties the journal (its records are durable in the snapshots now). */
-  clear(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,12 +128,6 @@ export function openJournal(file: AppendableFile, validLength: number, fileLengt
       length += data.length;
     },
     cut,
-    async clear() {
-      // from here on every byte is stale: should the truncate fail, the next append retries it
-      length = 0;
-      stale = true;
-      await cut();
-    },
     close: () => file.close(),
   };
 }

@@ -78,9 +78,7 @@ export function deleteSession(state: State, id: number, at?: number): Result<'un
   state.sessions.delete(id);
   state.sessionIdByName.delete(row.name);
   if (state.activeSessionId === id) {
-    let highest = 0;
-    for (const sessionId of state.sessions.keys()) highest = Math.max(highest, sessionId);
-    state.activeSessionId = highest;
+    state.activeSessionId = state.sessions.highestId();
     // not ensureDefaultSession: a replay must not stamp the re-created session with today's clock
     if (state.sessions.size === 0) insertSession(state, DEFAULT_SESSION_NAME, at);
   }

@@ -1,4 +1,5 @@
 /** The in-memory state, and its JSON form on disk (one file per part, each with a `version`). */
+import { IdMap, StringMap } from './sharded-map.js';
 
 export interface Session {
   id: number;
@@ -45,13 +46,14 @@ export interface TargetRow {
   sessions: Set<number>;
 }
 
+/** The indexes that grow with the store are sharded maps: growing one never stalls a write. */
 export interface State {
-  sessions: Map<number, SessionRow>;
-  sessionIdByName: Map<string, number>;
+  sessions: IdMap<SessionRow>;
+  sessionIdByName: StringMap<number>;
   activeSessionId: number;
   nextSessionId: number;
-  targets: Map<number, TargetRow>;
-  targetIdByUrl: Map<string, number>;
+  targets: IdMap<TargetRow>;
+  targetIdByUrl: StringMap<number>;
   nextTargetId: number;
   /** Kept ordered by key. */
   config: Map<string, ConfigItem>;
@@ -72,12 +74,12 @@ export const DEFAULT_SESSION_NAME = 'default session';
 
 export function emptyState(): State {
   return {
-    sessions: new Map(),
-    sessionIdByName: new Map(),
+    sessions: new IdMap(),
+    sessionIdByName: new StringMap(),
     activeSessionId: 0,
     nextSessionId: 1,
-    targets: new Map(),
-    targetIdByUrl: new Map(),
+    targets: new IdMap(),
+    targetIdByUrl: new StringMap(),
     nextTargetId: 1,
     config: new Map(),
   };
@@ -96,18 +98,44 @@ export class DataFileError extends Error {
 
 /** A part's snapshot; `seq` is the last journal record it includes. */
 export function serializePart(state: State, part: Part, seq: number): string {
+  return [...serializePartInPieces(state, part, seq)].join('');
+}
+
+/** Characters per piece of a snapshot: enough to write efficiently, and its bytes under malloc's mmap threshold (128 KiB) or near. */
+const PIECE = 64 * 1024;
+
+/**
+ * A part's snapshot in pieces of about 64 K characters, row by row: writing a large store never
+ * builds its whole text, nor a copy of its rows, at once.
+ */
+export function* serializePartInPieces(state: State, part: Part, seq: number): Generator<string> {
   if (part === 'configuration') {
-    return JSON.stringify({ version: FORMAT_VERSION, seq, items: [...state.config.values()] });
+    yield JSON.stringify({ version: FORMAT_VERSION, seq, items: [...state.config.values()] });
+    return;
   }
-  return JSON.stringify({
-    version: FORMAT_VERSION,
-    seq,
-    nextSessionId: state.nextSessionId,
-    activeSessionId: state.activeSessionId,
-    nextTargetId: state.nextTargetId,
-    sessions: [...state.sessions.values()].map((s) => ({ id: s.id, name: s.name, created_at: s.createdAt, targets: s.targets ? [...s.targets] : [] })),
-    targets: [...state.targets.values()].map((t) => t.target),
-  });
+  const { nextSessionId, activeSessionId, nextTargetId } = state;
+  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId });
+  let piece = `${head.slice(0, -1)},"sessions":[`;
+  let first = true;
+  for (const s of state.sessions.values()) {
+    piece += `${first ? '' : ','}${JSON.stringify({ id: s.id, name: s.name, created_at: s.createdAt, targets: s.targets ? [...s.targets] : [] })}`;
+    first = false;
+    if (piece.length >= PIECE) {
+      yield piece;
+      piece = '';
+    }
+  }
+  piece += '],"targets":[';
+  first = true;
+  for (const t of state.targets.values()) {
+    piece += `${first ? '' : ','}${JSON.stringify(t.target)}`;
+    first = false;
+    if (piece.length >= PIECE) {
+      yield piece;
+      piece = '';
+    }
+  }
+  yield `${piece}]}`;
 }
 
 /**

@@ -1,16 +1,21 @@
 /**
- * The durable store: state in memory; each committed batch of changes appended to a journal and
- * fsynced (group commit); the journal folded into the JSON snapshots once it outgrows them.
+ * The durable store: state in memory; each committed batch of changes appended to the journal's
+ * live segment and fsynced (group commit). Once that segment outgrows the snapshots it is sealed
+ * and a new one started, and a worker thread folds the sealed segments into new snapshots, from
+ * disk, while writes go on: no write waits on work that grows with the store.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { nodeFileSystem, TEMP_MARKER, type FileSystem } from './atomic-file.js';
+import type { Compactor } from './compaction.js';
+import { workerCompactor } from './compactor.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
-import { JOURNAL_FILE, openJournal, parseJournal, type Journal, type JournalRecord } from './journal.js';
+import { listSegments, openJournal, segmentFile, type Journal, type JournalRecord } from './journal.js';
 import { acquireLock, type Lock } from './lock.js';
-import { applyOp, partOf, type Op, type ResultOf } from './ops.js';
+import { applyOp, type Op, type ResultOf } from './ops.js';
+import { readSegments, readSnapshot, replayRecord } from './replay.js';
 import { ensureDefaultSession } from './sessions.js';
-import { DataFileError, emptyState, loadPart, PART_FILES, serializePart, type Part, type State } from './state.js';
+import { emptyState, PART_FILES, serializePart, type Part, type State } from './state.js';
 
 export interface StoreOptions {
   dir: string;
@@ -18,10 +23,13 @@ export interface StoreOptions {
   fs?: FileSystem;
   log?: (line: string) => void;
   /**
-   * Journal bytes after which it is folded into the snapshots. Default: once it outgrows both
-   * 4 MiB and the snapshots themselves, so that rewriting them costs O(1) per write, amortized.
+   * Bytes of the live journal segment after which it is sealed and folded into the snapshots.
+   * Default: once it outgrows both 4 MiB and the snapshots themselves, so that rewriting them
+   * costs O(1) per write, amortized.
    */
   compactAfter?: number;
+  /** Where compactions run: a worker thread unless told (tests run them in-process, or fail them). */
+  compactor?: Compactor;
 }
 
 export interface StoreStats {
@@ -31,7 +39,11 @@ export interface StoreStats {
   batches: number;
   fsyncs: number;
   failedBatches: number;
+  /** Compactions done; failed ones lose nothing (their segments wait for the next). */
   compactions: number;
+  failedCompactions: number;
+  /** Whether a compaction is running now. */
+  compacting: boolean;
 }
 
 export interface Store {
@@ -80,111 +92,91 @@ function sweepTempFiles(dir: string, log: (line: string) => void): void {
   }
 }
 
-function readIfExists(file: string): Buffer | undefined {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
 interface Loaded {
   state: State;
-  /** A snapshot is missing, or the defaults changed the configuration: write the snapshots. */
+  /** A snapshot is missing, or the defaults changed the state: write the snapshots. */
   snapshotsStale: boolean;
   lastSeq: number;
-  /** Bytes of the journal's whole records, and of the file (a torn last write is the difference). */
+  /** The journal's segments, oldest first: the last is the live one. */
+  segments: number[];
+  /** Bytes of the live segment's whole records, and of the file (a torn last write is the difference). */
   validLength: number;
   fileLength: number;
+  tornBefore: { file: string; bytes: number }[];
 }
 
 /**
- * Snapshots, then the journal records they do not include yet (up to `maxJournalLength`).
- * Synchronous on purpose: a rollback must not let a change in halfway.
+ * Snapshots, then the journal records they do not include yet; with `live`, only the segments up
+ * to that one, it read up to `length` bytes (what is durable).
  */
-function load(dir: string, defaults: DefaultItem[], maxJournalLength = Infinity): Loaded {
+function load(dir: string, defaults: DefaultItem[], live?: { segment: number; length: number }): Loaded {
   const state = emptyState();
   let snapshotsStale = false;
   const snapshotSeq = {} as Record<Part, number>;
   for (const part of PARTS) {
-    const file = join(dir, PART_FILES[part]);
-    const bytes = readIfExists(file);
-    if (bytes === undefined) snapshotsStale = true;
-    snapshotSeq[part] = bytes === undefined ? 0 : loadPart(state, part, file, bytes.toString('utf8'));
+    const seq = readSnapshot(dir, part, state);
+    if (seq === undefined) snapshotsStale = true;
+    snapshotSeq[part] = seq ?? 0;
   }
-  const journalFile = join(dir, JOURNAL_FILE);
-  const journalBytes = readIfExists(journalFile) ?? Buffer.alloc(0);
-  const { records, validLength } = parseJournal(journalBytes.subarray(0, Math.min(journalBytes.length, maxJournalLength)), journalFile);
-  let lastSeq = Math.max(...Object.values(snapshotSeq));
-  for (const record of records) {
-    for (const op of record.ops) {
-      if (record.seq <= snapshotSeq[partOf(op)]) continue;
-      let applied: boolean;
-      try {
-        applied = applyOp(state, op).ok;
-      } catch {
-        throw new DataFileError(journalFile, `record ${record.seq}: a malformed ${op.op}`);
-      }
-      if (!applied) throw new DataFileError(journalFile, `record ${record.seq}: ${op.op} does not apply to the snapshots`);
-    }
-    lastSeq = Math.max(lastSeq, record.seq);
-  }
+  const segments = listSegments(dir).filter((n) => live === undefined || n <= live.segment);
+  const seqOf = (part: Part) => snapshotSeq[part];
+  const read = readSegments(dir, segments, (record, file) => replayRecord(state, seqOf, record, file), live?.length);
+  // an in-memory change no record holds (the default session of an empty store): the snapshots must say it
+  const sessions = state.sessions.size;
   ensureDefaultSession(state);
+  if (state.sessions.size !== sessions) snapshotsStale = true;
   if (mergeDefaults(state, defaults)) snapshotsStale = true;
-  return { state, snapshotsStale, lastSeq, validLength, fileLength: journalBytes.length };
+  return { ...read, state, snapshotsStale, lastSeq: Math.max(read.lastSeq, ...Object.values(snapshotSeq)), segments };
 }
 
 async function createStore(options: StoreOptions, log: (line: string) => void, lock: Lock): Promise<Store> {
   const { dir, defaults } = options;
   const fs = options.fs ?? nodeFileSystem;
+  const compactor = options.compactor ?? workerCompactor;
   const loaded = load(dir, defaults);
   const state = loaded.state;
   let lastSeq = loaded.lastSeq;
-  const stats = { acknowledged: 0, batches: 0, failedBatches: 0, compactions: 0 };
+  /** The segment appends go to; the ones before it (`sealed`) wait to be folded, or are being folded. */
+  let live = loaded.segments.at(-1) ?? 0;
+  let sealed = loaded.segments.slice(0, -1);
+  const stats = { acknowledged: 0, batches: 0, failedBatches: 0, compactions: 0, failedCompactions: 0 };
+  for (const { file, bytes } of loaded.tornBefore) log(`ignoring ${bytes} bytes of an unfinished write at the end of ${basename(file)}`);
   if (loaded.fileLength > loaded.validLength) {
-    log(`ignoring ${loaded.fileLength - loaded.validLength} bytes of an unfinished write at the end of ${JOURNAL_FILE}`);
+    log(`ignoring ${loaded.fileLength - loaded.validLength} bytes of an unfinished write at the end of ${segmentFile(live)}`);
   }
 
-  /** fsyncs of snapshots and of the directory (the journal counts its own). */
-  let fileFsyncs = 0;
-  async function writeSnapshots(texts: (readonly [Part, string])[]): Promise<number> {
-    // every write settles before this returns: none may land after a later compaction's
-    const writes = await Promise.allSettled(texts.map(([part, text]) => fs.writeFileAtomic(join(dir, PART_FILES[part]), text)));
-    fileFsyncs += writes.filter((w) => w.status === 'fulfilled').length;
+  /** fsyncs of snapshots, of the directory and of segments no longer live (the live one counts its own). */
+  let otherFsyncs = 0;
+  // A new dir, or changed defaults: the snapshots say so before anything is served.
+  if (loaded.snapshotsStale) {
+    // every write settles before going on: none may land after a compaction's
+    const writes = await Promise.allSettled(PARTS.map((part) => fs.writeFileAtomic(join(dir, PART_FILES[part]), serializePart(state, part, lastSeq))));
+    otherFsyncs += writes.filter((w) => w.status === 'fulfilled').length;
     for (const w of writes) if (w.status === 'rejected') throw w.reason;
     await fs.syncDir(dir);
-    fileFsyncs++;
-    return texts.reduce((sum, [, text]) => sum + Buffer.byteLength(text), 0);
+    otherFsyncs++;
   }
-
-  // A new dir, or changed defaults: the snapshots say so before anything is served.
-  let snapshotBytes = 0;
-  if (loaded.snapshotsStale) {
-    snapshotBytes = await writeSnapshots(PARTS.map((part) => [part, serializePart(state, part, lastSeq)] as const));
-  }
-  const journalFile = await fs.openAppendable(join(dir, JOURNAL_FILE));
-  const journal: Journal = openJournal(journalFile, loaded.validLength, loaded.fileLength);
-  // a new journal's directory entry must be as durable as the records about to go in it
-  if (journalFile.created) {
+  const liveFile = await fs.openAppendable(join(dir, segmentFile(live)));
+  let journal: Journal = openJournal(liveFile, loaded.validLength, loaded.fileLength);
+  // a new segment's directory entry must be as durable as the records about to go in it
+  if (liveFile.created) {
     await fs.syncDir(dir);
-    fileFsyncs++;
+    otherFsyncs++;
   }
-  if (snapshotBytes === 0) {
-    for (const part of PARTS) snapshotBytes += statSync(join(dir, PART_FILES[part])).size;
-  }
+  let snapshotBytes = PARTS.reduce((sum, part) => sum + statSync(join(dir, PART_FILES[part])).size, 0);
 
   let generation = 0;
   let pending: Op[] = [];
   let waiting: Waiter[] = [];
   let flushing: Promise<void> | undefined;
+  let compacting: Promise<void> | undefined;
   /** Set when the state could not be reloaded after a failed write: it may hold what the disk lacks. */
   let unsure: Error | undefined;
 
   /** Back to what the disk holds: the snapshots and the journal's durable records. */
   function rollback(): void {
     try {
-      Object.assign(state, load(dir, defaults, journal.length).state);
+      Object.assign(state, load(dir, defaults, { segment: live, length: journal.length }).state);
       unsure = undefined;
     } catch (err) {
       unsure = err as Error;
@@ -193,16 +185,73 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     generation++;
   }
 
-  async function compact(texts: (readonly [Part, string])[]): Promise<void> {
+  /**
+   * Starts a new live segment, sealing the current one: O(1), a new file and the directory fsync
+   * its entry needs before records go in. On failure nothing changed: appends stay where they were.
+   */
+  async function seal(): Promise<void> {
+    // a failed write's leftover bytes are never sealed in
+    await journal.cut();
+    const path = join(dir, segmentFile(live + 1));
+    const file = await fs.openAppendable(path);
     try {
-      snapshotBytes = await writeSnapshots(texts);
-      await journal.clear();
-      stats.compactions++;
+      // even for a file already there (left by a failed seal): its entry may not be durable
+      await fs.syncDir(dir);
+      otherFsyncs++;
     } catch (err) {
-      // nothing is lost: the journal still holds every record; the next batch tries again
-      log(`compaction failed, the journal keeps growing: ${(err as Error).message}`);
+      await file.close().catch(() => {});
+      // should it stay, it is an empty segment after the live one: harmless
+      await fs.remove(path).catch(() => {});
+      throw err;
     }
+    const previous = journal;
+    otherFsyncs += previous.fsyncs;
+    journal = openJournal(file, 0, 0);
+    sealed.push(live);
+    live++;
+    // nothing more is written to it: a failed close loses nothing
+    await previous.close().catch((err: Error) => log(`could not close ${segmentFile(live - 1)}: ${err.message}`));
   }
+
+  /**
+   * Seals the live segment and starts folding every sealed one into the snapshots in the
+   * background; once the new snapshots are durable, the folded segments are deleted.
+   */
+  async function startCompaction(): Promise<void> {
+    try {
+      await seal();
+    } catch (err) {
+      stats.failedCompactions++;
+      log(`could not start a new journal segment, compaction put off: ${(err as Error).message}`);
+      return;
+    }
+    const segments = [...sealed];
+    // a compactor that throws at once fails like one that rejects: the write loop never sees it
+    compacting = Promise.resolve({ dir, segments }).then(compactor).then(
+      async (result) => {
+        otherFsyncs += result.fsyncs;
+        snapshotBytes = result.snapshotBytes;
+        stats.compactions++;
+        for (const n of segments) {
+          try {
+            await fs.remove(join(dir, segmentFile(n)));
+            sealed = sealed.filter((s) => s !== n);
+          } catch (err) {
+            // the snapshots include its records: the next compaction skips them, and deletes it
+            log(`could not delete the compacted ${segmentFile(n)}: ${(err as Error).message}`);
+          }
+        }
+      },
+      (err: Error) => {
+        // nothing is lost: the segments stay, and the next compaction folds them too
+        stats.failedCompactions++;
+        log(`compaction failed, its journal segments wait for the next one: ${err.message}`);
+      },
+    );
+    void compacting.then(() => (compacting = undefined));
+  }
+
+  const compactionDue = () => !compacting && journal.length > (options.compactAfter ?? Math.max(4 * 1024 * 1024, snapshotBytes));
 
   async function flushLoop(): Promise<void> {
     while (waiting.length > 0) {
@@ -210,9 +259,6 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
       const record: JournalRecord = { seq: lastSeq + 1, ops: pending };
       waiting = [];
       pending = [];
-      // Snapshot now, synchronously, while the state holds exactly the records up to this one.
-      const due = journal.length > (options.compactAfter ?? Math.max(4 * 1024 * 1024, snapshotBytes));
-      const snapshots = due ? PARTS.map((part) => [part, serializePart(state, part, record.seq)] as const) : undefined;
       try {
         await journal.append(record);
       } catch (err) {
@@ -233,7 +279,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
       stats.batches++;
       stats.acknowledged += batch.length;
       for (const w of batch) w.resolve();
-      if (snapshots) await compact(snapshots);
+      if (compactionDue()) await startCompaction();
     }
     flushing = undefined;
   }
@@ -244,7 +290,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
       return generation;
     },
     get stats() {
-      return { ...stats, fsyncs: fileFsyncs + journal.fsyncs };
+      return { ...stats, compacting: compacting !== undefined, fsyncs: otherFsyncs + journal.fsyncs };
     },
 
     change<O extends Op>(op: O): Promise<ResultOf<O>> {
@@ -261,7 +307,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     },
 
     async close() {
-      while (flushing) await flushing;
+      // a running compaction is waited for: its worker writes into the directory
+      while (flushing ?? compacting) await (flushing ?? compacting);
       // a failed write's bytes whose cut failed too: one more try, so that no restart sees them
       await journal.cut().catch((err: Error) => log(`could not cut a failed write: ${err.message}`));
       await journal.close();

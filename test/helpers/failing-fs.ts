@@ -43,6 +43,10 @@ export function failingDisk(): FailingDisk {
         close: () => file.close(),
       };
     },
+    async remove(path) {
+      check(`unlink ${path}`);
+      return nodeFileSystem.remove(path);
+    },
   };
   return {
     fs,

@@ -16,7 +16,8 @@ const skip = process.platform === 'win32' ? 'the single executable is built for 
 
 /** Starts the executable with nothing but an empty PATH in its environment; resolves on its start-up line. */
 function launch(executable: string, args: string[], cwd: string) {
-  const proc = spawn(executable, args, { cwd, env: { PATH: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // a tiny compaction threshold: the embedded compaction worker runs too
+  const proc = spawn(executable, args, { cwd, env: { PATH: '', ASSESSD_COMPACT_AFTER: '300' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
   const listening = new Promise<string>((resolve, reject) => {
@@ -52,6 +53,14 @@ test('npm run sea builds one file that runs alone: same flags, the page, and a s
   assert.equal((await request(url, '/', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'], 'gzip');
   assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: 'on the box' } })).status, 201);
   assert.equal((await request(url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '3' } })).status, 200);
+  for (let i = 0; i < 5; i++) assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: `filler ${i}` } })).status, 201);
+  let stats;
+  for (let tries = 0; tries < 100; tries++) {
+    stats = (await request(url, '/debug/stats')).json.data.store;
+    if (stats.compactions > 0 && !stats.compacting) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(stats.compactions > 0 && stats.failedCompactions === 0, `the embedded compaction worker ran: ${JSON.stringify(stats)}`);
   first.proc.kill('SIGTERM');
   assert.equal(await first.exited, 0);
 
@@ -59,7 +68,7 @@ test('npm run sea builds one file that runs alone: same flags, the page, and a s
   const again = await second.listening;
   try {
     const names = (await request(again, '/api/v1/sessions/')).json.data.map((s: { name: string }) => s.name);
-    assert.deepEqual(names, ['default session', 'on the box']);
+    assert.deepEqual(names, ['default session', 'on the box', ...[0, 1, 2, 3, 4].map((i) => `filler ${i}`)]);
     assert.equal((await request(again, '/api/v1/configuration?key=THREADS')).json.data[0].value, '3');
   } finally {
     second.proc.kill('SIGTERM');
