@@ -83,6 +83,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const { address, port } = server.address() as AddressInfo;
   const url = `http://${urlHost(address)}:${port}`;
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
+  // whoever is refused the directory (a second server, `assessd export`) learns where to go instead
+  store.advertise(`http://${urlHost(reachable)}:${port}`);
   const loginUrl = token === undefined ? undefined : `http://${urlHost(reachable)}:${port}/?token=${encodeURIComponent(token)}`;
   // Compressed once, now that the first requests can be answered: beside the store's reads they
   // would have queued behind it (a gzip request meanwhile compresses its own file).

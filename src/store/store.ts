@@ -57,6 +57,8 @@ export interface Store {
    * rolled back to the last durable one, if it cannot be made durable). A refusal changes nothing.
    */
   change<O extends Op>(op: O): Promise<ResultOf<O>>;
+  /** Tells whoever is refused the directory where its owner answers (the lock carries it). */
+  advertise(url: string): void;
   /** Waits for writes in flight, then releases the data directory. */
   close(): Promise<void>;
 }
@@ -72,7 +74,13 @@ const PARTS = Object.keys(PART_FILES) as Part[];
 export async function openStore(options: StoreOptions): Promise<Store> {
   const { dir } = options;
   const log = options.log ?? (() => {});
-  mkdirSync(dir, { recursive: true });
+  // 0700: the store holds an engagement's scope; a directory that exists keeps its own mode
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw Object.assign(new Error(`data directory ${dir} is not a directory`), { code: 'ENOTDIR' });
+    throw err;
+  }
   const lock = await acquireLock(dir, log);
   try {
     sweepTempFiles(dir, log);
@@ -304,6 +312,10 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
         waiting.push({ resolve: () => resolve(result), reject });
         flushing ??= flushLoop();
       });
+    },
+
+    advertise(url) {
+      lock.advertise({ url });
     },
 
     async close() {

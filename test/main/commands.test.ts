@@ -110,7 +110,8 @@ describe('while a server holds the directory', () => {
 
   test('export refuses in one line naming the server and the API call to use instead', async () => {
     const run = await runCli(['export', '--data-dir', dir, '--session', '1', '--out', '/tmp/x.json']);
-    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -o /tmp/x\\.json \\S+/api/v1/bundles/1$`));
+    // the server's own address, as its lock advertises it: a command the user can paste
+    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -o /tmp/x\\.json ${server.url.replace(/\./g, '\\.')}/api/v1/bundles/1$`));
   });
 
   test('import refuses in one line naming the POST to use instead, and changes nothing', async () => {
@@ -118,7 +119,7 @@ describe('while a server holds the directory', () => {
     await writeFile(file, bundle('n', ['http://a.example/']));
     const before = await storeBytes(dir);
     const run = await runCli(['import', file, '--data-dir', dir, '--name', 'x y']);
-    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -H 'Content-Type: application/json' --data-binary @${file} '\\S+/api/v1/bundles/\\?name=x%20y'$`));
+    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -H 'Content-Type: application/json' --data-binary @${file} '${server.url.replace(/\./g, '\\.')}/api/v1/bundles/\\?name=x%20y'$`));
     assert.deepEqual(await storeBytes(dir), before);
     assert.equal((await request(server.url, '/api/v1/sessions/')).json.data.length, 1);
   });
