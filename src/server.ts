@@ -1,10 +1,12 @@
 /** createServer(options) -> http.Server: routing, arguments, errors and headers; no listen() inside. */
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { registerBulk } from './api/bulk.js';
 import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
 import { registerFiles } from './api/files.js';
 import { registerHealth } from './api/health.js';
+import { registerOverview } from './api/overview.js';
 import { pageFallback, registerStatic, type WebAssets } from './api/page.js';
 import { registerSessions } from './api/sessions.js';
 import { registerTargets } from './api/targets.js';
@@ -67,6 +69,8 @@ export function createServer(options: ServerOptions): Server {
   registerHealth(router, store);
   registerSessions(router, store);
   registerTargets(router, store);
+  registerBulk(router, store);
+  registerOverview(router, store);
   registerConfiguration(router, store);
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
