@@ -41,3 +41,31 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
+
+/** A number as the page writes it: `65,536`. */
+export function num(n: number): string {
+  return n.toLocaleString('en');
+}
+
+/** `1 target`, `5,000 targets`. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${num(n)} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Appends `count` nodes made by `make`: the first `first` at once, then `per` each animation
+ * frame, so that styling and laying out a long list never makes one long task. Returns a cancel.
+ */
+export function appendInFrames(parent: Element, count: number, make: (index: number) => Node, first = 30, per = 35): () => void {
+  let next = 0;
+  let frame = 0;
+  const slice = (n: number) => {
+    const end = Math.min(count, next + n);
+    const nodes: Node[] = [];
+    for (; next < end; next++) nodes.push(make(next));
+    parent.append(...nodes);
+    if (next < count) frame = requestAnimationFrame(() => slice(per));
+  };
+  slice(first);
+  return () => cancelAnimationFrame(frame);
+}
