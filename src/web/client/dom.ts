@@ -67,5 +67,30 @@ export function appendInFrames(parent: Element, count: number, make: (index: num
     if (next < count) frame = requestAnimationFrame(() => slice(per));
   };
   slice(first);
+  // the first slice gets a frame of its own: the rest starts in the frame after it
+  if (next < count) {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => (frame = requestAnimationFrame(() => slice(per))));
+  }
   return () => cancelAnimationFrame(frame);
+}
+
+/** Runs `fn` once the frame being prepared has been drawn (a rAF callback schedules for the next one). */
+export function afterNextFrame(fn: () => void): void {
+  requestAnimationFrame(() => requestAnimationFrame(fn));
+}
+
+/**
+ * Fills a select with many options a frame after the view first shows: until then it holds only
+ * the chosen one, so the first frame has less to style and lay out.
+ */
+export function fillSelectSoon(select: HTMLSelectElement, options: () => HTMLOptionElement[]): void {
+  const chosen = options().find((o) => o.selected);
+  select.replaceChildren(...(chosen ? [chosen.cloneNode(true)] : []));
+  afterNextFrame(() => {
+    const value = select.value;
+    const all = options();
+    select.replaceChildren(...all);
+    if (value !== '' && all.some((o) => o.value === value)) select.value = value;
+  });
 }

@@ -67,6 +67,9 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
   let ctx: RowContext | undefined;
   let page: ListedTarget[] = [];
   let total = 0;
+  /** Sessions a selection can be attached to. */
+  let otherSessions = 0;
+  let attachOptions: () => HTMLOptionElement[] = () => [];
 
   const heading = h('h2', { tabindex: '-1', id: 'targets-heading' }, 'Targets');
 
@@ -181,7 +184,8 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
     replace(selectAll, `Select all ${num(total)} matching`);
     clear.hidden = none;
     for (const control of [attachButton, detachButton, deleteButton]) control.disabled = none;
-    attachButton.disabled = none || attachTo.options.length === 0;
+    attachButton.disabled = none || otherSessions === 0;
+    if (!none && attachTo.options.length === 0) replace(attachTo, ...attachOptions());
     bar.classList.toggle('has-selection', !none);
     const onPage = page.filter((t) => isSelected(selection, t.id)).length;
     pageToggle.checked = page.length > 0 && onPage === page.length;
@@ -213,7 +217,7 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
       stopRows();
       tbody.replaceChildren();
       const rows = page;
-      stopRows = appendInFrames(tbody, rows.length, (i) => targetRow(rows[i], i, isSelected(selection, rows[i].id), ctx!));
+      stopRows = appendInFrames(tbody, rows.length, (i) => targetRow(rows[i], i, isSelected(selection, rows[i].id), ctx!), 15, 20);
     }
     pager.hidden = total <= state.per;
     const from = total === 0 ? 0 : (state.page - 1) * state.per + 1;
@@ -444,7 +448,11 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
       replace(detachButton, `Detach selected from “${session.name}”`);
       const previousChoice = attachTo.value;
       const others = [...sessions].filter((s) => s.id !== session.id).sort(byActiveThenNewest);
-      replace(attachTo, ...others.map((s) => h('option', { value: s.id, selected: String(s.id) === previousChoice }, s.name)));
+      otherSessions = others.length;
+      // 300 options cost a frame's worth of styling: they are made once a selection needs them
+      attachOptions = () => others.map((s) => h('option', { value: s.id, selected: String(s.id) === previousChoice }, s.name));
+      if (selectedCount(selection) === 0) replace(attachTo);
+      else replace(attachTo, ...attachOptions());
       page = answer.targets;
       total = answer.total;
       renderPage();

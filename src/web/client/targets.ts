@@ -3,7 +3,7 @@
  * bring it on screen (the sessions with their counts, and the page), two more after any change.
  */
 import { api, isAbort, type SessionSummary, type TargetPage } from './api.js';
-import { append, h, num, replace } from './dom.js';
+import { append, fillSelectSoon, h, num, replace } from './dom.js';
 import { navigate, type ViewContext } from './router.js';
 import { byActiveThenNewest, loadOverview } from './state.js';
 import { addTargetsForm } from './target-add.js';
@@ -76,9 +76,8 @@ export function targetsView({ root, query, signal }: ViewContext): void {
       return;
     }
     replace(status);
-    replace(
-      picker,
-      ...[...sessions].sort(byActiveThenNewest).map((s) =>
+    fillSelectSoon(picker, () =>
+      [...sessions].sort(byActiveThenNewest).map((s) =>
         h('option', { value: s.id, selected: s.id === viewed.id }, `${s.name}${s.active ? ' (active)' : ''} · ${num(s.target_count)} ${s.target_count === 1 ? 'target' : 'targets'}`),
       ),
     );
