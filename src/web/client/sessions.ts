@@ -123,7 +123,7 @@ export function sessionsView({ root, signal }: ViewContext): void {
     stopCards();
     if (sessions.length === 0) return emptyState('No sessions.', 'Create one above.');
     const items = [...sessions].sort(byActiveThenNewest).map((session) => {
-      const targets = plural(session.target_count, 'target');
+      const targets = count(session.target_count, 'target');
       const el = h(
         'li',
         { class: session.active ? 'card session is-active' : 'card session', 'data-session-id': session.id },
@@ -132,7 +132,7 @@ export function sessionsView({ root, signal }: ViewContext): void {
           { class: 'session-main' },
           h('h3', { tabindex: '-1' }, session.name),
           session.active && h('span', { class: 'badge badge-active' }, 'Active'),
-          h('a', { href: `/targets?session=${session.id}`, class: 'count', 'aria-label': `${targets} in ${session.name}` }, count(session.target_count, 'target')),
+          h('a', { href: `/targets?session=${session.id}`, class: 'count', 'aria-label': `${targets} in ${session.name}` }, targets),
         ),
         h('div', { class: 'actions' }, ...sessionActions(session, sessions.length)),
       );

@@ -92,7 +92,7 @@ export function addTargetsForm(signal: AbortSignal, onAdded: (added: number) => 
           'li',
           { class: 'result failed' },
           h('span', { class: 'result-mark', 'aria-hidden': 'true' }, '✕'),
-          h('span', { class: 'result-line' }, `Line ${num(r.number)}`),
+          h('span', { class: 'result-line' }, `Line ${r.number}`),
           h('span', { class: 'result-url' }, r.url),
           h('span', { class: 'result-text' }, r.why),
         ),

@@ -16,7 +16,7 @@ export function targetsView({ root, query, signal }: ViewContext): void {
   picker.addEventListener('change', () => void navigate(`/targets?session=${picker.value}`));
   const addToggle = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-controls': 'add-targets' }, 'Add URLs');
   const pickerRow = h('div', { class: 'panel picker', hidden: true }, h('label', { for: picker.id }, 'Session'), picker, addToggle);
-  /** Open once the user opens it, or while the session is empty; a large list comes first otherwise. */
+  /** Open when the view shows an empty session, or once the user opens it; a large list comes first otherwise. */
   let adding: boolean | undefined;
   const notice = h('div', { class: 'panel notice', hidden: true });
   const status = h('div', { class: 'list-region' }, loadingState('Loading targets…'));
@@ -83,7 +83,8 @@ export function targetsView({ root, query, signal }: ViewContext): void {
     );
     pickerRow.hidden = false;
     adder.setSession(viewed);
-    showAddForm(adding ?? viewed.target_count === 0);
+    adding ??= viewed.target_count === 0;
+    showAddForm(adding);
     notice.hidden = viewed.active;
     if (!viewed.active) replace(notice, ...inactiveNotice(viewed, active));
     list.show(viewed, sessions, page);
