@@ -118,3 +118,11 @@ test('a page of a 20,000-target session is the same slice of the whole list, wha
   assert.deepEqual(byHost, ['http://10.1.0.1/', 'http://10.1.1.1/']);
   assert.equal(await total('?q=10.7.&limit=1'), String(all.filter((u) => u.includes('10.7.')).length));
 });
+
+test('many different searches in a row each get their own answer (the kept orders make room for new ones)', async () => {
+  await create(...Array.from({ length: 30 }, (_, i) => `http://h${i}.example/`));
+  for (let i = 0; i < 30; i++) {
+    assert.deepEqual(await urls(`?q=h${i}.&sort=${i % 2 ? 'host' : 'newest'}`), [`http://h${i}.example/`], `search ${i}`);
+  }
+  assert.equal(await total('?q=h1'), '11');
+});
