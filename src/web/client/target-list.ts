@@ -15,7 +15,7 @@ import { emptyState, errorState } from './ui.js';
 
 export const PAGE_SIZES = [25, 50, 100, 200];
 const DEFAULT_PER_PAGE = 100;
-const FILTER_DELAY_MS = 250;
+const FILTER_DELAY_MS = 200;
 
 export interface ListState {
   q: string;
