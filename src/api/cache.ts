@@ -15,3 +15,25 @@ export function replyPerGeneration(store: Store, compute: () => unknown): () => 
     return reply;
   };
 }
+
+/**
+ * A memo emptied whenever the store changes: a value worked out once per key and generation
+ * (a session's targets in order, a search over them), at most `size` keys at a time.
+ */
+export function memoPerGeneration<V>(store: Store, size: number): (key: string, compute: () => V) => V {
+  let generation = -1;
+  const values = new Map<string, V>();
+  return (key, compute) => {
+    if (generation !== store.generation) {
+      values.clear();
+      generation = store.generation;
+    }
+    let value = values.get(key);
+    if (value === undefined) {
+      if (values.size >= size) values.delete(values.keys().next().value!);
+      value = compute();
+      values.set(key, value);
+    }
+    return value;
+  };
+}

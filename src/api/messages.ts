@@ -61,3 +61,10 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
     }
   }
 }
+
+/** Why a line of a bulk add was refused, as `POST /api/v1/targets/bulk` words it. */
+export const ADD_FAILURE_REASONS = {
+  'invalid-url': 'invalid URL',
+  'already-in-session': 'already in the session',
+  repeated: 'repeated in the request',
+} as const;

@@ -39,3 +39,38 @@ export function listArg(args: Args, name: string): string[] | undefined {
   const values = args.getAll(name);
   return values.length > 0 ? values : undefined;
 }
+
+function oneOf<T extends string>(raw: string, name: string, allowed: readonly T[]): T {
+  const value = raw.trim().toLowerCase();
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: `expected ${allowed.join(' or ')}` });
+}
+
+/** One of a fixed set of words (any case); undefined when absent, a 400 for any other value. */
+export function enumArg<T extends string>(args: Args, name: string, allowed: readonly T[]): T | undefined {
+  const raw = args.get(name);
+  return raw === null ? undefined : oneOf(raw, name, allowed);
+}
+
+/** Every value of a repeatable argument, each one of a fixed set of words. */
+export function enumListArg<T extends string>(args: Args, name: string, allowed: readonly T[]): T[] {
+  return args.getAll(name).map((raw) => oneOf(raw, name, allowed));
+}
+
+/** An optional id argument (its first value); a 400 "Invalid parameter type provided" if it is no integer. */
+export function idArg(args: Args, name: string): number | undefined {
+  const raw = args.get(name);
+  if (raw === null) return undefined;
+  const id = parseUnsigned(raw);
+  if (id === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected an integer' });
+  return id;
+}
+
+/** Every value of a repeatable id argument; a 400 "Invalid parameter type provided" if one is no integer. */
+export function idListArg(args: Args, name: string): number[] | undefined {
+  return listArg(args, name)?.map((raw) => {
+    const id = parseUnsigned(raw);
+    if (id === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected an integer' });
+    return id;
+  });
+}

@@ -1,42 +1,50 @@
 /** /api/v1/targets: the subset of the upstream targets handler that sessions need. */
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
-import { getTarget, listTargets } from '../store/targets.js';
+import { normalizeQ, orderSessionTargets, queryTargets, searchTargets, TARGET_SORTS } from '../store/target-query.js';
+import { getTarget } from '../store/targets.js';
+import { memoPerGeneration } from './cache.js';
 import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
 import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
-import { boolArg, countArg, listArg, parseUnsigned } from './params.js';
+import { boolArg, countArg, enumArg, enumListArg, idListArg, listArg, parseUnsigned } from './params.js';
 import { formatArg, targetListReply } from './target-formats.js';
 
 const invalidTarget = () => new HttpError(400, MESSAGES.invalidTargetReference);
 
-function idList(values: string[] | undefined, name: string): number[] | undefined {
-  return values?.map((raw) => {
-    const id = parseUnsigned(raw);
-    if (id === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected an integer' });
-    return id;
-  });
-}
+/** Extensions: `include=sessions` adds to each target the ids of the sessions that hold it. */
+const INCLUDES = ['sessions'] as const;
 
 export function registerTargets(router: ApiRouter, store: Store): void {
+  // A page of a large session must not sort it again: its order, searched, kept until the next change.
+  const searched = memoPerGeneration<number[]>(store, 16);
+
   const list: Handler = (ctx) => {
-    const [sessionId] = idList(listArg(ctx.args, 'session_id'), 'session_id') ?? [store.state.activeSessionId];
+    const sessionId = idListArg(ctx.args, 'session_id')?.[0] ?? store.state.activeSessionId;
     const format = formatArg(ctx.args);
-    return targetListReply(
-      format,
-      listTargets(store.state, {
-        sessionId,
-        target_url: listArg(ctx.args, 'target_url'),
-        host_name: listArg(ctx.args, 'host_name'),
-        host_ip: listArg(ctx.args, 'host_ip'),
-        id: idList(listArg(ctx.args, 'id'), 'id'),
-        scope: boolArg(ctx.args, 'scope'),
-        limit: countArg(ctx.args, 'limit'),
-        offset: countArg(ctx.args, 'offset'),
-      }),
-      store.state.sessions.get(sessionId)?.name,
+    const sort = enumArg(ctx.args, 'sort', TARGET_SORTS) ?? 'newest';
+    const q = normalizeQ(ctx.args.get('q') ?? undefined);
+    const include = new Set(enumListArg(ctx.args, 'include', INCLUDES));
+    const query = {
       sessionId,
-    );
+      target_url: listArg(ctx.args, 'target_url'),
+      host_name: listArg(ctx.args, 'host_name'),
+      host_ip: listArg(ctx.args, 'host_ip'),
+      id: idListArg(ctx.args, 'id'),
+      scope: boolArg(ctx.args, 'scope'),
+      limit: countArg(ctx.args, 'limit'),
+      offset: countArg(ctx.args, 'offset'),
+    };
+    const state = store.state;
+    const ids = state.sessions.has(sessionId)
+      ? searched(JSON.stringify([sessionId, sort, q]), () => searchTargets(state, orderSessionTargets(state, sessionId, sort), q))
+      : [];
+    const { total, page } = queryTargets(state, query, ids);
+    const data = include.has('sessions')
+      ? page.map((target) => ({ ...target, session_ids: [...state.targets.get(target.id)!.sessions].sort((a, b) => a - b) }))
+      : page;
+    const reply = targetListReply(format, data, state.sessions.get(sessionId)?.name, sessionId);
+    return { ...reply, headers: { ...reply.headers, 'X-Total-Count': String(total) } };
   };
 
   const get: Handler = (ctx) => {
@@ -77,12 +85,16 @@ export function registerTargets(router: ApiRouter, store: Store): void {
       scope: { type: 'boolean', description: 'Only targets in (or out of) scope' },
       limit: { type: 'integer', description: 'At most this many' },
       offset: { type: 'integer', description: 'Skip this many first' },
+      q: { type: 'string', description: 'Extension: only targets whose URL, host name or IP contains this (any case)' },
+      sort: { type: 'string', enum: ['newest', 'host'], description: 'Extension: newest first (the default), or by host name, then port, then URL' },
+      include: { type: 'string', enum: ['sessions'], repeatable: true, description: 'Extension: sessions adds to each target the ids of the sessions that hold it (session_ids)' },
       format: { type: 'string', enum: ['json', 'text', 'csv'], description: 'Extension: text answers one URL per line (text/plain), csv a header row and every field (text/csv)' },
     },
     ok: {
       status: 200,
-      description: 'The targets: JSON, or with format one URL per line (text/plain) or CSV with a header row (text/csv); X-Total-Count says how many match before limit/offset',
+      description: 'The targets: JSON, or with format one URL per line (text/plain) or CSV with a header row (text/csv)',
       data: arrayOf(ref('Target')),
+      headers: { 'X-Total-Count': 'Extension: how many targets match, before limit and offset' },
       alternatives: { 'text/plain': { type: 'string' }, 'text/csv': { type: 'string' } },
     },
     fails: { 400: [M.invalidParameterType] },

@@ -1,4 +1,5 @@
 /** Changes as data: what the API asks for, what the journal records, what a replay applies. */
+import { addTargetsPartial, bulkTargets, type BulkRequest } from './bulk.js';
 import { patchConfig } from './configuration.js';
 import { activateSession, addTargetToSession, createSession, deleteSession, removeTargetFromSession } from './sessions.js';
 import type { Part, State } from './state.js';
@@ -14,6 +15,8 @@ const APPLY = {
   removeTarget: (state: State, op: { session: number; target: number }) => removeTargetFromSession(state, op.session, op.target),
   createTargets: (state: State, op: { urls: string[] }) => createTargets(state, op.urls),
   deleteTarget: (state: State, op: { id: number }) => deleteTarget(state, op.id),
+  addTargetsPartial: (state: State, op: { session: number; urls: string[] }) => addTargetsPartial(state, op.session, op.urls),
+  bulkTargets: (state: State, op: BulkRequest) => bulkTargets(state, op),
   patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
   importSession: (state: State, op: { name: string; urls: string[]; at?: number }) => importSession(state, op.name, op.urls, op.at),
 };

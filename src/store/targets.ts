@@ -2,6 +2,9 @@
 import { isIP } from 'node:net';
 import { OK, refuse, type Result } from './result.js';
 import type { State, Target } from './state.js';
+import { queryTargets, type TargetQuery } from './target-query.js';
+
+export type { TargetQuery } from './target-query.js';
 
 export const MAX_TARGET_URL = 2048;
 
@@ -81,42 +84,9 @@ export function getTarget(state: State, id: number): Target | undefined {
   return state.targets.get(id)?.target;
 }
 
-export interface TargetQuery {
-  sessionId: number;
-  target_url?: string[];
-  host_name?: string[];
-  host_ip?: string[];
-  id?: number[];
-  scope?: boolean;
-  limit?: number;
-  offset?: number;
-}
-
-/** A filter: absent (undefined) lets everything through; a Set keeps each test O(1) however long. */
-function anyOf<T>(values: T[] | undefined): (value: T) => boolean {
-  if (values === undefined) return () => true;
-  const set = new Set(values);
-  return (value) => set.has(value);
-}
-
 /** The targets of one session, newest first, filtered (each filter any-of), then paged. */
 export function listTargets(state: State, query: TargetQuery): Target[] {
-  const session = state.sessions.get(query.sessionId);
-  if (!session) return [];
-  const [url, host, ip, id] = [anyOf(query.target_url), anyOf(query.host_name), anyOf(query.host_ip), anyOf(query.id)];
-  const ids = [...(session.targets ?? [])].sort((a, b) => b - a);
-  const matches: Target[] = [];
-  for (const targetId of ids) {
-    const target = state.targets.get(targetId)!.target;
-    if (
-      url(target.target_url) && host(target.host_name) && ip(target.host_ip) && id(target.id) &&
-      (query.scope === undefined || target.scope === query.scope)
-    ) {
-      matches.push(target);
-    }
-  }
-  const offset = query.offset ?? 0;
-  return matches.slice(offset, query.limit === undefined ? undefined : offset + query.limit);
+  return queryTargets(state, query).page;
 }
 
 /** Detaches a target from every session, then deletes it. */

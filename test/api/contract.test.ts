@@ -171,6 +171,39 @@ const table: Row[] = [
   { name: 'PUT of the targets collection', method: 'PUT', path: '/api/v1/targets/', expect: { status: 405, message: H.methodNotAllowed, allow: ['GET', 'POST'] } },
   { name: 'PATCH of a target', setup: withTarget, method: 'PATCH', path: '/api/v1/targets/1', expect: { status: 405, message: H.methodNotAllowed, allow: ['GET', 'DELETE'] } },
 
+  // Extensions (docs/API.md): the targets list's new arguments
+  { name: 'ext: GET of the targets with q', setup: sharedTarget, method: 'GET', path: '/api/v1/targets/?session_id=1&q=A.EXAMPLE', expect: { status: 200, data: [targetA] } },
+  { name: 'ext: GET of the targets with q matching nothing', setup: withTarget, method: 'GET', path: '/api/v1/targets/?q=nowhere', expect: { status: 200, data: [] } },
+  { name: 'ext: GET of the targets sorted by host', setup: withTarget, method: 'GET', path: '/api/v1/targets/?sort=host', expect: { status: 200, data: [targetA] } },
+  { name: 'ext: GET of the targets with include=sessions', setup: sharedTarget, method: 'GET', path: '/api/v1/targets/?session_id=2&include=sessions', expect: { status: 200, data: [{ ...targetA, session_ids: [1, 2] }] } },
+  { name: 'ext: GET of the targets with an unknown sort', method: 'GET', path: '/api/v1/targets/?sort=oldest', expect: { status: 400, message: T.invalidParameterType, dataKeys: ['sort'] } },
+  { name: 'ext: GET of the targets with an unknown include', method: 'GET', path: '/api/v1/targets/?include=everything', expect: { status: 400, message: T.invalidParameterType, dataKeys: ['include'] } },
+
+  // Extensions: the sessions overview
+  { name: 'ext: GET of the sessions overview', setup: sharedTarget, method: 'GET', path: '/api/v1/overview/sessions', expect: { status: 200, data: [{ id: 1, name: 'default session', active: false, target_count: 1 }, { id: 2, name: 'second', active: true, target_count: 1 }] } },
+  { name: 'ext: GET of the sessions overview filtered by name', setup: twoSessions, method: 'GET', path: '/api/v1/overview/sessions/?name=SEC', expect: { status: 200, data: [{ id: 2, name: 'second', active: true, target_count: 0 }] } },
+  { name: 'ext: POST of the sessions overview', method: 'POST', path: '/api/v1/overview/sessions', expect: { status: 405, message: H.methodNotAllowed, allow: ['GET'] } },
+
+  // Extensions: bulk changes to targets
+  { name: 'ext: bulk add', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: [['action', 'add'], ['target_url', 'http://b.example/'], ['target_url', 'http://a.example/'], ['target_url', 'nope']], expect: { status: 200, data: { session_id: 1, added: 1, created: 1, failed: [{ index: 1, target_url: 'http://a.example/', reason: 'already in the session' }, { index: 2, target_url: 'nope', reason: 'invalid URL' }] } } },
+  { name: 'ext: bulk attach by ids', setup: twoSessions, method: 'POST', path: '/api/v1/targets/bulk', form: [['action', 'attach'], ['session_id', '2'], ['target_id', '1'], ['target_id', '5']], expect: { status: 200, data: { matched: 1, changed: 1, deleted: 0, missing: [5] } }, then: [{ path: '/api/v1/targets/?session_id=2', data: [targetA] }] },
+  { name: 'ext: bulk detach by filter', setup: sharedTarget, method: 'POST', path: '/api/v1/targets/bulk', form: [['action', 'detach'], ['session_id', '2'], ['filter_session_id', '2'], ['q', 'a.example']], expect: { status: 200, data: { matched: 1, changed: 1, deleted: 0, missing: [] } }, then: [{ path: '/api/v1/targets/?session_id=2', data: [] }, { path: '/api/v1/targets/1', data: targetA }] },
+  { name: 'ext: bulk delete by ids', setup: sharedTarget, method: 'POST', path: '/api/v1/targets/bulk', form: [['action', 'delete'], ['target_id', '1']], expect: { status: 200, data: { matched: 1, changed: 1, deleted: 1, missing: [] } }, then: [{ path: '/api/v1/targets/?session_id=1', data: [] }] },
+  { name: 'ext: bulk without an action', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { target_id: '1' }, expect: { status: 400, message: T.incorrectQueryParameters, dataKeys: ['action'] }, then: [{ path: '/api/v1/targets/', data: [targetA] }] },
+  { name: 'ext: bulk with an unknown action', method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'merge', target_id: '1' }, expect: { status: 400, message: T.incorrectQueryParameters, dataKeys: ['action'] } },
+  { name: 'ext: bulk add without target_url', method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'add' }, expect: { status: 400, message: T.incorrectQueryParameters, dataKeys: ['target_url'] } },
+  { name: 'ext: bulk delete without a selection', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'delete' }, expect: { status: 400, message: T.incorrectQueryParameters, dataKeys: ['target_id'] }, then: [{ path: '/api/v1/targets/', data: [targetA] }] },
+  { name: 'ext: bulk delete with both selections', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'delete', target_id: '1', filter_session_id: '1' }, expect: { status: 400, message: T.incorrectQueryParameters, dataKeys: ['target_id'] }, then: [{ path: '/api/v1/targets/', data: [targetA] }] },
+  { name: 'ext: bulk attach without session_id', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'attach', target_id: '1' }, expect: { status: 400, message: T.incorrectQueryParameters, dataKeys: ['session_id'] } },
+  { name: 'ext: bulk delete with a non-integer target_id', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'delete', target_id: 'one' }, expect: { status: 400, message: T.invalidParameterType, dataKeys: ['target_id'] }, then: [{ path: '/api/v1/targets/', data: [targetA] }] },
+  { name: 'ext: bulk attach with a non-integer session_id', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'attach', session_id: '2x', target_id: '1' }, expect: { status: 400, message: T.invalidParameterType, dataKeys: ['session_id'] } },
+  { name: 'ext: bulk delete with a non-integer filter_session_id', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'delete', filter_session_id: '-1' }, expect: { status: 400, message: T.invalidParameterType, dataKeys: ['filter_session_id'] } },
+  { name: 'ext: bulk attach to an unknown session', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'attach', session_id: '9', target_id: '1' }, expect: { status: 400, message: T.invalidSessionId } },
+  { name: 'ext: bulk add to an unknown session', method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'add', session_id: '9', target_url: 'http://a.example/' }, expect: { status: 400, message: T.invalidSessionId }, then: [{ path: '/api/v1/targets/', data: [] }] },
+  { name: 'ext: bulk delete by filter of an unknown session', setup: withTarget, method: 'POST', path: '/api/v1/targets/bulk', form: { action: 'delete', filter_session_id: '9' }, expect: { status: 400, message: T.invalidSessionId }, then: [{ path: '/api/v1/targets/', data: [targetA] }] },
+  { name: 'ext: GET of the bulk endpoint', method: 'GET', path: '/api/v1/targets/bulk', expect: { status: 405, message: H.methodNotAllowed, allow: ['POST'] } },
+  { name: 'ext: bulk with a JSON body', method: 'POST', path: '/api/v1/targets/bulk', body: '{"action":"add"}', headers: { 'content-type': 'application/json' }, expect: { status: 415, message: H.unsupportedMediaType } },
+
   // Configuration
   {
     name: 'GET of the configuration',

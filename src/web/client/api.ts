@@ -36,7 +36,56 @@ export class ApiError extends Error {
   }
 }
 
+/** A session with its number of targets (`GET /api/v1/overview/sessions`). */
+export interface SessionSummary extends Session {
+  target_count: number;
+}
+
+/** A target with the ids of the sessions that hold it (`include=sessions`). */
+export interface ListedTarget extends Target {
+  session_ids: number[];
+}
+
+export type TargetSort = 'newest' | 'host';
+
+export interface TargetPageQuery {
+  /** Absent: the active session. */
+  session?: number;
+  q?: string;
+  sort?: TargetSort;
+  limit: number;
+  offset: number;
+}
+
+export interface TargetPage {
+  targets: ListedTarget[];
+  /** Matches before paging (the X-Total-Count header). */
+  total: number;
+}
+
+export interface AddSummary {
+  session_id: number;
+  added: number;
+  created: number;
+  failed: { index: number; target_url: string; reason: string }[];
+}
+
+/** Which targets a bulk change applies to: these ids, or every target of a session that matches a search. */
+export type BulkSelection = { ids: number[] } | { session: number; q: string };
+
+export interface BulkSummary {
+  matched: number;
+  changed: number;
+  deleted: number;
+  missing: number[];
+}
+
 type Params = URLSearchParams | Record<string, string>;
+
+interface Answer<T> {
+  data: T;
+  headers: Headers;
+}
 
 let onUnreachable: () => void = () => {};
 let onUnauthenticated: () => void = () => {};
@@ -55,7 +104,8 @@ export function isAbort(err: unknown): boolean {
   return err instanceof DOMException && err.name === 'AbortError';
 }
 
-async function call<T>(method: string, path: string, params?: Params, signal?: AbortSignal): Promise<T> {
+/** Every request of the page goes through here: one place to see, count or authenticate them. */
+async function call<T>(method: string, path: string, params?: Params, signal?: AbortSignal): Promise<Answer<T>> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -77,14 +127,28 @@ async function call<T>(method: string, path: string, params?: Params, signal?: A
     if (isAbort(err)) throw err;
     throw new ApiError(res.status, `Unexpected answer from the server (HTTP ${res.status}).`);
   }
-  if (res.ok && body.status === 'success') return body.data as T;
+  if (res.ok && body.status === 'success') return { data: body.data as T, headers: res.headers };
   // a refused login or logout is answered where it was asked; any other 401 asks for the token
   if (res.status === 401 && !(path === AUTH && method !== 'GET')) onUnauthenticated();
   const data = body.data && typeof body.data === 'object' ? (body.data as Record<string, string>) : {};
   throw new ApiError(res.status, body.message ?? `HTTP ${res.status}`, data);
 }
 
-const get = <T>(path: string, signal?: AbortSignal) => call<T>('GET', path, undefined, signal);
+async function send<T>(method: string, path: string, params?: Params, signal?: AbortSignal): Promise<T> {
+  return (await call<T>(method, path, params, signal)).data;
+}
+
+const get = <T>(path: string, signal?: AbortSignal) => send<T>('GET', path, undefined, signal);
+
+function selectionParams(params: URLSearchParams, selection: BulkSelection): URLSearchParams {
+  if ('ids' in selection) for (const id of selection.ids) params.append('target_id', String(id));
+  else {
+    params.set('filter_session_id', String(selection.session));
+    if (selection.q) params.set('q', selection.q);
+  }
+  return params;
+}
+
 const AUTH = '/api/v1/auth';
 type AuthStatus = { token_required: boolean };
 
@@ -93,25 +157,39 @@ export const api = {
 
   authStatus: () => get<AuthStatus>(AUTH),
   /** Exchanges the token for the login cookie. */
-  login: (token: string) => call<AuthStatus>('POST', AUTH, { token }),
-  logout: () => call<AuthStatus>('DELETE', AUTH),
+  login: (token: string) => send<AuthStatus>('POST', AUTH, { token }),
+  logout: () => send<AuthStatus>('DELETE', AUTH),
 
-  sessions: (signal?: AbortSignal) => get<Session[]>('/api/v1/sessions/', signal),
-  createSession: (name: string) => call<object>('POST', '/api/v1/sessions/', { name }),
-  activateSession: (id: number) => call<object>('PATCH', `/api/v1/sessions/${id}/activate`),
-  deleteSession: (id: number) => call<object>('DELETE', `/api/v1/sessions/${id}`),
-  attachTarget: (sessionId: number, targetId: number) =>
-    call<object>('PATCH', `/api/v1/sessions/${sessionId}/add`, { target_id: String(targetId) }),
+  /** Every session with its target count, in id order: one request whatever their number. */
+  overview: (signal?: AbortSignal) => get<SessionSummary[]>('/api/v1/overview/sessions', signal),
+  activeSessions: (signal?: AbortSignal) => get<Session[]>('/api/v1/sessions/?active=true', signal),
+  createSession: (name: string) => send<object>('POST', '/api/v1/sessions/', { name }),
+  activateSession: (id: number) => send<object>('PATCH', `/api/v1/sessions/${id}/activate`),
+  deleteSession: (id: number) => send<object>('DELETE', `/api/v1/sessions/${id}`),
   detachTarget: (sessionId: number, targetId: number) =>
-    call<object>('PATCH', `/api/v1/sessions/${sessionId}/remove`, { target_id: String(targetId) }),
+    send<object>('PATCH', `/api/v1/sessions/${sessionId}/remove`, { target_id: String(targetId) }),
 
-  /** Newest first. */
-  targets: (sessionId: number, signal?: AbortSignal) => get<Target[]>(`/api/v1/targets/?session_id=${sessionId}`, signal),
-  /** Creates the target if new and attaches it to the active session. */
-  addTarget: (url: string) => call<object>('POST', '/api/v1/targets/', { target_url: url }),
-  deleteTarget: (id: number) => call<object>('DELETE', `/api/v1/targets/${id}`),
+  /** One page of a session's targets, each with the sessions that hold it, and the number of matches. */
+  async targetPage(query: TargetPageQuery, signal?: AbortSignal): Promise<TargetPage> {
+    const params = new URLSearchParams({ include: 'sessions', limit: String(query.limit), offset: String(query.offset) });
+    if (query.session !== undefined) params.set('session_id', String(query.session));
+    if (query.q) params.set('q', query.q);
+    if (query.sort && query.sort !== 'newest') params.set('sort', query.sort);
+    const answer = await call<ListedTarget[]>('GET', `/api/v1/targets/?${params}`, undefined, signal);
+    return { targets: answer.data, total: Number(answer.headers.get('X-Total-Count') ?? answer.data.length) };
+  },
+  /** Adds what it can of the list to the session; the answer says why each other line was refused. */
+  addTargets: (sessionId: number, urls: string[], signal?: AbortSignal) =>
+    send<AddSummary>('POST', '/api/v1/targets/bulk', new URLSearchParams([['action', 'add'], ['session_id', String(sessionId)], ...urls.map((u) => ['target_url', u])]), signal),
+  deleteTargets: (selection: BulkSelection) =>
+    send<BulkSummary>('POST', '/api/v1/targets/bulk', selectionParams(new URLSearchParams({ action: 'delete' }), selection)),
+  attachTargets: (sessionId: number, selection: BulkSelection) =>
+    send<BulkSummary>('POST', '/api/v1/targets/bulk', selectionParams(new URLSearchParams({ action: 'attach', session_id: String(sessionId) }), selection)),
+  detachTargets: (sessionId: number, selection: BulkSelection) =>
+    send<BulkSummary>('POST', '/api/v1/targets/bulk', selectionParams(new URLSearchParams({ action: 'detach', session_id: String(sessionId) }), selection)),
+  deleteTarget: (id: number) => send<object>('DELETE', `/api/v1/targets/${id}`),
 
   configuration: (signal?: AbortSignal) => get<ConfigItem[]>('/api/v1/configuration', signal),
   /** All or nothing: one unknown key and nothing changes (400, `data` names the keys). */
-  patchConfiguration: (changes: Map<string, string>) => call<object>('PATCH', '/api/v1/configuration/', new URLSearchParams([...changes])),
+  patchConfiguration: (changes: Map<string, string>) => send<object>('PATCH', '/api/v1/configuration/', new URLSearchParams([...changes])),
 };

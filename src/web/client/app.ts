@@ -6,7 +6,7 @@ import { byId, h } from './dom.js';
 import { checkHealth, startHeader } from './header.js';
 import { hasLeaveGuard, render, startRouter, type Route, type ViewContext } from './router.js';
 import { sessionsView } from './sessions.js';
-import { loadSessions } from './state.js';
+import { loadActiveSession, overviewRequestCount } from './state.js';
 import { targetsView } from './targets.js';
 import { viewHeading } from './ui.js';
 
@@ -27,7 +27,7 @@ const routes: Route[] = [
 /** The server is back, or the user just logged in: fresh data, unless unsaved edits are worth more. */
 function refresh(): void {
   // Unsaved edits are worth more than fresh data: keep them, refresh only the header.
-  if (hasLeaveGuard()) void loadSessions().catch(() => {});
+  if (hasLeaveGuard()) void loadActiveSession().catch(() => {});
   else render(false);
 }
 
@@ -36,3 +36,5 @@ setUnauthenticatedHandler(authenticationRequired);
 await startAuth(refresh);
 startHeader(refresh);
 startRouter(routes, { path: '', title: 'Page not found', render: notFoundView }, byId('main'));
+// The sessions and targets views tell the header which session is active; the others do not.
+if (overviewRequestCount() === 0) void loadActiveSession().catch(() => {});

@@ -41,3 +41,56 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
+
+/** A number as the page writes it: `65,536`. */
+export function num(n: number): string {
+  return n.toLocaleString('en');
+}
+
+/** `1 target`, `5,000 targets`. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${num(n)} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Appends `count` nodes made by `make`: the first `first` at once, then `per` each animation
+ * frame, so that styling and laying out a long list never makes one long task. Returns a cancel.
+ */
+export function appendInFrames(parent: Element, count: number, make: (index: number) => Node, first = 30, per = 35): () => void {
+  let next = 0;
+  let frame = 0;
+  const slice = (n: number) => {
+    const end = Math.min(count, next + n);
+    const nodes: Node[] = [];
+    for (; next < end; next++) nodes.push(make(next));
+    parent.append(...nodes);
+    if (next < count) frame = requestAnimationFrame(() => slice(per));
+  };
+  slice(first);
+  // the first slice gets a frame of its own: the rest starts in the frame after it
+  if (next < count) {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => (frame = requestAnimationFrame(() => slice(per))));
+  }
+  return () => cancelAnimationFrame(frame);
+}
+
+/** Runs `fn` once the frame being prepared has been drawn (a rAF callback schedules for the next one). */
+export function afterNextFrame(fn: () => void): void {
+  requestAnimationFrame(() => requestAnimationFrame(fn));
+}
+
+/**
+ * Fills a select with many options a frame after the view first shows: until then it holds only
+ * the chosen one, so the first frame has less to style and lay out.
+ */
+export function fillSelectSoon(select: HTMLSelectElement, options: () => HTMLOptionElement[]): void {
+  const chosen = options().find((o) => o.selected);
+  select.replaceChildren(...(chosen ? [chosen.cloneNode(true)] : []));
+  afterNextFrame(() => {
+    const value = select.value;
+    const all = options();
+    select.replaceChildren(...all);
+    if (value !== '' && all.some((o) => o.value === value)) select.value = value;
+  });
+}

@@ -1,7 +1,7 @@
 /** The header: the active session, and the server's health, polled so the page notices outages. */
 import { api, type Session } from './api.js';
 import { byId, replace } from './dom.js';
-import { loadSessions, onSessionsChange } from './state.js';
+import { onActiveSessionChange } from './state.js';
 import { announce } from './ui.js';
 
 const POLL_OK_MS = 10_000;
@@ -14,8 +14,7 @@ let timer: number | undefined;
 let inFlight = false;
 let onBack: () => void = () => {};
 
-function showActiveSession(sessions: Session[]): void {
-  const active = sessions.find((s) => s.active);
+function showActiveSession(active: Session | undefined): void {
   replace(byId('active-session-name'), active ? active.name : '—');
   // The name may be cut short on a narrow screen: the whole of it on hover.
   byId('active-session').title = active ? `Active session: ${active.name} (new targets go to it)` : '';
@@ -59,10 +58,8 @@ function schedule(ms: number): void {
 
 export function startHeader(whenServerBack: () => void): void {
   onBack = whenServerBack;
-  onSessionsChange(showActiveSession);
+  onActiveSessionChange(showActiveSession);
   showHealth(health);
-  // The views refresh the sessions as they load; this covers a view that does not need them.
-  loadSessions().catch(() => {});
   // A tab in the background checks when it is looked at again rather than on a timer.
   document.addEventListener('visibilitychange', () => {
     if (!document.hidden) void checkHealth();

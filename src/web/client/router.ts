@@ -63,6 +63,13 @@ export function render(moveFocus = true): void {
   if (moveFocus) outlet.querySelector<HTMLElement>('h1')?.focus();
 }
 
+/** Changes the view's own query (a search, a page) without rendering it again; a reload comes back to it. */
+export function replaceQuery(query: URLSearchParams): void {
+  const search = query.toString();
+  history.replaceState(null, '', location.pathname + (search ? `?${search}` : ''));
+  shownUrl = currentUrl();
+}
+
 export async function navigate(url: string, options: { replace?: boolean } = {}): Promise<void> {
   if (guard && !(await guard())) return;
   if (options.replace) history.replaceState(null, '', url);

@@ -1,8 +1,8 @@
-/** The Sessions view: the list with the active one marked, create, activate, delete. */
-import { api, ApiError, isAbort, type Session } from './api.js';
-import { append, h, plural, replace } from './dom.js';
+/** The Sessions view: every session with its target count (one request), filter by name, create, activate, delete. */
+import { api, ApiError, isAbort, type SessionSummary } from './api.js';
+import { append, appendInFrames, count, h, num, plural, replace } from './dom.js';
 import type { ViewContext } from './router.js';
-import { loadOverview, type Overview } from './state.js';
+import { byActiveThenNewest, loadOverview } from './state.js';
 import { announce, busy, confirmDialog, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
 
 const MAX_NAME = 255;
@@ -18,8 +18,8 @@ function createErrorText(err: unknown, name: string): string {
   return `The server refused this name: ${err.message} (HTTP ${err.status}).`;
 }
 
-function deleteMessage(session: Session, targets: number, sessions: number): string {
-  const parts = [`Its ${plural(targets, 'target')} will be detached; targets in no other session are deleted with it.`];
+function deleteMessage(session: SessionSummary, sessions: number): string {
+  const parts = [`Its ${plural(session.target_count, 'target')} will be detached; targets in no other session are deleted with it.`];
   if (sessions === 1) parts.push('A new, empty “default session” will be created and made active.');
   else if (session.active) parts.push('The newest remaining session becomes the active one.');
   return parts.join(' ');
@@ -38,9 +38,22 @@ export function sessionsView({ root, signal }: ViewContext): void {
     hint,
     error,
   );
+  const filter = h('input', { id: 'session-filter', type: 'search', autocomplete: 'off', placeholder: 'e.g. acme' });
+  const shown = h('p', { class: 'hint', id: 'session-count', 'aria-live': 'polite' });
+  // Room for session-wide tools (an Import control) beside the filter.
+  const tools = h('div', { class: 'session-tools' });
+  const toolbar = h(
+    'div',
+    { class: 'panel toolbar', role: 'search', 'aria-label': 'Sessions' },
+    h('div', { class: 'field grow' }, h('label', { for: filter.id }, 'Filter sessions by name'), filter),
+    tools,
+    shown,
+  );
   const listHeading = h('h2', { tabindex: '-1' }, 'All sessions');
   const list = h('div', { class: 'list-region', 'aria-live': 'polite' }, loadingState('Loading sessions…'));
-  append(root, [...viewHeading('Sessions', 'A session groups the targets of one assessment.'), form, listHeading, list]);
+  append(root, [...viewHeading('Sessions', 'A session groups the targets of one assessment.'), form, toolbar, listHeading, list]);
+
+  let cards: { session: SessionSummary; el: HTMLElement; name: string }[] = [];
 
   function showError(text: string | undefined): void {
     error.hidden = text === undefined;
@@ -57,8 +70,9 @@ export function sessionsView({ root, signal }: ViewContext): void {
   async function load(focus?: () => HTMLElement | null | undefined): Promise<void> {
     list.setAttribute('aria-busy', 'true');
     try {
-      const overview = await loadOverview(signal);
-      replace(list, renderList(overview));
+      const sessions = await loadOverview(signal);
+      replace(list, renderList(sessions));
+      applyFilter();
       focus?.()?.focus();
     } catch (err) {
       if (!isAbort(err)) replace(list, errorState(err, () => void load()));
@@ -67,7 +81,7 @@ export function sessionsView({ root, signal }: ViewContext): void {
     }
   }
 
-  async function activate(session: Session, button: HTMLButtonElement): Promise<void> {
+  async function activate(session: SessionSummary, button: HTMLButtonElement): Promise<void> {
     try {
       await busy(button, () => api.activateSession(session.id));
       announce(`“${session.name}” is now the active session.`);
@@ -77,11 +91,10 @@ export function sessionsView({ root, signal }: ViewContext): void {
     await load(() => list.querySelector<HTMLElement>(`[data-session-id="${session.id}"] h3`));
   }
 
-  async function remove(session: Session, overview: Overview, button: HTMLButtonElement): Promise<void> {
-    const targets = overview.targets.get(session.id)?.length ?? 0;
+  async function remove(session: SessionSummary, sessions: number, button: HTMLButtonElement): Promise<void> {
     const confirmed = await confirmDialog({
       title: `Delete session “${session.name}”?`,
-      message: deleteMessage(session, targets, overview.sessions.length),
+      message: deleteMessage(session, sessions),
       confirm: 'Delete session',
     });
     if (!confirmed) return;
@@ -94,31 +107,54 @@ export function sessionsView({ root, signal }: ViewContext): void {
     await load(() => listHeading);
   }
 
-  function renderList(overview: Overview): HTMLElement {
-    if (overview.sessions.length === 0) return emptyState('No sessions.', 'Create one above.');
-    return h(
-      'ul',
-      { class: 'cards session-list' },
-      ...overview.sessions.map((session) => {
-        const count = overview.targets.get(session.id)?.length ?? 0;
-        const activateButton = h('button', { type: 'button', 'aria-label': `Activate ${session.name}` }, 'Activate');
-        activateButton.addEventListener('click', () => void activate(session, activateButton));
-        const deleteButton = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${session.name}` }, 'Delete');
-        deleteButton.addEventListener('click', () => void remove(session, overview, deleteButton));
-        return h(
-          'li',
-          { class: session.active ? 'card session is-active' : 'card session', 'data-session-id': session.id },
-          h(
-            'div',
-            { class: 'session-main' },
-            h('h3', { tabindex: '-1' }, session.name),
-            session.active && h('span', { class: 'badge badge-active' }, 'Active'),
-            h('a', { href: `/targets?session=${session.id}`, class: 'count', 'aria-label': `${plural(count, 'target')} in ${session.name}` }, plural(count, 'target')),
-          ),
-          h('div', { class: 'actions' }, !session.active && activateButton, deleteButton),
-        );
-      }),
-    );
+  /** A session's actions; later ones (export, report, copy targets) go here too. */
+  function sessionActions(session: SessionSummary, sessions: number): HTMLElement[] {
+    const activateButton = h('button', { type: 'button', 'aria-label': `Activate ${session.name}` }, 'Activate');
+    activateButton.addEventListener('click', () => void activate(session, activateButton));
+    const deleteButton = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${session.name}` }, 'Delete');
+    deleteButton.addEventListener('click', () => void remove(session, sessions, deleteButton));
+    return session.active ? [deleteButton] : [activateButton, deleteButton];
+  }
+
+  let stopCards = () => {};
+
+  function renderList(sessions: SessionSummary[]): HTMLElement {
+    cards = [];
+    stopCards();
+    if (sessions.length === 0) return emptyState('No sessions.', 'Create one above.');
+    const items = [...sessions].sort(byActiveThenNewest).map((session) => {
+      const targets = count(session.target_count, 'target');
+      const el = h(
+        'li',
+        { class: session.active ? 'card session is-active' : 'card session', 'data-session-id': session.id },
+        h(
+          'div',
+          { class: 'session-main' },
+          h('h3', { tabindex: '-1' }, session.name),
+          session.active && h('span', { class: 'badge badge-active' }, 'Active'),
+          h('a', { href: `/targets?session=${session.id}`, class: 'count', 'aria-label': `${targets} in ${session.name}` }, targets),
+        ),
+        h('div', { class: 'actions' }, ...sessionActions(session, sessions.length)),
+      );
+      cards.push({ session, el, name: session.name.toLowerCase() });
+      return el;
+    });
+    const ul = h('ul', { class: 'cards session-list' });
+    stopCards = appendInFrames(ul, items.length, (i) => items[i], 40, 60);
+    return h('div', {}, ul, emptyState('No session matches.', 'Change the filter to see the others.'));
+  }
+
+  function applyFilter(): void {
+    const needle = filter.value.trim().toLowerCase();
+    let visible = 0;
+    for (const card of cards) {
+      const matches = needle === '' || card.name.includes(needle);
+      card.el.hidden = !matches;
+      if (matches) visible++;
+    }
+    const none = list.querySelector<HTMLElement>('.state.empty');
+    if (none && cards.length > 0) none.hidden = visible > 0;
+    replace(shown, visible === cards.length ? count(cards.length, 'session') : `Showing ${num(visible)} of ${count(cards.length, 'session')}`);
   }
 
   form.addEventListener('submit', async (event) => {
@@ -140,6 +176,7 @@ export function sessionsView({ root, signal }: ViewContext): void {
   input.addEventListener('input', () => {
     if (!error.hidden) showError(undefined);
   });
+  filter.addEventListener('input', applyFilter);
 
   void load();
 }

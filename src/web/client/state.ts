@@ -1,44 +1,40 @@
-/** The sessions as last seen from the server, shared by the header and the views. */
-import { api, type Session, type Target } from './api.js';
+/** The active session as last seen from the server, shared by the header and the views. */
+import { api, type Session, type SessionSummary } from './api.js';
 
-type Listener = (sessions: Session[]) => void;
+type Listener = (active: Session | undefined) => void;
 
-let latest: Session[] = [];
 const listeners = new Set<Listener>();
+let overviewRequests = 0;
 
-export function onSessionsChange(listener: Listener): void {
+export function onActiveSessionChange(listener: Listener): void {
   listeners.add(listener);
 }
 
-function publish(sessions: Session[]): void {
-  latest = sessions;
-  for (const listener of listeners) listener(sessions);
+function publish(active: Session | undefined): void {
+  for (const listener of listeners) listener(active);
 }
 
-export function knownSessions(): Session[] {
-  return latest;
-}
-
-export async function loadSessions(signal?: AbortSignal): Promise<Session[]> {
-  const sessions = await api.sessions(signal);
-  publish(sessions);
+/** Every session with its target count, in one request; the header learns the active one from it. */
+export async function loadOverview(signal?: AbortSignal): Promise<SessionSummary[]> {
+  overviewRequests++;
+  const sessions = await api.overview(signal);
+  const active = sessions.find((s) => s.active);
+  publish(active && { id: active.id, name: active.name, active: true });
   return sessions;
 }
 
-export interface Overview {
-  sessions: Session[];
-  /** Each session's targets, newest first. */
-  targets: Map<number, Target[]>;
+/** Only the active session: for the header, when the view on screen does not load the overview. */
+export async function loadActiveSession(signal?: AbortSignal): Promise<void> {
+  const [active] = await api.activeSessions(signal);
+  publish(active);
 }
 
-/** Sessions and the targets of each: a target object does not say which sessions hold it. */
-export async function loadOverview(signal?: AbortSignal): Promise<Overview> {
-  const sessions = await loadSessions(signal);
-  const lists = await Promise.all(sessions.map((s) => api.targets(s.id, signal)));
-  return { sessions, targets: new Map(sessions.map((s, i) => [s.id, lists[i]])) };
+/** How many overview requests the page has started: the header asks for the active session only if none did. */
+export function overviewRequestCount(): number {
+  return overviewRequests;
 }
 
-/** The sessions that hold the target, in id order. */
-export function sessionsOf(overview: Overview, targetId: number): Session[] {
-  return overview.sessions.filter((s) => overview.targets.get(s.id)?.some((t) => t.id === targetId));
+/** The active session first, then the newest: the ones a tester works on are at the top. */
+export function byActiveThenNewest(a: Session, b: Session): number {
+  return Number(b.active) - Number(a.active) || b.id - a.id;
 }

@@ -1,0 +1,397 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * The web application at engagement size (issue #10), in real Chromium against the compiled
+ * server started as `npm start` starts it. Build first (`npm run build`), then:
+ *
+ *   node bench/web.mjs [--runs N] [--big N] [--out FILE] [--keep]
+ *
+ * --runs N   page loads per view (default 5): medians and worst
+ * --big N    targets of the big session (default 65,536: a /16)
+ * --out FILE also write the markdown report to FILE
+ * --quiet-wait S  before each measurement, wait up to S seconds (default 30) for the machine to
+ *            be under a third of a core busy (it is shared); how busy it was is reported
+ *
+ * Data, all made through the API: 300 sessions, one of them ("acme web", active) with 5,000
+ * targets, one ("acme /16") with 65,536, one ("acme small") with 10. Measured, each from a fresh
+ * page load:
+ * - time from navigation start to each view's data on screen (the first animation frame after
+ *   the rendered data is in the DOM), and the API requests the view made;
+ * - the longest long task (PerformanceObserver `longtask`, over 50 ms by definition) while
+ *   loading, scrolling, paging, filtering and selecting;
+ * - the time to add 5,000 pasted URLs: from the click on "Add targets" to the summary on screen
+ *   and the list updated.
+ * Times of actions are taken inside the page: from just before the click (or after the last key)
+ * to the first animation frame after the result is in the DOM.
+ * Chromium is Debian's /usr/bin/chromium, headless; every request that is not to the server is
+ * blocked and counted.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CHROMIUM = '/usr/bin/chromium';
+
+const { values: flags } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '5' },
+    big: { type: 'string', default: '65536' },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'quiet-wait': { type: 'string', default: '30' },
+  },
+});
+const RUNS = Math.max(1, Number(flags.runs));
+const BIG = Math.max(1, Number(flags.big));
+const ENGAGEMENT = 5000;
+const SESSIONS = 300;
+
+if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('build first: npm run build');
+if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing (apt-get install chromium)`);
+
+// ---------------------------------------------------------------------------------------------
+// A shared machine: wait for a quiet moment before measuring, and say how busy it was
+
+const QUIET_WAIT_MS = Number(flags['quiet-wait']) * 1000;
+
+/** Busy CPU time of the whole machine in clock ticks, from /proc/stat. */
+function machineBusyTicks() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return f.slice(0, 8).reduce((a, b) => a + b, 0) - f[3] - f[4];
+}
+
+/** Percent of one core the machine used over `ms` while this benchmark and its browser sat idle. */
+async function busyPct(ms = 500) {
+  const b0 = machineBusyTicks();
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  return (100 * ((machineBusyTicks() - b0) * 10)) / (performance.now() - t0); // 100 ticks per second
+}
+
+/** @type {number[]} */
+const busySamples = [];
+async function waitForQuiet() {
+  const t0 = performance.now();
+  let pct = await busyPct();
+  while (pct > 33 && performance.now() - t0 < QUIET_WAIT_MS) pct = await busyPct();
+  busySamples.push(pct);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server, as `npm start` runs it, on a fresh data directory
+
+const dataDir = mkdtempSync(join(tmpdir(), 'assessd-web-bench-'));
+
+/** @returns {Promise<{ url: string, stop: () => Promise<void> }>} */
+function startServer() {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolvePromise, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const m = /assessd listening on (http:\/\/\S+) /.exec(output);
+      if (m) {
+        resolvePromise({
+          url: m[1],
+          stop: () => new Promise((done) => {
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+        });
+      }
+    });
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${output}`)));
+  });
+}
+
+/** @param {string} base @param {string} path @param {[string, string][]} [form] */
+async function api(base, path, form) {
+  const res = await fetch(base + path, form ? { method: 'POST', body: new URLSearchParams(form) } : {});
+  const body = /** @type {any} */ (await res.json());
+  if (!res.ok || body.status !== 'success') throw new Error(`${path}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+  return body.data;
+}
+
+/** @param {number} n @param {(i: number) => string} url */
+const urls = (n, url) => Array.from({ length: n }, (_, i) => url(i));
+
+/** @param {string} base @param {number} session @param {string[]} list */
+async function addAll(base, session, list) {
+  for (let i = 0; i < list.length; i += 10_000) {
+    const data = await api(base, '/api/v1/targets/bulk', [['action', 'add'], ['session_id', String(session)], ...list.slice(i, i + 10_000).map((u) => /** @type {[string, string]} */ (['target_url', u]))]);
+    if (data.failed.length > 0) throw new Error(`seeding: ${JSON.stringify(data.failed[0])}`);
+  }
+}
+
+/** @param {string} base */
+async function seed(base) {
+  for (let i = 1; i <= SESSIONS - 4; i++) await api(base, '/api/v1/sessions/', [['name', `client ${String(i).padStart(3, '0')} retest`]]);
+  await api(base, '/api/v1/sessions/', [['name', 'acme small']]);
+  const small = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme small').id;
+  await addAll(base, small, urls(10, (i) => `https://small${i}.acme.example/`));
+  await api(base, '/api/v1/sessions/', [['name', 'acme /16']]);
+  const overview = /** @type {{id: number, name: string}[]} */ (await api(base, '/api/v1/overview/sessions'));
+  const big = overview.find((s) => s.name === 'acme /16').id;
+  await addAll(base, big, urls(BIG, (i) => `http://10.20.${(i >> 8) & 255}.${i & 255}:${8000 + (i >> 16)}/`));
+  await api(base, '/api/v1/sessions/', [['name', 'acme web']]);
+  const engagement = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme web').id;
+  await addAll(base, engagement, urls(ENGAGEMENT, (i) => `https://host${i}.acme.example/app/${i % 7 === 0 ? 'admin' : 'login'}`));
+  return { small, big, engagement, sessions: (await api(base, '/api/v1/overview/sessions')).length };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page: long tasks and "data on screen" recorded inside it
+
+/** Runs in the page before its own script: long tasks, and the frame the view's data shows in. */
+function instrument() {
+  const w = /** @type {any} */ (window);
+  w.__longTasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) w.__longTasks.push({ start: e.startTime, duration: e.duration });
+  }).observe({ type: 'longtask', buffered: true });
+  /** @type {Record<string, () => boolean>} */
+  const ready = {
+    sessions: () => document.querySelectorAll('.session-list > li').length > 0,
+    targets: () => document.querySelectorAll('tbody tr.target').length > 0 && /\d/.test(document.getElementById('target-count')?.textContent ?? ''),
+    configuration: () => document.querySelectorAll('.config-item').length > 0,
+  };
+  w.__watch = (/** @type {string} */ view) => {
+    w.__ready = undefined;
+    const check = () => {
+      if (w.__ready !== undefined || !ready[view]()) return;
+      w.__ready = -1;
+      requestAnimationFrame(() => (w.__ready = performance.now()));
+    };
+    new MutationObserver(check).observe(document, { childList: true, subtree: true, characterData: true });
+    check();
+  };
+  const text = (/** @type {string} */ selector) => document.querySelector(selector)?.textContent ?? '';
+  const idle = () => !document.querySelector('[aria-busy=true]');
+  /** @type {Record<string, (arg: string) => boolean>} */
+  const until = {
+    range: (arg) => text('.page-range').startsWith(arg) && document.querySelectorAll('tbody tr.target').length > 0,
+    sorted: (arg) => new URLSearchParams(location.search).get('sort') === arg && idle() && document.querySelectorAll('tbody tr.target').length > 0,
+    count: (arg) => text('#target-count').includes(arg) && idle(),
+    selection: (arg) => text('#selection-count').startsWith(arg),
+    result: (arg) => text('.bulk-result').startsWith(arg) && idle(),
+    /** `summary|heading`: the summary shown, and the heading's new count. */
+    added: (arg) => text('.add-summary').startsWith(arg.split('|')[0]) && text('#targets-heading').includes(arg.split('|')[1]) && idle(),
+  };
+  /**
+   * Starts a clock at the next user input (click, key, choice: the event's own time stamp, so
+   * the driver's own delays are not counted); it stops at the first frame after
+   * `until[name](arg)` holds.
+   */
+  w.__arm = (/** @type {string} */ name, /** @type {string} */ arg) => {
+    w.__t0 = undefined;
+    w.__t1 = undefined;
+    const start = (/** @type {Event} */ e) => {
+      w.__t0 ??= e.timeStamp;
+      for (const type of ['click', 'keydown', 'change']) removeEventListener(type, start, true);
+    };
+    for (const type of ['click', 'keydown', 'change']) addEventListener(type, start, true);
+    const check = () => {
+      if (w.__t1 !== undefined || !until[name](arg)) return;
+      w.__t1 = -1;
+      observer.disconnect();
+      requestAnimationFrame(() => (w.__t1 = performance.now()));
+    };
+    const observer = new MutationObserver(check);
+    observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
+  };
+  const view = location.pathname.replace(/^\/+/, '').split('/')[0] || 'sessions';
+  if (view in ready) w.__watch(view);
+}
+
+/** @param {number[]} xs */
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+/** @param {number} ms */
+const fmt = (ms) => `${Math.round(ms)} ms`;
+
+async function main() {
+  const server = await startServer();
+  const base = server.url;
+  const t0 = Date.now();
+  const data = await seed(base);
+  const seedSeconds = (Date.now() - t0) / 1000;
+  console.error(`seeded ${data.sessions} sessions, ${ENGAGEMENT} + ${BIG} targets in ${seedSeconds.toFixed(1)} s`);
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  const offBox = [];
+  await context.route('**/*', (route) => {
+    if (route.request().url().startsWith(`${base}/`)) return route.continue();
+    offBox.push(route.request().url());
+    return route.abort('blockedbyclient');
+  });
+  await context.addInitScript(instrument);
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  /** @type {string[]} */
+  let requests = [];
+  page.on('request', (r) => {
+    const path = r.url().slice(base.length);
+    if (/^\/(api|debug)\//.test(path)) requests.push(`${r.method()} ${path}`);
+  });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+
+  /** Longest long task since `since` (page clock), and how many. */
+  const longest = async (/** @type {number} */ since) =>
+    page.evaluate((since) => {
+      const tasks = /** @type {any} */ (window).__longTasks.filter((/** @type {{start: number}} */ t) => t.start >= since);
+      return { max: Math.max(0, ...tasks.map((/** @type {{duration: number}} */ t) => t.duration)), count: tasks.length };
+    }, since);
+  const now = () => page.evaluate(() => performance.now());
+  /** Milliseconds from `arm` to the first frame showing the awaited result. */
+  const timed = async (/** @type {string} */ name, /** @type {string} */ arg, /** @type {() => Promise<void>} */ trigger) => {
+    await page.evaluate(([name, arg]) => /** @type {any} */ (window).__arm(name, arg), [name, arg]);
+    await trigger();
+    await page.waitForFunction(() => /** @type {any} */ (window).__t1 > 0);
+    return page.evaluate(() => /** @type {any} */ (window).__t1 - /** @type {any} */ (window).__t0);
+  };
+  const waitReady = () => page.waitForFunction(() => /** @type {any} */ (window).__ready > 0).then(() => page.evaluate(() => /** @type {any} */ (window).__ready));
+
+  /** @type {{ view: string, label: string, times: number[], requests: number, longest: number[] }[]} */
+  const loads = [];
+  const views = [
+    ['sessions', '/sessions', `Sessions (${data.sessions})`],
+    ['targets', '/targets', `Targets of the ${ENGAGEMENT.toLocaleString('en')}-target session (active)`],
+    ['targets', `/targets?session=${data.big}`, `Targets of the ${BIG.toLocaleString('en')}-target session`],
+    ['targets', `/targets?session=${data.small}`, 'Targets of a 10-target session'],
+    ['configuration', '/configuration', 'Configuration'],
+  ];
+  for (const [view, path, label] of views) {
+    const entry = { view, label, times: /** @type {number[]} */ ([]), requests: 0, longest: /** @type {number[]} */ ([]) };
+    for (let i = 0; i < RUNS + 1; i++) {
+      if (i > 0) await waitForQuiet();
+      requests = [];
+      await page.goto(base + path);
+      const at = await waitReady();
+      await page.waitForTimeout(300);
+      const { max } = await longest(0);
+      if (i === 0) continue; // the first load warms the browser's cache of the page's files
+      entry.times.push(at);
+      entry.requests = requests.length;
+      entry.longest.push(max);
+    }
+    loads.push(entry);
+    console.error(`${label}: ${entry.times.map(fmt).join(', ')}; ${entry.requests} requests; longest tasks ${entry.longest.map(fmt).join(', ')}`);
+  }
+
+  /** @type {{ what: string, time?: number, longest: number }[]} */
+  const actions = [];
+  const measure = async (/** @type {string} */ what, /** @type {() => Promise<number | void>} */ step) => {
+    await waitForQuiet();
+    const since = await now();
+    const time = await step();
+    await page.waitForTimeout(200);
+    const { max } = await longest(since);
+    actions.push({ what, time: typeof time === 'number' ? time : undefined, longest: max });
+    console.error(`${what}: ${typeof time === 'number' ? fmt(time) : '-'}; longest task ${fmt(max)}`);
+  };
+
+  for (const [session, size] of [[data.engagement, ENGAGEMENT], [data.big, BIG]]) {
+    const n = size.toLocaleString('en');
+    await page.goto(`${base}/targets?session=${session}`);
+    await waitReady();
+    await measure(`scroll a page of 100 rows, ${n}-target session`, async () => {
+      for (let i = 0; i < 30; i++) {
+        await page.mouse.wheel(0, i < 15 ? 500 : -500);
+        await page.waitForTimeout(30);
+      }
+    });
+    await measure(`next page, ${n}-target session (click to rows on screen)`, () =>
+      timed('range', '101–200 of', () => page.getByRole('button', { name: 'Next ›' }).click()),
+    );
+    await measure(`sort by host, ${n}-target session (choice to rows on screen)`, () =>
+      timed('sorted', 'host', () => page.getByLabel('Sort').selectOption('host')),
+    );
+    await measure(`filter as you type "${size === BIG ? '10.20.3' : 'admin'}", ${n}-target session (last key to rows on screen; 200 ms of it is the wait for the next key)`, async () => {
+      const filter = page.getByLabel('Filter by URL, host or IP');
+      await filter.click();
+      const word = size === BIG ? '10.20.3' : 'admin';
+      await page.keyboard.type(word.slice(0, -1), { delay: 60 });
+      return timed('count', 'match', () => page.keyboard.press(word.slice(-1)));
+    });
+    await measure(`select: 10 checkboxes, a shift-click range, the page, all matching (${n})`, async () => {
+      const boxes = page.locator('tbody .row-select');
+      for (let i = 0; i < 10; i++) await boxes.nth(i).click();
+      await boxes.nth(40).click({ modifiers: ['Shift'] });
+      await page.getByLabel('Select all on this page').check();
+      await page.getByRole('button', { name: /^Select all .* matching$/ }).click();
+      await page.locator('#selection-count').getByText(/^All /).waitFor();
+    });
+    await page.getByRole('button', { name: 'Clear selection' }).click();
+  }
+
+  // Attach every target of the /16 to another session: one request, whatever the count.
+  await page.goto(`${base}/targets?session=${data.big}`);
+  await waitReady();
+  await measure(`select all ${BIG.toLocaleString('en')} and attach them to another session (click to summary)`, async () => {
+    await page.getByLabel('Select all on this page').check();
+    await page.getByRole('button', { name: /^Select all .* matching$/ }).click();
+    await page.getByLabel('Attach selected to').selectOption({ index: 1 });
+    return timed('result', 'Attached', () => page.getByRole('button', { name: 'Attach', exact: true }).click());
+  });
+
+  // 5,000 pasted URLs into the engagement session.
+  await page.goto(`${base}/targets?session=${data.engagement}`);
+  await waitReady();
+  const pasted = urls(ENGAGEMENT, (i) => `https://pasted${i}.acme.example/`);
+  await page.getByRole('button', { name: 'Add URLs' }).click();
+  await page.evaluate((text) => navigator.clipboard.writeText(text), pasted.join('\n'));
+  await page.getByLabel('Target URLs, one per line').press('Control+V');
+  requests = [];
+  await measure(`add ${ENGAGEMENT.toLocaleString('en')} pasted URLs (click to summary and list updated)`, () =>
+    timed('added', `${ENGAGEMENT.toLocaleString('en')} targets added|(${(2 * ENGAGEMENT).toLocaleString('en')})`, () => page.getByRole('button', { name: 'Add targets' }).click()),
+  );
+  const addRequests = requests.filter((r) => !r.includes('/debug/')).length;
+
+  await browser.close();
+  await server.stop();
+  if (!flags.keep) rmSync(dataDir, { recursive: true, force: true });
+
+  const lines = [
+    `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, shared with other agents; Node ${process.version}; ${(await chromiumVersion()) ?? 'Chromium'} headless.`,
+    `Data: ${data.sessions} sessions; "acme web" (active) ${ENGAGEMENT.toLocaleString('en')} targets; "acme /16" ${BIG.toLocaleString('en')} targets (seeded through the API in ${seedSeconds.toFixed(1)} s). ${RUNS} page loads per view after one warm-up.`,
+    '',
+    '| View | Data on screen (median / worst) | API requests | Longest task while loading (each load; "–": none over 50 ms) |',
+    '|---|---|---|---|',
+    ...loads.map((l) => `| ${l.label} | ${fmt(median(l.times))} / ${fmt(Math.max(...l.times))} | ${l.requests} | ${l.longest.map((t) => (t ? Math.round(t) : '–')).join(' / ')} |`),
+    '',
+    '| Action | Time | Longest task |',
+    '|---|---|---|',
+    ...actions.map((a) => `| ${a.what} | ${a.time === undefined ? '–' : fmt(a.time)} | ${a.longest ? fmt(a.longest) : 'none'} |`),
+    '',
+    `Adding ${ENGAGEMENT.toLocaleString('en')} URLs took ${addRequests} API requests in all (the batches, then the sessions and the first page again).`,
+    `Requests that left the box: ${offBox.length}. Page errors: ${errors.length}.`,
+    `The machine (2 cores, shared with other agents) was ${Math.round(median(busySamples))}% of a core busy (median; worst ${Math.round(Math.max(...busySamples))}%) just before the measurements.`,
+  ];
+  const report = lines.join('\n');
+  console.log(report);
+  if (flags.out) writeFileSync(flags.out, `${report}\n`);
+  if (offBox.length > 0 || errors.length > 0) process.exitCode = 1;
+}
+
+async function chromiumVersion() {
+  return new Promise((done) => {
+    const child = spawn(CHROMIUM, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('close', () => done(out.trim() || undefined));
+    child.on('error', () => done(undefined));
+  });
+}
+
+await main();
