@@ -104,14 +104,17 @@ export function isAbort(err: unknown): boolean {
   return err instanceof DOMException && err.name === 'AbortError';
 }
 
+/** What a request carries: form arguments, or a file (a session bundle) sent as it is. */
+type Body = Params | { file: Blob; type: string };
+
 /** Every request of the page goes through here: one place to see, count or authenticate them. */
-async function call<T>(method: string, path: string, params?: Params, signal?: AbortSignal): Promise<Answer<T>> {
-  let res: Response;
+async function request(method: string, path: string, body?: Body, signal?: AbortSignal): Promise<Response> {
+  const file = body !== undefined && 'file' in body && body.file instanceof Blob ? body : undefined;
   try {
-    res = await fetch(path, {
+    return await fetch(path, {
       method,
-      headers: { Accept: 'application/json' },
-      body: params === undefined ? undefined : new URLSearchParams(params),
+      headers: file ? { Accept: 'application/json', 'Content-Type': file.type } : { Accept: 'application/json' },
+      body: file ? file.file : body === undefined ? undefined : new URLSearchParams(body as Params),
       cache: 'no-store',
       signal,
     });
@@ -120,22 +123,39 @@ async function call<T>(method: string, path: string, params?: Params, signal?: A
     onUnreachable();
     throw new ApiError(0, 'The server did not answer.');
   }
-  let body: { status?: string; data?: unknown; message?: string };
+}
+
+/** A refusal's JSend envelope as an ApiError (and a 401 asks for the token). */
+async function refusal(method: string, path: string, res: Response): Promise<ApiError> {
+  let body: { message?: string; data?: unknown } = {};
   try {
     body = await res.json();
   } catch (err) {
     if (isAbort(err)) throw err;
-    throw new ApiError(res.status, `Unexpected answer from the server (HTTP ${res.status}).`);
+    return new ApiError(res.status, `Unexpected answer from the server (HTTP ${res.status}).`);
   }
-  if (res.ok && body.status === 'success') return { data: body.data as T, headers: res.headers };
   // a refused login or logout is answered where it was asked; any other 401 asks for the token
   if (res.status === 401 && !(path === AUTH && method !== 'GET')) onUnauthenticated();
   const data = body.data && typeof body.data === 'object' ? (body.data as Record<string, string>) : {};
-  throw new ApiError(res.status, body.message ?? `HTTP ${res.status}`, data);
+  return new ApiError(res.status, body.message ?? `HTTP ${res.status}`, data);
 }
 
-async function send<T>(method: string, path: string, params?: Params, signal?: AbortSignal): Promise<T> {
-  return (await call<T>(method, path, params, signal)).data;
+async function call<T>(method: string, path: string, body?: Body, signal?: AbortSignal): Promise<Answer<T>> {
+  const res = await request(method, path, body, signal);
+  if (!res.ok) throw await refusal(method, path, res);
+  let envelope: { status?: string; data?: unknown };
+  try {
+    envelope = await res.json();
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    throw new ApiError(res.status, `Unexpected answer from the server (HTTP ${res.status}).`);
+  }
+  if (envelope.status !== 'success') throw new ApiError(res.status, `Unexpected answer from the server (HTTP ${res.status}).`);
+  return { data: envelope.data as T, headers: res.headers };
+}
+
+async function send<T>(method: string, path: string, body?: Body, signal?: AbortSignal): Promise<T> {
+  return (await call<T>(method, path, body, signal)).data;
 }
 
 const get = <T>(path: string, signal?: AbortSignal) => send<T>('GET', path, undefined, signal);
@@ -188,6 +208,21 @@ export const api = {
   detachTargets: (sessionId: number, selection: BulkSelection) =>
     send<BulkSummary>('POST', '/api/v1/targets/bulk', selectionParams(new URLSearchParams({ action: 'detach', session_id: String(sessionId) }), selection)),
   deleteTarget: (id: number) => send<object>('DELETE', `/api/v1/targets/${id}`),
+
+  /** A session as a file (Content-Disposition: attachment): a link downloads it. */
+  bundleUrl: (sessionId: number) => `/api/v1/bundles/${sessionId}`,
+  /** A session's self-contained HTML report. */
+  reportUrl: (sessionId: number) => `/api/v1/reports/${sessionId}`,
+  /** A session's target URLs, one a line (format=text). */
+  async targetsText(sessionId: number): Promise<string> {
+    const path = `/api/v1/targets/?session_id=${sessionId}&format=text`;
+    const res = await request('GET', path);
+    if (!res.ok) throw await refusal('GET', path, res);
+    return res.text();
+  },
+  /** A session bundle imported as a new session (named `name`, or as the bundle says): all or nothing. */
+  importBundle: (file: Blob, name?: string) =>
+    send<{ id: number; targets: number }>('POST', `/api/v1/bundles/${name ? `?name=${encodeURIComponent(name)}` : ''}`, { file, type: 'application/json' }),
 
   configuration: (signal?: AbortSignal) => get<ConfigItem[]>('/api/v1/configuration', signal),
   /** All or nothing: one unknown key and nothing changes (400, `data` names the keys). */

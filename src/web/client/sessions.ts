@@ -2,6 +2,7 @@
 import { api, ApiError, isAbort, type SessionSummary } from './api.js';
 import { append, appendInFrames, count, h, num, plural, replace } from './dom.js';
 import type { ViewContext } from './router.js';
+import { sessionFileActions, importControl } from './session-files.js';
 import { byActiveThenNewest, loadOverview } from './state.js';
 import { announce, busy, confirmDialog, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
 
@@ -40,8 +41,13 @@ export function sessionsView({ root, signal }: ViewContext): void {
   );
   const filter = h('input', { id: 'session-filter', type: 'search', autocomplete: 'off', placeholder: 'e.g. acme' });
   const shown = h('p', { class: 'hint', id: 'session-count', 'aria-live': 'polite' });
-  // Room for session-wide tools (an Import control) beside the filter.
-  const tools = h('div', { class: 'session-tools' });
+  // Import: a bundle from another box becomes a new session (picked here, or dropped on the view)
+  const importer = importControl(async (id) => {
+    await load();
+    return cards.find((card) => card.session.id === id)?.session.name;
+  });
+  importer.acceptDrops(root, signal);
+  const tools = h('div', { class: 'session-tools' }, importer.element);
   const toolbar = h(
     'div',
     { class: 'panel toolbar', role: 'search', 'aria-label': 'Sessions' },
@@ -51,7 +57,13 @@ export function sessionsView({ root, signal }: ViewContext): void {
   );
   const listHeading = h('h2', { tabindex: '-1' }, 'All sessions');
   const list = h('div', { class: 'list-region', 'aria-live': 'polite' }, loadingState('Loading sessions…'));
-  append(root, [...viewHeading('Sessions', 'A session groups the targets of one assessment.'), form, toolbar, listHeading, list]);
+  append(root, [
+    ...viewHeading('Sessions', 'A session groups the targets of one assessment. Import a session exported on another box here, or drop its file on this page.'),
+    form,
+    toolbar,
+    listHeading,
+    list,
+  ]);
 
   let cards: { session: SessionSummary; el: HTMLElement; name: string }[] = [];
 
@@ -107,13 +119,13 @@ export function sessionsView({ root, signal }: ViewContext): void {
     await load(() => listHeading);
   }
 
-  /** A session's actions; later ones (export, report, copy targets) go here too. */
+  /** A session's actions: activate, its files (export, report, copy targets), delete. */
   function sessionActions(session: SessionSummary, sessions: number): HTMLElement[] {
     const activateButton = h('button', { type: 'button', 'aria-label': `Activate ${session.name}` }, 'Activate');
     activateButton.addEventListener('click', () => void activate(session, activateButton));
     const deleteButton = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${session.name}` }, 'Delete');
     deleteButton.addEventListener('click', () => void remove(session, sessions, deleteButton));
-    return session.active ? [deleteButton] : [activateButton, deleteButton];
+    return [...(session.active ? [] : [activateButton]), ...sessionFileActions(session), deleteButton];
   }
 
   let stopCards = () => {};

@@ -6,6 +6,7 @@ import { api, isAbort, type SessionSummary, type TargetPage } from './api.js';
 import { append, fillSelectSoon, h, num, replace } from './dom.js';
 import { navigate, type ViewContext } from './router.js';
 import { byActiveThenNewest, loadOverview } from './state.js';
+import { sessionFileActions } from './session-files.js';
 import { addTargetsForm } from './target-add.js';
 import { pageQuery, readListState, targetList } from './target-list.js';
 import { announce, busy, describeError, errorState, loadingState, viewHeading } from './ui.js';
@@ -15,7 +16,9 @@ export function targetsView({ root, query, signal }: ViewContext): void {
   const picker = h('select', { id: 'target-session' });
   picker.addEventListener('change', () => void navigate(`/targets?session=${picker.value}`));
   const addToggle = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-controls': 'add-targets' }, 'Add URLs');
-  const pickerRow = h('div', { class: 'panel picker', hidden: true }, h('label', { for: picker.id }, 'Session'), picker, addToggle);
+  // the viewed session's files: Export, Report, Copy targets
+  const files = h('div', { class: 'actions session-files' });
+  const pickerRow = h('div', { class: 'panel picker', hidden: true }, h('label', { for: picker.id }, 'Session'), picker, addToggle, files);
   /** Open when the view shows an empty session, or once the user opens it; a large list comes first otherwise. */
   let adding: boolean | undefined;
   const notice = h('div', { class: 'panel notice', hidden: true });
@@ -82,6 +85,7 @@ export function targetsView({ root, query, signal }: ViewContext): void {
       ),
     );
     pickerRow.hidden = false;
+    replace(files, ...sessionFileActions(viewed));
     adder.setSession(viewed);
     adding ??= viewed.target_count === 0;
     showAddForm(adding);
