@@ -1,7 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { version } from '../../src/paths.ts';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PROJECT_ROOT, version } from '../../src/paths.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -64,4 +66,13 @@ test("the refusals' messages come from the catalogue: the contract's literal tex
   assert.deepEqual(post.responses['409'].content['application/json'].schema.allOf[1].properties.message.enum, ['An unknown exception occurred when performing a DB operation']);
   assert.ok(post.responses['403'].content['application/json'].schema.allOf[1].properties.message.enum.includes('Cross-origin request refused'));
   assert.deepEqual(doc.paths['/debug/health'].get.security, [], 'health needs no token');
+});
+
+test('docs/API.md, the API document in the repository, names every route (its path up to the first parameter)', async () => {
+  const doc = await readFile(join(PROJECT_ROOT, 'docs', 'API.md'), 'utf8');
+  for (const { method, pattern } of server.server.routes()) {
+    const literal = pattern.split('/{')[0].replace(/\/\*$/, '/');
+    assert.ok(doc.includes(literal), `${method} ${pattern}: docs/API.md does not name ${literal}`);
+  }
+  assert.doesNotMatch(doc, /\]\(\.\.\//, 'no link outside the repository');
 });
