@@ -25,13 +25,17 @@ export function parseUnsigned(raw: string | null | undefined): number | undefine
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
+/** An unsigned integer, or a 400 "Invalid parameter type provided" naming the argument. */
+function unsigned(raw: string, name: string, what: string): number {
+  const n = parseUnsigned(raw);
+  if (n === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: `expected ${what}` });
+  return n;
+}
+
 /** A non-negative integer argument (limit, offset); undefined when absent. */
 export function countArg(args: Args, name: string): number | undefined {
   const raw = args.get(name);
-  if (raw === null) return undefined;
-  const n = parseUnsigned(raw);
-  if (n === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected a non-negative integer' });
-  return n;
+  return raw === null ? undefined : unsigned(raw, name, 'a non-negative integer');
 }
 
 /** All values of a repeatable filter argument; undefined when absent. */
@@ -43,7 +47,8 @@ export function listArg(args: Args, name: string): string[] | undefined {
 function oneOf<T extends string>(raw: string, name: string, allowed: readonly T[]): T {
   const value = raw.trim().toLowerCase();
   if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: `expected ${allowed.join(' or ')}` });
+  const words = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}` : allowed[0];
+  throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: `expected ${words}` });
 }
 
 /** One of a fixed set of words (any case); undefined when absent, a 400 for any other value. */
@@ -60,17 +65,10 @@ export function enumListArg<T extends string>(args: Args, name: string, allowed:
 /** An optional id argument (its first value); a 400 "Invalid parameter type provided" if it is no integer. */
 export function idArg(args: Args, name: string): number | undefined {
   const raw = args.get(name);
-  if (raw === null) return undefined;
-  const id = parseUnsigned(raw);
-  if (id === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected an integer' });
-  return id;
+  return raw === null ? undefined : unsigned(raw, name, 'an integer');
 }
 
 /** Every value of a repeatable id argument; a 400 "Invalid parameter type provided" if one is no integer. */
 export function idListArg(args: Args, name: string): number[] | undefined {
-  return listArg(args, name)?.map((raw) => {
-    const id = parseUnsigned(raw);
-    if (id === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: 'expected an integer' });
-    return id;
-  });
+  return listArg(args, name)?.map((raw) => unsigned(raw, name, 'an integer'));
 }

@@ -1,13 +1,13 @@
 /** The targets list as a list to paste (one URL a line) or as CSV, beside its JSON form (extension). */
-import { HttpError, success, type Reply } from '../http/jsend.js';
+import { success, type Reply } from '../http/jsend.js';
 import type { Args } from '../http/args.js';
 import type { Target } from '../store/state.js';
 import { attachment } from './filename.js';
-import { MESSAGES } from './messages.js';
+import { enumArg } from './params.js';
 
 export type ListFormat = 'json' | 'text' | 'csv';
 
-const FORMATS = new Set<string>(['json', 'text', 'csv']);
+const FORMATS = ['json', 'text', 'csv'] as const;
 
 /** The fields of a target, in the contract's order: the CSV header row. */
 export const TARGET_FIELDS = [
@@ -17,11 +17,7 @@ export const TARGET_FIELDS = [
 
 /** `format=json|text|csv` (default json); anything else is a 400. */
 export function formatArg(args: Args): ListFormat {
-  const raw = args.get('format');
-  if (raw === null) return 'json';
-  const format = raw.trim().toLowerCase();
-  if (!FORMATS.has(format)) throw new HttpError(400, MESSAGES.invalidParameterType, { format: 'expected json, text or csv' });
-  return format as ListFormat;
+  return enumArg(args, 'format', FORMATS) ?? 'json';
 }
 
 /** What a spreadsheet would run as a formula: such a cell is prefixed with `'` (OWASP's CSV injection advice). */
