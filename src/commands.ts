@@ -70,10 +70,9 @@ async function open(dir: string, logs: string[], instead: (server: string) => st
     return await openStore({ dir, defaults: parseDefaults(text, file), log: (line) => logs.push(line) });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
-    // the lock's newer versions name the server's pid and URL; older ones only say it in the message
-    const { pid, url } = err as DataDirInUseError & { pid?: number; url?: string };
-    const owner = pid === undefined ? err.message : `data directory ${dir} is in use by a running server (process ${pid})`;
-    throw new CommandError(`${owner}; stop it first, or use its API instead: ${instead(url ?? 'http://HOST:PORT')}`);
+    // a server still starting has not said its URL yet
+    const owner = `data directory ${dir} is in use by a running server (process ${err.pid})`;
+    throw new CommandError(`${owner}; stop it first, or use its API instead: ${instead(err.url ?? 'http://HOST:PORT')}`);
   }
 }
 

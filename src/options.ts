@@ -1,6 +1,7 @@
 /** The server's options: what `start()` takes (and the CLI's flags map to), checked in one place. */
 import { isIPv4 } from 'node:net';
 import { resolve } from 'node:path';
+import { TOKEN_PATTERN } from './store/token-file.js';
 
 /** What `start()` takes; numbers may also come as decimal strings (as from a command line). */
 export interface StartOptions {
@@ -53,7 +54,6 @@ export class OptionError extends Error {
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_MAX_IMPORT_BODY = 64 * 1024 * 1024;
-const TOKEN = /^[\x21-\x7e]+$/;
 const KNOWN_OPTIONS = new Set([
   'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'log',
 ]);
@@ -87,7 +87,7 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
   if (typeof options.dataDir !== 'string' || options.dataDir.trim() === '') throw new OptionError(`${name('dataDir')} is required`);
   const host = options.host ?? '127.0.0.1';
   if (typeof host !== 'string' || host.trim() === '') throw new OptionError(`${name('host')} must not be empty`);
-  if (options.token !== undefined && (typeof options.token !== 'string' || !TOKEN.test(options.token))) {
+  if (options.token !== undefined && (typeof options.token !== 'string' || !TOKEN_PATTERN.test(options.token))) {
     throw new OptionError(`${name('token')} must be printable ASCII without spaces`);
   }
   if (options.token !== undefined && options.noToken) throw new OptionError(`${name('token')} and ${name('noToken')} exclude each other`);

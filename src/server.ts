@@ -72,7 +72,7 @@ function hostCount(req: IncomingMessage): number {
 const HEALTH_PATHS = new Set(['/debug/health', '/debug/health/']);
 
 /** Requests that need no token: health and the page's files hold no data; the login brings the token. */
-function exemptFromToken(method: string, path: string): boolean {
+export function exemptFromToken(method: string, path: string): boolean {
   if (method === 'GET' || method === 'HEAD') return HEALTH_PATHS.has(path) || isPagePath(path);
   return method === 'POST' && (path === AUTH_PATH || path === `${AUTH_PATH}/`);
 }
@@ -95,12 +95,14 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   const { store, web } = options;
   const maxBody = options.maxBody ?? DEFAULT_MAX_BODY;
   const log = options.log ?? (() => {});
+  // one login cookie per server port (cookies ignore ports), known once the server listens
+  let cookieName = 'assessd';
   const access = createAccessCheck({
     allowedHosts: options.allowedHosts ?? [],
     hostname: hostname(),
     token: options.token,
     exempt: exemptFromToken,
-    cookieName: () => `assessd-${(server.address() as AddressInfo | null)?.port ?? 0}`,
+    cookieName: () => cookieName,
     log,
   });
   const router: ApiRouter = createRouter<Handler, RouteDoc>();
@@ -212,5 +214,6 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     socket.end(rawResponse(errorReply(new HttpError(status, message, undefined, { Connection: 'close' }))));
   });
 
+  server.on('listening', () => (cookieName = `assessd-${(server.address() as AddressInfo).port}`));
   return Object.assign(server, { routes: () => router.routes() });
 }

@@ -8,8 +8,6 @@ import { BUNDLE_MESSAGES, bundleProblem, MESSAGES } from './messages.js';
 import { ref, type ApiRouter } from './openapi.js';
 import { parseUnsigned } from './params.js';
 
-/** Bundles are larger than forms: they get a body limit of their own. */
-
 export const BUNDLE_SUFFIX = '.assessd.json';
 
 function isJson(contentType: string | undefined): boolean {
@@ -49,6 +47,7 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
     }
     return success({ id: result.id, targets: result.targets }, 201);
   };
+  // bundles are larger than forms: they get a body limit of their own
   importBundle.maxBody = maxImportBody;
 
   const bundle = {

@@ -86,7 +86,7 @@ export function registerTargets(router: ApiRouter, store: Store): void {
       limit: { type: 'integer', description: 'At most this many' },
       offset: { type: 'integer', description: 'Skip this many first' },
       q: { type: 'string', description: 'Extension: only targets whose URL, host name or IP contains this (any case)' },
-      sort: { type: 'string', enum: ['newest', 'host'], description: 'Extension: newest first (the default), or by host name, then port, then URL' },
+      sort: { type: 'string', enum: ['newest', 'host'], description: 'Extension: newest first (the default), or by host: IPv4 addresses first in numeric order, then host names and IPv6 addresses in code-unit order; ties newest first' },
       include: { type: 'string', enum: ['sessions'], repeatable: true, description: 'Extension: sessions adds to each target the ids of the sessions that hold it (session_ids)' },
       format: { type: 'string', enum: ['json', 'text', 'csv'], description: 'Extension: text answers one URL per line (text/plain), csv a header row and every field (text/csv)' },
     },

@@ -100,6 +100,7 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
   // The cookie holds a value derived from the token, not the token: other servers on this host
   // receive its cookies too (cookies ignore ports).
   const cookieSecret = policy.token === undefined ? '' : createHmac('sha256', policy.token).update('assessd login cookie').digest('base64url');
+  const cookieDigest = digest(cookieSecret);
 
   let failures = 0;
   let lastLogged = -Infinity;
@@ -133,14 +134,15 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
   }
 
   function authenticated(req: IncomingMessage): boolean {
-    const authorization = req.headers.authorization;
-    if (authorization !== undefined) {
+    const authorization = req.headers.authorization?.trim();
+    // a Bearer header is the credential; another scheme (a proxy's Basic login) leaves it to the cookie
+    if (authorization !== undefined && /^bearer\s/i.test(authorization)) {
       // exactly `Bearer <token>`: anything after the token is not this server's token
-      const match = /^bearer +(\S+)$/i.exec(authorization.trim());
+      const match = /^bearer +(\S+)$/i.exec(authorization);
       return match !== null && tokenMatches(match[1]);
     }
     const cookie = cookieValue(req.headers.cookie, policy.cookieName());
-    return cookie !== undefined && timingSafeEqual(digest(cookie), digest(cookieSecret));
+    return cookie !== undefined && timingSafeEqual(digest(cookie), cookieDigest);
   }
 
   function noteFailure(what: string, from: string | undefined): void {
@@ -166,7 +168,7 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
       if (!hostAllowed(req.headers.host)) return new HttpError(403, HTTP_MESSAGES.hostNotAllowed);
       if (!SAFE_METHODS.has(method) && crossOrigin(req)) return new HttpError(403, HTTP_MESSAGES.crossOrigin);
       if (tokenDigest === undefined || policy.exempt(method, path) || authenticated(req)) return undefined;
-      const presented = req.headers.authorization !== undefined || req.headers.cookie?.includes(policy.cookieName()) === true;
+      const presented = /^\s*bearer\s/i.test(req.headers.authorization ?? '') || req.headers.cookie?.includes(policy.cookieName()) === true;
       noteFailure(`${presented ? 'a wrong token' : 'a request without the token'} (${method} ${req.url})`, req.socket.remoteAddress);
       return new HttpError(401, HTTP_MESSAGES.authenticationRequired, undefined, { 'WWW-Authenticate': 'Bearer realm="assessd"' });
     },

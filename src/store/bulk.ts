@@ -6,7 +6,7 @@ import { refuse, type Result } from './result.js';
 import { addTargetToSession } from './sessions.js';
 import type { State } from './state.js';
 import { searchTargets } from './target-query.js';
-import { deleteTarget, deriveTarget, detachTarget } from './targets.js';
+import { attachUrl, deleteTarget, deriveTarget, detachTarget } from './targets.js';
 
 export type AddFailureReason = 'invalid-url' | 'already-in-session' | 'repeated';
 
@@ -41,16 +41,9 @@ export function addTargetsPartial(state: State, sessionId: number, urls: string[
     const url = derived.target_url;
     if (seen.has(url)) return fail('repeated');
     seen.add(url);
-    let id = state.targetIdByUrl.get(url);
-    if (id !== undefined && session.targets?.has(id)) return fail('already-in-session');
-    if (id === undefined) {
-      id = state.nextTargetId++;
-      state.targets.set(id, { target: { ...derived, id }, sessions: new Set() });
-      state.targetIdByUrl.set(url, id);
-      summary.created++;
-    }
-    (session.targets ??= new Set()).add(id);
-    state.targets.get(id)!.sessions.add(sessionId);
+    const existing = state.targetIdByUrl.get(url);
+    if (existing !== undefined && session.targets?.has(existing)) return fail('already-in-session');
+    if (attachUrl(state, sessionId, derived).created) summary.created++;
     summary.added++;
   });
   return { ok: true, ...summary };

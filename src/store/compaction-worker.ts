@@ -9,12 +9,14 @@ import { nodeFileSystem } from './atomic-file.js';
 import { compactSegments, type CompactionJob } from './compaction.js';
 
 // Background work: on a busy machine the thread answering requests goes first (nice 10: about a
-// tenth of a core against a busy one, so it still ends). On Linux the nice value is per thread,
-// so this lowers this worker's thread alone.
-try {
-  setPriority(10);
-} catch {
-  // not permitted here: it runs at the server's priority
+// tenth of a core against a busy one, so it still ends). Only on Linux, where the nice value is
+// per thread: elsewhere it is the whole process's, and would slow the server for good.
+if (process.platform === 'linux') {
+  try {
+    setPriority(10);
+  } catch {
+    // not permitted here: it runs at the server's priority
+  }
 }
 
 compactSegments(workerData as CompactionJob, nodeFileSystem).then(

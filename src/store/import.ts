@@ -2,7 +2,7 @@
 import { refuse, type Result } from './result.js';
 import { checkNewSessionName, insertSession } from './sessions.js';
 import type { State, Target } from './state.js';
-import { deriveTarget } from './targets.js';
+import { attachUrl, deriveTarget } from './targets.js';
 
 export type ImportRefusal = 'invalid-name' | 'duplicate-name' | 'invalid-url';
 
@@ -22,17 +22,6 @@ export function importSession(state: State, name: string, urls: string[], at?: n
     if (!derived.has(target.target_url)) derived.set(target.target_url, target);
   }
   const sessionId = insertSession(state, checked.name, at, false);
-  const ids = new Set<number>();
-  for (const [url, target] of derived) {
-    let id = state.targetIdByUrl.get(url);
-    if (id === undefined) {
-      id = state.nextTargetId++;
-      state.targets.set(id, { target: { ...target, id }, sessions: new Set() });
-      state.targetIdByUrl.set(url, id);
-    }
-    ids.add(id);
-    state.targets.get(id)!.sessions.add(sessionId);
-  }
-  if (ids.size > 0) state.sessions.get(sessionId)!.targets = ids;
-  return { ok: true, id: sessionId, targets: ids.size };
+  for (const target of derived.values()) attachUrl(state, sessionId, target);
+  return { ok: true, id: sessionId, targets: state.sessions.get(sessionId)!.targets?.size ?? 0 };
 }

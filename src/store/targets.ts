@@ -56,7 +56,7 @@ export function deriveTarget(id: number, rawUrl: string): Target | undefined {
 export function createTargets(state: State, urls: string[]): Result<'invalid-url' | 'duplicate'> {
   const sessionId = state.activeSessionId;
   const session = state.sessions.get(sessionId)!;
-  const plan: { url: string; existing?: number; derived?: Target }[] = [];
+  const plan: Target[] = [];
   const seen = new Set<string>();
   for (const raw of urls) {
     const derived = deriveTarget(0, raw);
@@ -65,19 +65,28 @@ export function createTargets(state: State, urls: string[]): Result<'invalid-url
     const existing = state.targetIdByUrl.get(url);
     if (seen.has(url) || (existing !== undefined && session.targets?.has(existing))) return refuse('duplicate');
     seen.add(url);
-    plan.push(existing === undefined ? { url, derived } : { url, existing });
+    plan.push(derived);
   }
-  for (const step of plan) {
-    let id = step.existing;
-    if (id === undefined) {
-      id = state.nextTargetId++;
-      state.targets.set(id, { target: { ...step.derived!, id }, sessions: new Set() });
-      state.targetIdByUrl.set(step.url, id);
-    }
-    (session.targets ??= new Set()).add(id);
-    state.targets.get(id)!.sessions.add(sessionId);
-  }
+  for (const derived of plan) attachUrl(state, sessionId, derived);
   return OK;
+}
+
+/**
+ * Attaches the target with `derived`'s URL to a session, creating it (with the next id) if no
+ * target has that URL yet: the one way every op adds a target, so that their replays agree.
+ */
+export function attachUrl(state: State, sessionId: number, derived: Target): { id: number; created: boolean } {
+  let id = state.targetIdByUrl.get(derived.target_url);
+  const created = id === undefined;
+  if (id === undefined) {
+    id = state.nextTargetId++;
+    state.targets.set(id, { target: { ...derived, id }, sessions: new Set() });
+    state.targetIdByUrl.set(derived.target_url, id);
+  }
+  const session = state.sessions.get(sessionId)!;
+  (session.targets ??= new Set()).add(id);
+  state.targets.get(id)!.sessions.add(sessionId);
+  return { id, created };
 }
 
 export function getTarget(state: State, id: number): Target | undefined {

@@ -6,7 +6,8 @@ import { nodeFileSystem } from './atomic-file.js';
 import { DataFileError } from './state.js';
 
 export const TOKEN_FILE = 'token';
-const TOKEN = /^[\x21-\x7e]+$/;
+/** What a token may hold: printable ASCII, no spaces (it travels in a header). */
+export const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
 /** 32 random bytes, base64url: 43 characters, 256 bits. */
 export function generateToken(): string {
@@ -32,7 +33,7 @@ export async function loadOrCreateToken(dir: string, log: (line: string) => void
     return { token, created: true };
   }
   const token = text.trim();
-  if (!TOKEN.test(token)) throw new DataFileError(file, 'not a token (printable ASCII without spaces); delete it to have a new one generated');
+  if (!TOKEN_PATTERN.test(token)) throw new DataFileError(file, 'not a token (printable ASCII without spaces); delete it to have a new one generated');
   if ((statSync(file).mode & 0o077) !== 0) {
     chmodSync(file, 0o600);
     log(`${file} could be read by other users: its mode is now 0600`);

@@ -4,6 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PROJECT_ROOT, version } from '../../src/paths.ts';
+import { exemptFromToken } from '../../src/server.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -75,4 +76,11 @@ test('docs/API.md, the API document in the repository, names every route (its pa
     assert.ok(doc.includes(literal), `${method} ${pattern}: docs/API.md does not name ${literal}`);
   }
   assert.doesNotMatch(doc, /\]\(\.\.\//, 'no link outside the repository');
+});
+
+test("the routes the document marks open are exactly those the token check lets through", () => {
+  for (const { method, pattern, doc: routeDoc } of server.server.routes()) {
+    const path = pattern.replace(/\{(\w+):\w+\}/g, (_, name: string) => SAMPLES[name] ?? 'x').replace(/\*$/, 'app.js');
+    assert.equal(exemptFromToken(method, path), routeDoc?.open === true, `${method} ${pattern}`);
+  }
 });
