@@ -142,10 +142,21 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     if (match.kind === 'not-found') return pageFallback(web, method, path, req.headers['accept-encoding']);
     const { handler, params, rest } = match;
     const headers = req.headers;
-    const remoteAddress = req.socket.remoteAddress;
     if (!hasBody(req)) {
       const args = query ? parseFormArgs(query, '') : NO_ARGS;
-      return handler({ method, params, rest, headers, remoteAddress, args, query: args, body: NO_BODY });
+      return handler({
+        method,
+        params,
+        rest,
+        headers,
+        args,
+        query: args,
+        body: NO_BODY,
+        // read only by the rare handler that logs it: no getpeername on the way of every request
+        get remoteAddress() {
+          return req.socket.remoteAddress;
+        },
+      });
     }
     // The whole body first: a request joins the write queue only once it is complete.
     return readBody(req, handler.maxBody ?? maxBody).then((body) => {
@@ -156,7 +167,9 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
         params,
         rest,
         headers,
-        remoteAddress,
+        get remoteAddress() {
+          return req.socket.remoteAddress;
+        },
         body,
         get query() {
           return (queryArgs ??= query ? parseFormArgs(query, '') : NO_ARGS);

@@ -1,4 +1,4 @@
-/** /api/v1/targets: the subset of the upstream targets handler that sessions need. */
+/** /api/v1/targets: the upstream targets handler, with the list's extensions (search, order, sessions, total, text and CSV). */
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import { normalizeQ, orderSessionTargets, queryTargets, searchTargets, TARGET_SORTS } from '../store/target-query.js';

@@ -37,20 +37,12 @@ export interface JournalRecord {
 const NEWLINE = 0x0a;
 
 /**
- * Parses a journal. A last line without its newline, or that is not JSON, is the torn tail of a
- * write that was never acknowledged: it is left out, and `validLength` ends before it. Anything
- * else wrong (a bad line before the last, a last line that is JSON but not a record this build
- * knows) is corruption.
- */
-export function parseJournal(bytes: Buffer, file: string): { records: JournalRecord[]; validLength: number } {
-  const records: JournalRecord[] = [];
-  const validLength = scanJournal(bytes, file, 0, (record) => records.push(record));
-  return { records, validLength };
-}
-
-/**
- * parseJournal one record at a time, none kept: `onRecord` sees each in order; every seq must
- * follow `afterSeq` (the previous segment's last). Returns the bytes of whole records.
+ * Reads a journal segment one record at a time, none kept: `onRecord` sees each in order; every
+ * seq must follow `afterSeq` (the previous segment's last). Returns the bytes of whole records.
+ * A last line without its newline, or that is not JSON, is the torn tail of a write that was
+ * never acknowledged: it is left out, and the bytes returned end before it. Anything else wrong
+ * (a bad line before the last, a last line that is JSON but not a record this build knows) is
+ * corruption.
  */
 export function scanJournal(bytes: Buffer, file: string, afterSeq: number, onRecord: (record: JournalRecord) => void): number {
   let start = 0;

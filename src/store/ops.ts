@@ -32,6 +32,9 @@ export function isOpName(name: unknown): name is OpName {
 
 /** Applies one op; a refusal (`ok: false`) leaves the state untouched. Deterministic, for replay. */
 export function applyOp<O extends Op>(state: State, op: O): ResultOf<O> {
+  // checked before anything changes: a journal edited by hand is refused as a malformed op, whole
+  const at = (op as { at?: unknown }).at;
+  if (at !== undefined && !(Number.isSafeInteger(at) && (at as number) >= 0)) throw new TypeError('"at" must be milliseconds since the epoch');
   // one applier per op name: the index and the argument always agree
   return (APPLY[op.op] as unknown as (state: State, op: O) => ResultOf<O>)(state, op);
 }

@@ -26,15 +26,10 @@ export function normalizeSessionName(name: string): string | undefined {
   return length >= 1 && length <= MAX_SESSION_NAME ? trimmed : undefined;
 }
 
-/** `at` comes from the op, never from the clock, so that a replay recreates the same row. */
+/** `at` comes from the op (checked by applyOp), never from the clock, so that a replay recreates the same row. */
 export function insertSession(state: State, name: string, at: number | undefined, activate = true): number {
   const id = state.nextSessionId++;
-  const row: SessionRow = { id, name };
-  if (at !== undefined) {
-    // a journal edited by hand: refused as a malformed op rather than written into a snapshot
-    if (!Number.isSafeInteger(at) || at < 0) throw new TypeError('"at" must be milliseconds since the epoch');
-    row.createdAt = at;
-  }
+  const row: SessionRow = at === undefined ? { id, name } : { id, name, createdAt: at };
   state.sessions.set(id, row);
   state.sessionIdByName.set(name, id);
   if (activate) state.activeSessionId = id;

@@ -204,11 +204,15 @@ test('ASSESSD_TOKEN sets the token (and no file is written); --no-token serves w
   }
 });
 
-test('--allowed-hosts reaches the server: the named host passes, others are 403', async () => {
+test('the compiled server: --allowed-hosts names the hosts that pass, and a cross-origin write is 403 and changes nothing', async () => {
   const server = await spawnServer(['--port', '0', '--data-dir', await tempDir(), '--allowed-hosts', 'assessd.lab.example']);
   try {
     assert.equal((await request(server.url, '/api/v1/sessions/', { headers: { host: 'assessd.lab.example' } })).status, 200);
     assert.equal((await request(server.url, '/api/v1/sessions/', { headers: { host: 'other.example' } })).status, 403);
+    const csrf = await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'csrf' }, headers: { origin: 'http://evil.example' } });
+    assert.equal(csrf.status, 403);
+    assert.equal(csrf.json.message, 'Cross-origin request refused');
+    assert.equal((await request(server.url, '/api/v1/sessions/')).json.data.length, 1);
   } finally {
     server.proc.kill('SIGTERM');
     await server.exited;

@@ -113,6 +113,16 @@ test('a journal op with a malformed time is refused at start, never written into
   await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /record 1: a malformed createSession/);
 });
 
+test('an op with a malformed time changes nothing at all, even one that would delete before it creates', () => {
+  const state = emptyState();
+  createSession(state, 'only', 1);
+  const before = serializePart(state, 'sessions', 0);
+  // deleting the last session re-creates the default one, stamped with the op's time
+  assert.throws(() => applyOp(state, { op: 'deleteSession', id: 1, at: -5 }), /"at" must be milliseconds/);
+  assert.throws(() => applyOp(state, { op: 'importSession', name: 'n', urls: ['http://a.example/'], at: 1.5 }), /"at" must be milliseconds/);
+  assert.equal(serializePart(state, 'sessions', 0), before);
+});
+
 test('a bundle built from a state parses back to its URLs, oldest first', () => {
   const state = stateWith();
   createTargets(state, ['http://b.example/', 'http://c.example/']);

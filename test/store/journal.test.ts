@@ -3,11 +3,18 @@ import assert from 'node:assert/strict';
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DefaultItem } from '../../src/store/configuration.ts';
-import { parseJournal } from '../../src/store/journal.ts';
+import { scanJournal, type JournalRecord } from '../../src/store/journal.ts';
 import { listSessions } from '../../src/store/sessions.ts';
 import { DataFileError, serializePart } from '../../src/store/state.ts';
 import { openStore } from '../../src/store/store.ts';
 import { failingDisk, journalWrites } from '../helpers/failing-fs.ts';
+
+/** A whole segment's records, and the bytes of whole records. */
+function parseJournal(bytes: Buffer, file: string): { records: JournalRecord[]; validLength: number } {
+  const records: JournalRecord[] = [];
+  const validLength = scanJournal(bytes, file, 0, (record) => void records.push(record));
+  return { records, validLength };
+}
 import { tempDir } from '../helpers/server.ts';
 
 const DEFAULTS: DefaultItem[] = [{ key: 'K', value: 'v', section: 'S', descrip: '' }];

@@ -6,10 +6,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { request, startServer, type TestServer } from '../helpers/server.ts';
+import { request, spawnServer, startServer, tempDir, type TestServer } from '../helpers/server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const missing = !existsSync(CHROMIUM);
@@ -145,20 +147,25 @@ test('DNS rebinding: under a rebound name the page and every API call are 403, s
   await context.close();
 });
 
-test('the login URL logs the browser in and leaves the address bar; without it, the page asks for the token; log out', { skip }, async () => {
-  const token = 'browser-token-0123456789abcdef';
-  const guarded = await startServer({ token });
+test('the login URL the server prints logs the browser in and leaves the address bar; without it, the page asks for the token; log out', { skip }, async () => {
+  // as a user runs it: the compiled server beyond loopback, its generated token, the URL it prints
+  const dataDir = await tempDir();
+  const server = await spawnServer(['--host', '0.0.0.0', '--port', '0', '--data-dir', dataDir]);
+  const loginUrl = /log in at (http:\/\/\S+)/.exec(server.output())![1];
+  const token = (await readFile(join(dataDir, 'token'), 'utf8')).trim();
+  const base = new URL(loginUrl).origin;
+  const port = new URL(loginUrl).port;
   const context = await browser!.newContext();
   try {
     const page = await context.newPage();
     const requests: string[] = [];
     page.on('request', (req) => requests.push(req.url()));
-    await page.goto(`${guarded.url}/sessions?token=${token}`);
+    await page.goto(loginUrl);
     await page.getByText('default session').first().waitFor();
-    assert.equal(page.url(), `${guarded.url}/sessions`, 'the token left the address bar');
+    assert.equal(page.url(), `${base}/`, 'the token left the address bar');
     assert.ok(!requests.slice(1).some((url) => url.includes(token)), 'no later request carries the token in its URL');
     const [cookie] = await context.cookies();
-    assert.equal(cookie.name, `assessd-${guarded.port}`);
+    assert.equal(cookie.name, `assessd-${port}`);
     assert.equal(cookie.httpOnly, true);
     assert.equal(cookie.sameSite, 'Strict');
     assert.notEqual(cookie.value, token);
@@ -167,7 +174,7 @@ test('the login URL logs the browser in and leaves the address bar; without it, 
     // a fresh browser: the page asks, refuses a wrong token, takes the right one
     const other = await browser!.newContext();
     const fresh = await other.newPage();
-    await fresh.goto(`${guarded.url}/sessions`);
+    await fresh.goto(`${base}/sessions`);
     const dialog = fresh.getByRole('dialog', { name: 'Log in to assessd' });
     await dialog.waitFor();
     await dialog.getByLabel('Access token').fill('wrong');
@@ -185,6 +192,7 @@ test('the login URL logs the browser in and leaves the address bar; without it, 
     await other.close();
   } finally {
     await context.close();
-    await guarded.close();
+    server.proc.kill('SIGTERM');
+    await server.exited;
   }
 });
