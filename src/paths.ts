@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 declare const ASSESSD_SEA: boolean | undefined;
 declare const ASSESSD_VERSION: string | undefined;
 declare const ASSESSD_WEB_FILES: string[] | undefined;
+declare const ASSESSD_PLUGIN_FILES: string[] | undefined;
 
 /** Whether this is the single executable (everything embedded, no project folder beside it). */
 export const IN_SEA = typeof ASSESSD_SEA !== 'undefined' && ASSESSD_SEA;
@@ -17,6 +18,7 @@ export const IN_SEA = typeof ASSESSD_SEA !== 'undefined' && ASSESSD_SEA;
 export const PROJECT_ROOT = IN_SEA ? dirname(process.execPath) : fileURLToPath(new URL('..', import.meta.url));
 export const DEFAULT_CONFIGURATION_FILE = join(PROJECT_ROOT, 'data', 'default-configuration.json');
 export const WEB_ASSETS_DIR = join(PROJECT_ROOT, 'dist', 'web', 'static');
+export const PLUGINS_DIR = join(PROJECT_ROOT, 'data', 'plugins');
 
 /**
  * The data directory without --data-dir: the project's data/ in a checkout (`npm start`);
@@ -52,6 +54,30 @@ export function webFiles(): Map<string, Buffer> {
 export function defaultConfiguration(): { file: string; text: string } {
   if (IN_SEA) return { file: 'default-configuration.json (embedded)', text: seaAsset('default-configuration.json').toString('utf8') };
   return { file: DEFAULT_CONFIGURATION_FILE, text: readFileSync(DEFAULT_CONFIGURATION_FILE, 'utf8') };
+}
+
+/** A plugin file: its name (for messages) and its text. */
+export interface PluginFile {
+  file: string;
+  text: string;
+}
+
+/** The plugin files shipped with the product (data/plugins/*.json), by name. */
+export function shippedPluginFiles(): PluginFile[] {
+  if (IN_SEA) return (ASSESSD_PLUGIN_FILES ?? []).map((name) => ({ file: `${name} (embedded)`, text: seaAsset(`plugins/${name}`).toString('utf8') }));
+  return jsonFilesIn(PLUGINS_DIR) ?? [];
+}
+
+/** The `.json` files of a directory, sorted by name; undefined when the directory does not exist. */
+export function jsonFilesIn(dir: string): PluginFile[] | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.json')).map((e) => e.name);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  return names.sort().map((name) => ({ file: join(dir, name), text: readFileSync(join(dir, name), 'utf8') }));
 }
 
 /** This build's version. */

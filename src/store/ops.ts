@@ -5,6 +5,10 @@ import { activateSession, addTargetToSession, createSession, deleteSession, remo
 import type { Part, State } from './state.js';
 import { createTargets, deleteTarget } from './targets.js';
 import { importSession } from './import.js';
+import {
+  deleteError, deleteOutputs, deleteWork, endRun, patchError, queueWorks, rankOutput, requeueRun, runStarted, setWorkActive, startRun,
+  type PluginRef, type RunEnd,
+} from './engine.js';
 
 /** `at`: when the change was asked for (ms since the epoch), carried in the op so that a replay is exact. */
 const APPLY = {
@@ -19,6 +23,17 @@ const APPLY = {
   bulkTargets: (state: State, op: BulkRequest) => bulkTargets(state, op),
   patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
   importSession: (state: State, op: { name: string; urls: string[]; at?: number }) => importSession(state, op.name, op.urls, op.at),
+  queueWorks: (state: State, op: { targets: number[]; plugins: string[]; force: boolean }) => queueWorks(state, op.targets, op.plugins, op.force),
+  setWorkActive: (state: State, op: { id: number; active: boolean }) => setWorkActive(state, op.id, op.active),
+  deleteWork: (state: State, op: { id: number }) => deleteWork(state, op.id),
+  startRun: (state: State, op: { work: number; plugin: PluginRef; outputPath: string; at: number }) => startRun(state, op),
+  runStarted: (state: State, op: { output: number; pid: number; pidStart: string }) => runStarted(state, op),
+  endRun: (state: State, op: RunEnd) => endRun(state, op),
+  requeueRun: (state: State, op: { output: number; at: number; reason: string }) => requeueRun(state, op),
+  rankOutput: (state: State, op: { target: number; key: string; userRank?: number; notes?: string }) => rankOutput(state, op),
+  deleteOutputs: (state: State, op: { target: number; group?: string; type?: string; code?: string }) => deleteOutputs(state, op),
+  patchError: (state: State, op: { id: number; message: string }) => patchError(state, op),
+  deleteError: (state: State, op: { id: number }) => deleteError(state, op),
 };
 
 type Appliers = typeof APPLY;

@@ -46,6 +46,57 @@ export interface TargetRow {
   sessions: Set<number>;
 }
 
+/** A queued run of a plugin (by key) on a target; `active` is false while paused. */
+export interface WorkRow {
+  id: number;
+  target: number;
+  plugin: string;
+  active: boolean;
+}
+
+export interface Finding {
+  rank: number;
+  title: string;
+  detail: string;
+}
+
+export type OutputStatus = 'Running' | 'Successful' | 'Aborted' | 'Crashed' | 'Skipped';
+
+/** One plugin's output on one target (a rerun replaces it). Times in ms since the epoch. */
+export interface OutputRow {
+  id: number;
+  target_id: number;
+  plugin_key: string;
+  plugin_code: string;
+  plugin_group: string;
+  plugin_type: string;
+  status: OutputStatus;
+  owtf_rank: number;
+  user_rank: number;
+  user_notes: string;
+  /** The run's directory under DATA_DIR/outputs, or '' when it has none. */
+  output_path: string;
+  started_at: number;
+  ended_at: number | null;
+  error: string | null;
+  findings: Finding[];
+  exit_code: number | null;
+  /** The output's text when the store keeps it (a check's summary, an imported output). */
+  summary?: string;
+  /** While it runs: its work (to requeue it) and its program's process group, once started. */
+  run?: { work: number; active: boolean; pid: number | null; pidStart: string | null };
+}
+
+/** A run that crashed or could not start, as the upstream error list shows it. */
+export interface ErrorRow {
+  id: number;
+  owtf_message: string;
+  traceback: string;
+  user_message: string;
+  reported: boolean;
+  github_issue_url: string | null;
+}
+
 /** The indexes that grow with the store are sharded maps: growing one never stalls a write. */
 export interface State {
   sessions: IdMap<SessionRow>;
@@ -57,6 +108,17 @@ export interface State {
   nextTargetId: number;
   /** Kept ordered by key. */
   config: Map<string, ConfigItem>;
+  /** The worklist, in queue order. */
+  works: Map<number, WorkRow>;
+  /** `<target id> <plugin key>` of every queued work: a pair is never queued twice. */
+  queued: Set<string>;
+  nextWorkId: number;
+  outputs: Map<number, OutputRow>;
+  /** Each target's outputs by plugin key. */
+  outputsByTarget: Map<number, Map<string, number>>;
+  nextOutputId: number;
+  errors: Map<number, ErrorRow>;
+  nextErrorId: number;
 }
 
 /** Sessions and targets share a file: deleting a session can delete targets, in one atomic write. */
@@ -82,6 +144,14 @@ export function emptyState(): State {
     targetIdByUrl: new StringMap(),
     nextTargetId: 1,
     config: new Map(),
+    works: new Map(),
+    queued: new Set(),
+    nextWorkId: 1,
+    outputs: new Map(),
+    outputsByTarget: new Map(),
+    nextOutputId: 1,
+    errors: new Map(),
+    nextErrorId: 1,
   };
 }
 
@@ -113,8 +183,8 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
     yield JSON.stringify({ version: FORMAT_VERSION, seq, items: [...state.config.values()] });
     return;
   }
-  const { nextSessionId, activeSessionId, nextTargetId } = state;
-  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId });
+  const { nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId } = state;
+  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId });
   let piece = `${head.slice(0, -1)},"sessions":[`;
   let first = true;
   for (const s of state.sessions.values()) {
@@ -133,6 +203,24 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
     if (piece.length >= PIECE) {
       yield piece;
       piece = '';
+    }
+  }
+  // the engine's rows: works as [id, target, plugin, active], in queue order
+  const lists: [string, Iterable<unknown>, (row: never) => unknown][] = [
+    ['works', state.works.values(), (w: WorkRow) => [w.id, w.target, w.plugin, w.active]],
+    ['outputs', state.outputs.values(), (o: OutputRow) => o],
+    ['errors', state.errors.values(), (e: ErrorRow) => e],
+  ];
+  for (const [name, rows, shape] of lists) {
+    piece += `],"${name}":[`;
+    first = true;
+    for (const row of rows) {
+      piece += `${first ? '' : ','}${JSON.stringify(shape(row as never))}`;
+      first = false;
+      if (piece.length >= PIECE) {
+        yield piece;
+        piece = '';
+      }
     }
   }
   yield `${piece}]}`;
@@ -249,7 +337,67 @@ function loadSessions(state: State, data: Record<string, unknown>, check: Check)
     '"activeSessionId" must name a listed session',
   );
   fresh.activeSessionId = activeSessionId as number;
+  loadEngine(fresh, data, check);
 
   const { config } = state;
   Object.assign(state, fresh, { config });
+}
+
+const OUTPUT_STATUSES = new Set(['Running', 'Successful', 'Aborted', 'Crashed', 'Skipped']);
+const isRank = (v: unknown) => Number.isInteger(v) && (v as number) >= -1 && (v as number) <= 5;
+const isStringOrNull = (v: unknown) => v === null || typeof v === 'string';
+
+function isFinding(f: unknown): f is Finding {
+  return isObject(f) && Number.isInteger(f.rank) && typeof f.title === 'string' && typeof f.detail === 'string';
+}
+
+function isOutput(o: Record<string, unknown>): boolean {
+  const run = o.run as Record<string, unknown> | undefined;
+  return (
+    typeof o.plugin_key === 'string' && typeof o.plugin_code === 'string' && typeof o.plugin_group === 'string' &&
+    typeof o.plugin_type === 'string' && OUTPUT_STATUSES.has(o.status as string) && isRank(o.owtf_rank) && isRank(o.user_rank) &&
+    typeof o.user_notes === 'string' && typeof o.output_path === 'string' && isTime(o.started_at) &&
+    (o.ended_at === null || isTime(o.ended_at)) && isStringOrNull(o.error) && Array.isArray(o.findings) && o.findings.every(isFinding) &&
+    (o.exit_code === null || Number.isInteger(o.exit_code)) && (o.summary === undefined || typeof o.summary === 'string') &&
+    (run === undefined ||
+      (isObject(run) && isId(run.work) && typeof run.active === 'boolean' && (run.pid === null || isId(run.pid)) && isStringOrNull(run.pidStart)))
+  );
+}
+
+/** The engine's rows (absent from the files of earlier builds: then empty). */
+function loadEngine(fresh: State, data: Record<string, unknown>, check: Check): void {
+  const { nextWorkId = 1, nextOutputId = 1, nextErrorId = 1, works = [], outputs = [], errors = [] } = data;
+  check(isId(nextWorkId) && isId(nextOutputId) && isId(nextErrorId), '"nextWorkId", "nextOutputId" and "nextErrorId" must be positive integers');
+  check(Array.isArray(works) && Array.isArray(outputs) && Array.isArray(errors), '"works", "outputs" and "errors" must be arrays');
+  fresh.nextWorkId = nextWorkId;
+  fresh.nextOutputId = nextOutputId;
+  fresh.nextErrorId = nextErrorId;
+  for (const w of works as unknown[]) {
+    const [id, target, plugin, active] = Array.isArray(w) ? w : [];
+    const ok = isId(id) && id < nextWorkId && !fresh.works.has(id) && isId(target) && fresh.targets.has(target) && typeof plugin === 'string' && typeof active === 'boolean';
+    if (!ok) check(false, `work ${JSON.stringify(w)} must be [id below "nextWorkId", a listed target, plugin key, active]`);
+    const key = `${target} ${plugin}`;
+    if (fresh.queued.has(key)) check(false, `work ${id}: its target and plugin are queued twice`);
+    fresh.works.set(id, { id, target, plugin, active });
+    fresh.queued.add(key);
+  }
+  for (const o of outputs as unknown[]) {
+    check(isObject(o) && isId(o.id) && o.id < nextOutputId && !fresh.outputs.has(o.id), 'each output needs an id below "nextOutputId", listed once');
+    if (!isId(o.target_id) || !fresh.targets.has(o.target_id)) check(false, `output ${o.id}: "target_id" must name a listed target`);
+    if (!isOutput(o)) check(false, `output ${o.id} has a field of the wrong type`);
+    const row = o as unknown as OutputRow;
+    const byKey = fresh.outputsByTarget.get(row.target_id) ?? new Map<string, number>();
+    if (byKey.has(row.plugin_key)) check(false, `output ${o.id}: its target has another output of ${row.plugin_key}`);
+    fresh.outputs.set(row.id, row);
+    byKey.set(row.plugin_key, row.id);
+    fresh.outputsByTarget.set(row.target_id, byKey);
+  }
+  for (const e of errors as unknown[]) {
+    const ok =
+      isObject(e) && isId(e.id) && e.id < nextErrorId && !fresh.errors.has(e.id) && typeof e.owtf_message === 'string' &&
+      typeof e.traceback === 'string' && typeof e.user_message === 'string' && typeof e.reported === 'boolean' && isStringOrNull(e.github_issue_url);
+    if (!ok) check(false, 'each error needs an id below "nextErrorId" and the upstream fields');
+    const row = e as unknown as ErrorRow;
+    fresh.errors.set(row.id, row);
+  }
 }

@@ -1,5 +1,6 @@
 /** Pure functions over the targets of a State, and the fields derived from a target's URL. */
 import { isIP } from 'node:net';
+import { forgetTarget } from './engine.js';
 import { OK, refuse, type Result } from './result.js';
 import type { State, Target } from './state.js';
 import { queryTargets, type TargetQuery } from './target-query.js';
@@ -105,6 +106,7 @@ export function deleteTarget(state: State, id: number): Result<'unknown-target'>
   for (const sessionId of row.sessions) state.sessions.get(sessionId)?.targets?.delete(id);
   state.targets.delete(id);
   state.targetIdByUrl.delete(row.target.target_url);
+  forgetTarget(state, id);
   return OK;
 }
 

@@ -1,0 +1,191 @@
+/**
+ * The plugin catalogue: the files shipped with the product, then the user's (DATA_DIR/plugins),
+ * each checked by one validator. A file that does not parse, or a plugin that is not valid, stops
+ * the start with a message naming the file.
+ */
+import { basename } from 'node:path';
+import type { PluginFile } from '../paths.js';
+import { unknownPlaceholders } from './template.js';
+import { PLUGIN_GROUPS, PLUGIN_TYPES, type CatalogueEntry, type Plugin, type PluginAction, type PluginGroup, type TestGroup } from './types.js';
+
+/** The parsers a program's output may go through. */
+export const PARSERS = ['nmap-xml'] as const;
+
+export class PluginFileError extends Error {
+  readonly code = 'ERR_PLUGIN_FILE';
+  constructor(file: string, problem: string) {
+    super(`plugin file ${file}: ${problem}`);
+  }
+}
+
+export interface PluginFilter {
+  group?: string[];
+  type?: string[];
+  code?: string[];
+  name?: string[];
+}
+
+export interface Catalogue {
+  /** Every plugin: by group, then type, then the test groups' order. */
+  readonly plugins: readonly Plugin[];
+  readonly testGroups: readonly TestGroup[];
+  get(key: string): CatalogueEntry | undefined;
+  testGroup(code: string): TestGroup | undefined;
+  /** Each filter any-of (codes and names compared without regard to case). */
+  filter(filter: PluginFilter): Plugin[];
+}
+
+type Raw = Record<string, unknown>;
+const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isText = (v: unknown, max = 256): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
+const CODE = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
+const CONFIG_KEY = /^[A-Z][A-Z0-9_-]*$/;
+
+/** Reads every file; `knownChecks` names the built-in checks a semi_passive plugin may use. */
+export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownChecks: ReadonlySet<string>): Catalogue {
+  const groups = new Map<string, TestGroup>();
+  const entries = new Map<string, CatalogueEntry>();
+  const pending: { raw: Raw; file: string; index: number }[] = [];
+  for (const { file, text } of [...shipped, ...user]) {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw new PluginFileError(file, `not valid JSON (${(err as Error).message})`);
+    }
+    if (!isObject(doc)) throw new PluginFileError(file, 'expected a JSON object with "plugins" and/or "test_groups"');
+    const { plugins = [], test_groups: testGroups = [] } = doc;
+    if (!Array.isArray(plugins) || !Array.isArray(testGroups)) throw new PluginFileError(file, '"plugins" and "test_groups" must be arrays');
+    testGroups.forEach((raw: unknown, i) => {
+      const group = readTestGroup(raw, file, i);
+      if (groups.has(group.code)) throw new PluginFileError(file, `test group ${group.code} is defined twice`);
+      groups.set(group.code, group);
+    });
+    plugins.forEach((raw: unknown, index) => {
+      if (!isObject(raw)) throw new PluginFileError(file, `plugins[${index}] must be an object`);
+      pending.push({ raw, file, index });
+    });
+  }
+  for (const { raw, file, index } of pending) {
+    const entry = readPlugin(raw, file, index, groups, knownChecks);
+    if (entries.has(entry.plugin.key)) throw new PluginFileError(file, `plugins[${index}]: ${entry.plugin.key} is defined twice`);
+    entries.set(entry.plugin.key, entry);
+  }
+  const order = new Map([...groups.keys()].map((code, i) => [code, i]));
+  const rank = (p: Plugin) => [PLUGIN_GROUPS.indexOf(p.group), PLUGIN_TYPES[p.group].indexOf(p.type), order.get(p.code) ?? Infinity] as const;
+  const plugins = [...entries.values()].map((e) => e.plugin).sort((a, b) => {
+    const [ra, rb] = [rank(a), rank(b)];
+    for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return ra[i] - rb[i];
+    return a.code < b.code ? -1 : a.code > b.code ? 1 : 0;
+  });
+  const testGroups = [...groups.values()];
+  return {
+    plugins,
+    testGroups,
+    get: (key) => entries.get(key),
+    testGroup: (code) => groups.get(code),
+    filter(filter) {
+      const lower = (values?: string[]) => values && new Set(values.map((v) => v.toLowerCase()));
+      const [codes, names] = [lower(filter.code), lower(filter.name)];
+      return plugins.filter(
+        (p) =>
+          (!filter.group || filter.group.includes(p.group)) &&
+          (!filter.type || filter.type.includes(p.type)) &&
+          (!codes || codes.has(p.code.toLowerCase())) &&
+          (!names || names.has(p.name.toLowerCase())),
+      );
+    },
+  };
+}
+
+function readTestGroup(raw: unknown, file: string, i: number): TestGroup {
+  const where = `test_groups[${i}]`;
+  if (!isObject(raw)) throw new PluginFileError(file, `${where} must be an object`);
+  const { code, group, priority, descrip, hint = '', url = '', mappings = {} } = raw;
+  if (typeof code !== 'string' || !CODE.test(code)) throw new PluginFileError(file, `${where}: "code" must be a code such as OWTF-IG-001`);
+  if (!PLUGIN_GROUPS.includes(group as PluginGroup)) throw new PluginFileError(file, `${where} (${code}): "group" must be one of ${PLUGIN_GROUPS.join(', ')}`);
+  if (!Number.isInteger(priority)) throw new PluginFileError(file, `${where} (${code}): "priority" must be an integer`);
+  if (!isText(descrip) || typeof hint !== 'string' || typeof url !== 'string') {
+    throw new PluginFileError(file, `${where} (${code}): "descrip" must be a non-empty string, "hint" and "url" strings`);
+  }
+  const pairs = isObject(mappings) && Object.values(mappings).every((m) => Array.isArray(m) && m.length === 2 && m.every((s) => typeof s === 'string'));
+  if (!pairs) throw new PluginFileError(file, `${where} (${code}): "mappings" must map names to [code, name] pairs`);
+  return { code, group: group as PluginGroup, priority: priority as number, descrip, hint, url, mappings: mappings as TestGroup['mappings'] };
+}
+
+const ACTION_KEYS = ['checklist', 'links', 'check', 'tool'] as const;
+
+function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, TestGroup>, knownChecks: ReadonlySet<string>): CatalogueEntry {
+  const fail = (problem: string): never => {
+    throw new PluginFileError(file, `plugins[${index}]${typeof raw.code === 'string' ? ` (${raw.code})` : ''}: ${problem}`);
+  };
+  const { code, group, type } = raw;
+  if (typeof code !== 'string' || !CODE.test(code)) fail('"code" must be a code such as OWTF-IG-001');
+  if (!PLUGIN_GROUPS.includes(group as PluginGroup)) fail(`"group" must be one of ${PLUGIN_GROUPS.join(', ')}`);
+  const types = PLUGIN_TYPES[group as PluginGroup];
+  if (typeof type !== 'string' || !types.includes(type)) fail(`"type" must be one of ${types.join(', ')} in group ${group}`);
+  const testGroup = groups.get(code as string);
+  if (!testGroup) fail(`no test group has the code ${code} (add it to "test_groups")`);
+  for (const field of ['name', 'title', 'descrip', 'attr'] as const) {
+    if (raw[field] !== undefined && raw[field] !== null && !isText(raw[field], 1024)) fail(`"${field}" must be a non-empty string`);
+  }
+  const present = ACTION_KEYS.filter((k) => raw[k] !== undefined);
+  if (present.length !== 1) fail(`a plugin has exactly one of ${ACTION_KEYS.map((k) => `"${k}"`).join(', ')}`);
+  const action = readAction(raw, present[0], type as string, fail, knownChecks);
+  const name = (raw.name as string | undefined) ?? testGroup!.descrip.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  const plugin: Plugin = {
+    key: `${type}@${code}`,
+    code: code as string,
+    group: group as PluginGroup,
+    type: type as string,
+    name,
+    title: (raw.title as string | undefined) ?? name.replace(/_/g, ' '),
+    descrip: (raw.descrip as string | undefined) ?? testGroup!.descrip,
+    file: basename(file),
+    attr: (raw.attr as string | undefined) ?? null,
+    min_time: null,
+  };
+  return { plugin, action };
+}
+
+function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, fail: (problem: string) => never, knownChecks: ReadonlySet<string>): PluginAction {
+  const placeholders = (template: string, program: boolean, where: string) => {
+    const unknown = unknownPlaceholders(template, program);
+    if (unknown.length > 0) fail(`${where} names unknown placeholders: ${unknown.join(', ')}`);
+  };
+  switch (kind) {
+    case 'checklist': {
+      if (!isText(raw.checklist, 64 * 1024)) fail('"checklist" must be a non-empty string');
+      placeholders(raw.checklist as string, false, '"checklist"');
+      return { kind: 'checklist', text: raw.checklist as string };
+    }
+    case 'links': {
+      const links = raw.links;
+      if (!Array.isArray(links) || links.length === 0 || !links.every((l) => isObject(l) && isText(l.title) && isText(l.url, 2048))) {
+        fail('"links" must be a non-empty array of {"title", "url"}');
+      }
+      for (const link of links as { title: string; url: string }[]) placeholders(link.url, false, `link ${JSON.stringify(link.title)}`);
+      return { kind: 'links', links: (links as { title: string; url: string }[]).map(({ title, url }) => ({ title, url })) };
+    }
+    case 'check': {
+      if (type !== 'semi_passive') fail('"check" is for semi_passive plugins');
+      if (typeof raw.check !== 'string' || !knownChecks.has(raw.check)) fail(`"check" must name a built-in check: ${[...knownChecks].join(', ')}`);
+      return { kind: 'check', check: raw.check as string };
+    }
+    case 'tool': {
+      const { tool, argv, parser, timeout } = raw;
+      if (typeof tool !== 'string' || !CONFIG_KEY.test(tool)) fail('"tool" must be a configuration key such as TOOL_NMAP');
+      if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string' && a.length <= 4096) || argv.length > 256) fail('"argv" must be an array of strings');
+      (argv as string[]).forEach((a, i) => placeholders(a, true, `argv[${i}]`));
+      if (parser !== undefined && !PARSERS.includes(parser as (typeof PARSERS)[number])) fail(`"parser" must be one of ${PARSERS.join(', ')}`);
+      if (timeout !== undefined && !(Number.isInteger(timeout) && (timeout as number) > 0)) fail('"timeout" must be a positive number of seconds');
+      return {
+        kind: 'program',
+        tool: tool as string,
+        argv: argv as string[],
+        ...(parser === undefined ? {} : { parser: parser as string }),
+        ...(timeout === undefined ? {} : { timeout: timeout as number }),
+      };
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/** Placeholders (`{host_name}`, `{output_dir}`, `{config:KEY}`) filled from a target: text for people, argv for programs. */
+import type { TargetFields } from './types.js';
+
+const TARGET_FIELDS = new Set(['target_url', 'host_name', 'host_ip', 'port_number', 'url_scheme', 'host_path', 'ip_url', 'top_domain', 'top_url', 'host']);
+const PLACEHOLDER = /\{([a-z_]+|config:[A-Za-z0-9_.-]+)\}/g;
+const ANY_BRACE_WORD = /\{[^{}\s]*\}/g;
+
+/** The placeholders a template names that no target, run or configuration fills: `[]` when all are known. */
+export function unknownPlaceholders(template: string, program: boolean): string[] {
+  const unknown: string[] = [];
+  for (const [whole] of template.matchAll(ANY_BRACE_WORD)) {
+    const name = whole.slice(1, -1);
+    const known = TARGET_FIELDS.has(name) || (program && (name === 'output_dir' || /^config:[A-Za-z0-9_.-]+$/.test(name)));
+    if (!known) unknown.push(whole);
+  }
+  return unknown;
+}
+
+export interface FillContext {
+  target: TargetFields;
+  /** The run's output directory (programs only). */
+  outputDir?: string;
+  config?: (key: string) => string | undefined;
+}
+
+function value(name: string, ctx: FillContext): string | undefined {
+  if (name === 'host') return ctx.target.host_ip || ctx.target.host_name;
+  if (name === 'output_dir') return ctx.outputDir;
+  if (name.startsWith('config:')) return ctx.config?.(name.slice(7));
+  return TARGET_FIELDS.has(name) ? ctx.target[name as keyof TargetFields] : undefined;
+}
+
+/** A text for people: every placeholder replaced (one with no value stays as written). */
+export function fillText(template: string, ctx: FillContext): string {
+  return template.replace(PLACEHOLDER, (whole, name: string) => value(name, ctx) ?? whole);
+}
+
+export type FilledArgv = { ok: true; argv: string[] } | { ok: false; reason: string };
+
+/**
+ * A program's argv: each template element stays one element (nothing is split, no shell sees it).
+ * Refused when a substituted value begins with `-` (the program would read it as an option) or
+ * has no value.
+ */
+export function fillArgv(templates: string[], ctx: FillContext): FilledArgv {
+  const argv: string[] = [];
+  for (const template of templates) {
+    let problem: string | undefined;
+    const filled = template.replace(PLACEHOLDER, (whole, name: string) => {
+      const v = value(name, ctx);
+      if (v === undefined || v === '') problem ??= `${whole} has no value`;
+      else if (v.startsWith('-')) problem ??= `${whole} is ${JSON.stringify(v)}, which begins with "-" and would be read as an option`;
+      return v ?? '';
+    });
+    if (problem) return { ok: false, reason: problem };
+    argv.push(filled);
+  }
+  return { ok: true, argv };
+}
