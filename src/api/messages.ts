@@ -15,6 +15,21 @@ export const MESSAGES = {
   invalidConfigurationItem: 'Invalid configuration item specified',
 } as const;
 
+/** The assessment engine's messages (plugins, worklist, workers, outputs, errors). */
+export const ENGINE_MESSAGES = {
+  pluginTypeNotInGroup: 'Plugin type not found in selected plugin group',
+  pluginNotFound: 'Plugin not found',
+  workerIdAndActionNone: 'worker_id and action should be None',
+  argumentsNull: 'Arguments should not be null',
+  pluginListEmpty: 'Plugin list should not be empty',
+  targetListEmpty: 'Target list should not be empty',
+  workIdNone: 'work_id should not be None',
+  actionNone: 'action should be None',
+  invalidWorker: 'Invalid worker referenced',
+  invalidOutput: 'Invalid plugin output reference provided',
+  invalidError: 'Invalid error reference provided',
+} as const;
+
 /** The fixed messages of bundle imports (extension); `bundleProblem` words every refusal. */
 export const BUNDLE_MESSAGES = {
   mediaType: 'Unsupported media type: send application/json',

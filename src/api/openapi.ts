@@ -85,6 +85,82 @@ const SCHEMAS: Record<string, Schema> = {
     additionalProperties: false,
     properties: { key: STRING, value: STRING, section: STRING, descrip: STRING, dirty: { type: 'boolean', description: 'Changed through the API' } },
   },
+  Plugin: {
+    type: 'object',
+    required: ['key', 'code', 'group', 'type', 'name', 'title', 'descrip', 'file', 'attr', 'min_time'],
+    properties: {
+      key: { type: 'string', description: '<type>@<code>' },
+      code: STRING,
+      group: { type: 'string', enum: ['web', 'network', 'auxiliary'] },
+      type: STRING,
+      name: STRING,
+      title: STRING,
+      descrip: STRING,
+      file: { type: 'string', description: 'The plugin file it comes from' },
+      attr: { type: ['string', 'null'] },
+      min_time: { type: ['string', 'null'] },
+    },
+  },
+  Work: {
+    type: 'object',
+    required: ['id', 'active', 'target', 'plugin'],
+    properties: { id: { type: 'integer', minimum: 1 }, active: { type: 'boolean', description: 'false while paused' }, target: { $ref: '#/components/schemas/Target' }, plugin: { $ref: '#/components/schemas/Plugin' } },
+  },
+  Worker: {
+    type: 'object',
+    required: ['id', 'name', 'busy', 'paused', 'work', 'start_time', 'worker'],
+    properties: {
+      id: { type: 'integer', minimum: 1 },
+      name: { type: 'string', description: 'Worker-<id>' },
+      busy: { type: 'boolean' },
+      paused: { type: 'boolean' },
+      work: { type: 'array', description: '[] or [<target>, <plugin>]' },
+      start_time: { type: 'string', description: '"NA", or when the current run began (YYYY/MM/DD HH:MM:SS, local time)' },
+      worker: { type: ['integer', 'null'], description: "The running program's pid" },
+      started_at: { type: ['string', 'null'], description: 'Extension: when the current run began, ISO 8601' },
+    },
+  },
+  Finding: {
+    type: 'object',
+    required: ['rank', 'title', 'detail'],
+    properties: { rank: { type: 'integer', minimum: -1, maximum: 5 }, title: STRING, detail: { type: 'string', description: 'The evidence: the header or line that shows it' } },
+  },
+  Output: {
+    type: 'object',
+    required: ['id', 'target_id', 'plugin_key', 'plugin_code', 'plugin_group', 'plugin_type', 'status', 'owtf_rank', 'user_rank', 'user_notes', 'output_path', 'start_time', 'end_time', 'run_time', 'error'],
+    properties: {
+      id: { type: 'integer', minimum: 1 },
+      target_id: { type: 'integer', minimum: 1 },
+      plugin_key: STRING,
+      plugin_code: STRING,
+      plugin_group: STRING,
+      plugin_type: STRING,
+      status: { type: 'string', enum: ['Running', 'Successful', 'Aborted', 'Crashed', 'Skipped'] },
+      owtf_rank: { type: 'integer', minimum: -1, maximum: 5 },
+      user_rank: { type: 'integer', minimum: -1, maximum: 5 },
+      user_notes: STRING,
+      output_path: { type: 'string', description: 'The run\'s directory, relative to DATA_DIR/outputs ("" when it ran no program)' },
+      start_time: { type: 'string', description: 'DD/MM/YYYY-HH:MM, local time' },
+      end_time: { type: ['string', 'null'] },
+      run_time: { type: ['string', 'null'], description: 'e.g. "1m, 2s, 345ms"' },
+      error: { type: ['string', 'null'] },
+      output: { type: 'string', description: 'Its text, at most 1 MiB (in GET .../poutput/ only)' },
+      findings: { type: 'array', items: { $ref: '#/components/schemas/Finding' }, description: 'Extension' },
+      exit_code: { type: ['integer', 'null'], description: 'Extension' },
+      started_at: { type: 'string', description: 'Extension: ISO 8601' },
+      ended_at: { type: ['string', 'null'], description: 'Extension: ISO 8601' },
+    },
+  },
+  TestGroup: {
+    type: 'object',
+    required: ['code', 'priority', 'descrip', 'hint', 'url', 'mappings'],
+    properties: { code: STRING, priority: { type: 'integer' }, descrip: STRING, hint: STRING, url: STRING, mappings: { type: 'object', additionalProperties: { type: 'array', items: STRING } } },
+  },
+  RunError: {
+    type: 'object',
+    required: ['id', 'owtf_message', 'traceback', 'user_message', 'reported', 'github_issue_url'],
+    properties: { id: { type: 'integer', minimum: 1 }, owtf_message: STRING, traceback: STRING, user_message: STRING, reported: { type: 'boolean' }, github_issue_url: { type: ['string', 'null'] } },
+  },
   Fail: {
     type: 'object',
     required: ['status', 'message', 'code'],
@@ -127,7 +203,7 @@ function openApiPath(patterns: string[]): { path: string; params: Schema[] } {
   const path = split[0]
     .map((part, i) => {
       if (part === '*') {
-        const name = patterns[0].startsWith('/static/') ? 'file' : 'file_url';
+        const name = patterns[0].startsWith('/static/') ? 'file' : patterns[0].startsWith('/output_files/') ? 'file_url' : 'path';
         params.push({ name, in: 'path', required: true, schema: STRING, description: 'The rest of the path (it may hold slashes)' });
         return `{${name}}`;
       }

@@ -1,0 +1,139 @@
+/** /api/v1/targets/<id>/poutput: a target's plugin outputs, ranked and annotated by the tester. */
+import type { Engine } from '../engine/scheduler.js';
+import { outputText, outputView } from '../engine/output-text.js';
+import { HttpError, success } from '../http/jsend.js';
+import { MAX_NOTES, targetOutputs } from '../store/engine.js';
+import type { OutputRow } from '../store/state.js';
+import type { Store } from '../store/store.js';
+import type { Handler, RequestContext } from './context.js';
+import { ENGINE_MESSAGES as E, MESSAGES as M } from './messages.js';
+import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
+import { listArg, parseUnsigned } from './params.js';
+import { restSegments } from './plugins.js';
+
+const RANK = /^\s*-?[0-9]+\s*$/;
+
+/** A rank argument: an integer in -1..5, or a 400 naming it. */
+function rankValue(raw: string, name: string): number {
+  const n = RANK.test(raw) ? Number(raw) : NaN;
+  if (!(Number.isInteger(n) && n >= -1 && n <= 5)) throw new HttpError(400, M.invalidParameterType, { [name]: 'expected an integer from -1 to 5' });
+  return n;
+}
+
+export function registerPoutput(router: ApiRouter, store: Store, engine: Engine): void {
+  const targetOf = (ctx: RequestContext): number => {
+    const id = parseUnsigned(ctx.params.target_id);
+    if (id === undefined || !store.state.targets.has(id)) throw new HttpError(400, M.invalidTargetReference);
+    return id;
+  };
+
+  /** The outputs the path (group/type/code) and the filters name. */
+  function selected(ctx: RequestContext, target: number): OutputRow[] {
+    const [group, type, code] = restSegments(ctx.rest);
+    const filter = (name: string) => listArg(ctx.args, name);
+    const keys = filter('plugin_key');
+    const types = filter('plugin_type');
+    const groups = filter('plugin_group');
+    const codes = filter('plugin_code');
+    const statuses = filter('status');
+    const userRanks = filter('user_rank')?.map((r) => rankValue(r, 'user_rank'));
+    const owtfRanks = filter('owtf_rank')?.map((r) => rankValue(r, 'owtf_rank'));
+    return targetOutputs(store.state, target).filter(
+      (o) =>
+        (group === undefined || o.plugin_group === group) &&
+        (type === undefined || o.plugin_type === type) &&
+        (code === undefined || o.plugin_code === code) &&
+        (!keys || keys.includes(o.plugin_key)) &&
+        (!types || types.includes(o.plugin_type)) &&
+        (!groups || groups.includes(o.plugin_group)) &&
+        (!codes || codes.includes(o.plugin_code)) &&
+        (!statuses || statuses.includes(o.status)) &&
+        (!userRanks || userRanks.includes(o.user_rank)) &&
+        (!owtfRanks || owtfRanks.includes(o.owtf_rank)),
+    );
+  }
+
+  const list: Handler = async (ctx) => {
+    const target = targetOf(ctx);
+    if (restSegments(ctx.rest).length > 3) throw new HttpError(404, E.invalidOutput);
+    const rows = selected(ctx, target);
+    const views = [];
+    for (const row of rows) views.push({ ...outputView(row), output: await outputText(store.state, engine.catalogue, engine.outputsDir, row) });
+    return success(views);
+  };
+
+  const names: Handler = (ctx) => {
+    const target = targetOf(ctx);
+    const byCode: Record<string, { data: unknown[]; details: unknown }> = {};
+    const rows = targetOutputs(store.state, target);
+    for (const code of [...new Set(rows.map((r) => r.plugin_code))].sort()) {
+      const group = engine.catalogue.testGroup(code);
+      byCode[code] = {
+        data: rows.filter((r) => r.plugin_code === code).map(outputView),
+        details: group ? { code: group.code, priority: group.priority, descrip: group.descrip, hint: group.hint, url: group.url, mappings: group.mappings } : { code, priority: 0, descrip: code, hint: '', url: '', mappings: {} },
+      };
+    }
+    return success(byCode);
+  };
+
+  const patch: Handler = async (ctx) => {
+    const target = targetOf(ctx);
+    const [group, type, code, ...more] = restSegments(ctx.rest);
+    const rawRank = ctx.args.get('user_rank');
+    const notes = ctx.args.get('user_notes');
+    if (rawRank === null && notes === null) throw new HttpError(400, M.incorrectQueryParameters, { user_rank: 'user_rank or user_notes is required' });
+    const userRank = rawRank === null ? undefined : rankValue(rawRank, 'user_rank');
+    if (notes !== null && notes.length > MAX_NOTES) throw new HttpError(400, M.invalidParameterType, { user_notes: `at most ${MAX_NOTES} characters` });
+    if (code === undefined || more.length > 0) throw new HttpError(400, E.invalidOutput);
+    const key = `${type}@${code}`;
+    const row = targetOutputs(store.state, target).find((o) => o.plugin_key === key && o.plugin_group === group);
+    if (!row) throw new HttpError(400, E.invalidOutput);
+    const result = await store.change({ op: 'rankOutput', target, key, ...(userRank === undefined ? {} : { userRank }), ...(notes === null ? {} : { notes }) });
+    if (!result.ok) throw new HttpError(400, E.invalidOutput);
+    return success();
+  };
+
+  const remove: Handler = async (ctx) => {
+    const target = targetOf(ctx);
+    const [group, type, code] = restSegments(ctx.rest);
+    const result = await store.change({ op: 'deleteOutputs', target, ...(group ? { group } : {}), ...(type ? { type } : {}), ...(code ? { code } : {}) });
+    if (!result.ok) throw new HttpError(400, M.invalidTargetReference);
+    await engine.removeOutputDirs(result.paths);
+    return success();
+  };
+
+  const filters = {
+    plugin_key: { type: 'string', repeatable: true, description: 'Only outputs of this plugin key, e.g. active@OWTF-IG-005 (repeatable)' },
+    plugin_type: { type: 'string', repeatable: true, description: 'Only this plugin type (repeatable)' },
+    plugin_group: { type: 'string', repeatable: true, description: 'Only this plugin group (repeatable)' },
+    plugin_code: { type: 'string', repeatable: true, description: 'Only this code (repeatable)' },
+    status: { type: 'string', repeatable: true, description: 'Only outputs of this status: Running, Successful, Aborted, Crashed, Skipped (repeatable)' },
+    user_rank: { type: 'integer', repeatable: true, description: 'Only outputs the tester ranked so (-1..5, repeatable)' },
+    owtf_rank: { type: 'integer', repeatable: true, description: 'Only outputs the engine ranked so (-1..5, repeatable)' },
+  } as const;
+  router.add('GET', '/api/v1/targets/{target_id:int}/poutput/names', names, {
+    summary: "A target's outputs (without their text) by code, with each test group's details",
+    ok: { status: 200, description: '{<code>: {"data": [outputs], "details": <test group>}}, codes sorted', data: { type: 'object', additionalProperties: { type: 'object', properties: { data: arrayOf(ref('Output')), details: ref('TestGroup') } } } },
+    fails: { 400: [M.invalidTargetReference] },
+  });
+  router.add('GET', '/api/v1/targets/{target_id:int}/poutput/*', list, {
+    summary: "A target's outputs with their text: /poutput/[<group>/[<type>/[<code>]]]",
+    args: filters,
+    ok: { status: 200, description: 'The outputs (an empty array when none), each with `output`: its text, at most 1 MiB', data: arrayOf(ref('Output')) },
+    fails: { 400: [M.invalidTargetReference, M.invalidParameterType] },
+  });
+  router.add('PATCH', '/api/v1/targets/{target_id:int}/poutput/*', patch, {
+    summary: "The tester's rank and notes on one output: /poutput/<group>/<type>/<code>",
+    args: {
+      user_rank: { type: 'integer', description: '-1 (unranked) .. 5 (critical)' },
+      user_notes: { type: 'string', description: `Notes, at most ${MAX_NOTES} characters` },
+    },
+    ok: { status: 200, description: 'Saved', data: EMPTY },
+    fails: { 400: [M.invalidTargetReference, M.incorrectQueryParameters, M.invalidParameterType, E.invalidOutput] },
+  });
+  router.add('DELETE', '/api/v1/targets/{target_id:int}/poutput/*', remove, {
+    summary: "Delete a target's outputs and their files: all, or of a group, type or code",
+    ok: { status: 200, description: 'Deleted', data: EMPTY },
+    fails: { 400: [M.invalidTargetReference] },
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * /api/v1/workers: the workers and what they run (the upstream worker handler). Deviation: a GET
+ * never changes anything; pause, resume and abort are PATCHes.
+ */
+import type { Engine, WorkerAction } from '../engine/scheduler.js';
+import { HttpError, success } from '../http/jsend.js';
+import type { Handler } from './context.js';
+import { ENGINE_MESSAGES as E, MESSAGES as M } from './messages.js';
+import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
+import { parseUnsigned } from './params.js';
+
+const ACTIONS = new Set<string>(['pause', 'resume', 'abort']);
+
+export function registerWorkers(router: ApiRouter, engine: Engine): void {
+  const invalidWorker = () => new HttpError(400, E.invalidWorker);
+  const list: Handler = () => success(engine.workers());
+  const get: Handler = (ctx) => {
+    const worker = engine.workers().find((w) => w.id === parseUnsigned(ctx.params.id));
+    if (!worker) throw invalidWorker();
+    return success(worker);
+  };
+  const getWithAction: Handler = () => {
+    throw new HttpError(400, M.actionMustBeNone);
+  };
+  const add: Handler = () => {
+    engine.addWorker();
+    return success({}, 201);
+  };
+  const refuseIdOrAction: Handler = () => {
+    throw new HttpError(400, E.workerIdAndActionNone);
+  };
+  const remove: Handler = (ctx) => {
+    if (!engine.removeWorker(parseUnsigned(ctx.params.id) ?? -1)) throw invalidWorker();
+    return success();
+  };
+  const needsId: Handler = () => {
+    throw invalidWorker();
+  };
+  const needsAction: Handler = () => {
+    throw new HttpError(400, E.actionNone);
+  };
+  const act: Handler = (ctx) => {
+    const id = parseUnsigned(ctx.params.id) ?? -1;
+    // another action changes nothing, as on the worklist
+    if (!ACTIONS.has(ctx.params.action)) {
+      if (id !== 0 && !engine.workers().some((w) => w.id === id)) throw invalidWorker();
+      return success();
+    }
+    if (!engine.act(id, ctx.params.action as WorkerAction)) throw invalidWorker();
+    return success();
+  };
+
+  router.add('GET', '/api/v1/workers', list, { summary: 'The workers: what each runs, since when, and its program\'s pid', ok: { status: 200, description: 'The workers', data: arrayOf(ref('Worker')) } });
+  router.add('GET', '/api/v1/workers/{id:int}', get, { summary: 'One worker', ok: { status: 200, description: 'The worker', data: ref('Worker') }, fails: { 400: [E.invalidWorker] } });
+  router.add('GET', '/api/v1/workers/{id:int}/{action:word}', getWithAction, { summary: 'Refused (deviation): a GET changes nothing; use PATCH', fails: { 400: [M.actionMustBeNone] } });
+  router.add('POST', '/api/v1/workers', add, { summary: 'One more worker', ok: { status: 201, description: 'Added', data: EMPTY } });
+  router.add('POST', '/api/v1/workers/{id:int}', refuseIdOrAction, { summary: 'Refused: POST takes no id', fails: { 400: [E.workerIdAndActionNone] } });
+  router.add('DELETE', '/api/v1/workers', needsId, { summary: 'Refused: DELETE needs a worker id', fails: { 400: [E.invalidWorker] } });
+  router.add('DELETE', '/api/v1/workers/{id:int}', remove, {
+    summary: 'Remove a worker (a busy one: its run is aborted first)',
+    ok: { status: 200, description: 'Removed', data: EMPTY },
+    fails: { 400: [E.invalidWorker] },
+  });
+  router.add('PATCH', '/api/v1/workers', needsId, { summary: 'Refused: PATCH needs a worker id', fails: { 400: [E.invalidWorker] } });
+  router.add('PATCH', '/api/v1/workers/{id:int}', needsAction, { summary: 'Refused: PATCH needs an action', fails: { 400: [E.actionNone] } });
+  router.add('PATCH', '/api/v1/workers/{id:int}/{action:word}', act, {
+    summary: 'pause (SIGSTOP to the program\'s process group; no new work), resume (SIGCONT), abort (SIGTERM, SIGKILL after 5 s; saved as Aborted); id 0: every worker',
+    ok: { status: 200, description: 'Done', data: EMPTY },
+    fails: { 400: [E.invalidWorker] },
+  });
+}

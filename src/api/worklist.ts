@@ -1,0 +1,195 @@
+/** /api/v1/worklist: queued runs (the upstream worklist handler), queued as one durable change. */
+import type { Engine } from '../engine/scheduler.js';
+import type { Plugin } from '../engine/types.js';
+import type { Args } from '../http/args.js';
+import { HttpError, success } from '../http/jsend.js';
+import type { Store } from '../store/store.js';
+import type { Target, WorkRow } from '../store/state.js';
+import type { Handler } from './context.js';
+import { ENGINE_MESSAGES as E, MESSAGES as M } from './messages.js';
+import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
+import { boolArg, countArg, listArg, parseUnsigned } from './params.js';
+import { pluginFilter } from './plugins.js';
+
+export interface WorkView {
+  id: number;
+  active: boolean;
+  target: Target;
+  plugin: Plugin;
+}
+
+interface WorkFilter {
+  target_url?: string[];
+  group?: string[];
+  type?: string[];
+  code?: string[];
+  active?: boolean;
+}
+
+export function registerWorklist(router: ApiRouter, store: Store, engine: Engine): void {
+  const { catalogue } = engine;
+  const pluginOf = (key: string): Plugin => {
+    const entry = catalogue.get(key);
+    if (entry) return entry.plugin;
+    const [type = '', code = key] = key.split('@');
+    return { key, code, group: 'web', type, name: key, title: key, descrip: 'no longer in the catalogue', file: '', attr: null, min_time: null };
+  };
+  const view = (w: WorkRow): WorkView => ({ id: w.id, active: w.active, target: store.state.targets.get(w.target)!.target, plugin: pluginOf(w.plugin) });
+
+  function matching(filter: WorkFilter): WorkRow[] {
+    const urls = filter.target_url && new Set(filter.target_url);
+    const rows: WorkRow[] = [];
+    for (const w of store.state.works.values()) {
+      if (filter.active !== undefined && w.active !== filter.active) continue;
+      if (urls && !urls.has(store.state.targets.get(w.target)!.target.target_url)) continue;
+      if (filter.group || filter.type || filter.code) {
+        const p = pluginOf(w.plugin);
+        if (filter.group && !filter.group.includes(p.group)) continue;
+        if (filter.type && !filter.type.includes(p.type)) continue;
+        if (filter.code && !filter.code.includes(p.code)) continue;
+      }
+      rows.push(w);
+    }
+    return rows;
+  }
+
+  const list: Handler = (ctx) =>
+    success(
+      matching({ target_url: listArg(ctx.args, 'target_url'), ...pluginFilter(ctx.args), active: boolArg(ctx.args, 'active') }).map(view),
+    );
+
+  const get: Handler = (ctx) => {
+    const work = store.state.works.get(parseUnsigned(ctx.params.id) ?? -1);
+    if (!work) throw new HttpError(400, E.invalidWorker);
+    return success(view(work));
+  };
+
+  const search: Handler = (ctx) => {
+    const limit = countArg(ctx.args, 'limit');
+    const offset = countArg(ctx.args, 'offset') ?? 0;
+    const rows = matching({
+      target_url: listArg(ctx.args, 'target_url'),
+      group: listArg(ctx.args, 'plugin_group'),
+      type: listArg(ctx.args, 'plugin_type'),
+      code: listArg(ctx.args, 'plugin_code'),
+    });
+    const page = rows.slice(offset, limit === undefined ? undefined : offset + limit);
+    return success({ records_total: store.state.works.size, records_filtered: rows.length, data: page.map(view) });
+  };
+
+  /** The arguments, or those packed in `plugin_data` (a form-encoded string, as the upstream client sends them). */
+  function queueArgs(args: Args): Args {
+    const packed = args.get('plugin_data');
+    return packed === null ? args : new URLSearchParams(packed);
+  }
+
+  const queue: Handler = async (ctx) => {
+    const args = queueArgs(ctx.args);
+    if ([...args.keys()].length === 0) throw new HttpError(400, E.argumentsNull);
+    const targets: number[] = [];
+    for (const raw of args.getAll('id').flatMap((v) => v.split(','))) {
+      const id = parseUnsigned(raw);
+      if (id === undefined || !store.state.targets.has(id)) throw new HttpError(400, M.invalidTargetReference, { id: `${JSON.stringify(raw)} is not a target id` });
+      targets.push(id);
+    }
+    const force = boolArg(args, 'force_overwrite') ?? false;
+    const plugins = catalogue.filter({ group: listArg(args, 'group'), type: listArg(args, 'type'), code: listArg(args, 'code') });
+    if (plugins.length === 0) throw new HttpError(400, E.pluginListEmpty);
+    if (targets.length === 0) throw new HttpError(400, E.targetListEmpty);
+    const result = await store.change({ op: 'queueWorks', targets, plugins: plugins.map((p) => p.key), force });
+    // a target deleted between the check and now
+    if (!result.ok) throw new HttpError(400, M.invalidTargetReference);
+    engine.kick();
+    return success({ queued: result.queued, skipped: result.skipped }, 201);
+  };
+
+  const idAndActionMustBeNone: Handler = () => {
+    throw new HttpError(400, E.workerIdAndActionNone);
+  };
+  const workIdRequired: Handler = () => {
+    throw new HttpError(400, E.workIdNone);
+  };
+  const actionMustBeNone: Handler = () => {
+    throw new HttpError(400, E.actionNone);
+  };
+
+  const patch: Handler = async (ctx) => {
+    const id = parseUnsigned(ctx.params.id)!;
+    const action = ctx.params.action;
+    // another action changes nothing (upstream answers it so)
+    if (action !== 'pause' && action !== 'resume') return success();
+    const result = await store.change({ op: 'setWorkActive', id, active: action === 'resume' });
+    if (!result.ok) throw new HttpError(400, E.invalidWorker);
+    if (action === 'resume') engine.kick();
+    return success();
+  };
+
+  const remove: Handler = async (ctx) => {
+    const result = await store.change({ op: 'deleteWork', id: parseUnsigned(ctx.params.id)! });
+    if (!result.ok) throw new HttpError(400, E.invalidWorker);
+    return success();
+  };
+
+  const filters = {
+    target_url: { type: 'string', repeatable: true, description: 'Only works on this target URL (repeatable)' },
+    group: { type: 'string', repeatable: true, description: 'Only works of plugins of this group (repeatable)' },
+    type: { type: 'string', repeatable: true, description: 'Only works of plugins of this type (repeatable)' },
+    code: { type: 'string', repeatable: true, description: 'Only works of plugins of this code (repeatable)' },
+  } as const;
+  router.add('GET', '/api/v1/worklist', list, {
+    summary: 'The worklist, in queue order (oldest first; a paused work is passed over)',
+    args: { ...filters, active: { type: 'boolean', description: 'Only active (or only paused) works' } },
+    ok: { status: 200, description: 'The queued works', data: arrayOf(ref('Work')) },
+    fails: { 400: [M.invalidParameterType] },
+  });
+  router.add('GET', '/api/v1/worklist/search', search, {
+    summary: 'A page of the worklist, with its totals',
+    args: {
+      limit: { type: 'integer', description: 'At most this many' },
+      offset: { type: 'integer', description: 'Skip this many first' },
+      target_url: filters.target_url,
+      plugin_group: filters.group,
+      plugin_type: filters.type,
+      plugin_code: filters.code,
+    },
+    ok: {
+      status: 200,
+      description: 'records_total: every queued work; records_filtered: those matching; data: the page',
+      data: { type: 'object', required: ['records_total', 'records_filtered', 'data'], properties: { records_total: { type: 'integer' }, records_filtered: { type: 'integer' }, data: arrayOf(ref('Work')) } },
+    },
+    fails: { 400: [M.invalidParameterType] },
+  });
+  router.add('GET', '/api/v1/worklist/{id:int}', get, {
+    summary: 'One queued work',
+    ok: { status: 200, description: 'The work', data: ref('Work') },
+    fails: { 400: [E.invalidWorker] },
+  });
+  router.add('POST', '/api/v1/worklist', queue, {
+    summary: 'Queue every matching plugin for every named target, as one durable change',
+    description: 'A pair already queued, or (without force_overwrite=true) already run, is skipped. The arguments may also come packed in one argument, plugin_data, a form-encoded string (as the upstream client sends them).',
+    args: {
+      id: { type: 'string', required: true, repeatable: true, description: 'Target ids: repeated, or comma-separated' },
+      ...filters,
+      force_overwrite: { type: 'boolean', description: 'Queue again plugins that already ran on the target (their output is replaced)' },
+      plugin_data: { type: 'string', description: 'All of the above, form-encoded in one argument' },
+    },
+    ok: { status: 201, description: 'Queued (skipped: extension, the pairs already queued or run)', data: { type: 'object', required: ['queued'], properties: { queued: { type: 'integer' }, skipped: { type: 'integer' } } } },
+    fails: { 400: [E.argumentsNull, M.invalidTargetReference, M.invalidParameterType, E.pluginListEmpty, E.targetListEmpty] },
+  });
+  router.add('POST', '/api/v1/worklist/{id:int}', idAndActionMustBeNone, { summary: 'Refused: POST takes no id', fails: { 400: [E.workerIdAndActionNone] } });
+  router.add('POST', '/api/v1/worklist/{id:int}/{action:word}', idAndActionMustBeNone, { summary: 'Refused: POST takes no id or action', fails: { 400: [E.workerIdAndActionNone] } });
+  router.add('PATCH', '/api/v1/worklist', workIdRequired, { summary: 'Refused: PATCH needs a work id', fails: { 400: [E.workIdNone] } });
+  router.add('PATCH', '/api/v1/worklist/{id:int}', actionMustBeNone, { summary: 'Refused: PATCH needs an action (pause or resume)', fails: { 400: [E.actionNone] } });
+  router.add('PATCH', '/api/v1/worklist/{id:int}/{action:word}', patch, {
+    summary: 'Pause or resume a work (id 0: every work); another action changes nothing',
+    ok: { status: 200, description: 'Done', data: EMPTY },
+    fails: { 400: [E.invalidWorker] },
+  });
+  router.add('DELETE', '/api/v1/worklist', workIdRequired, { summary: 'Refused: DELETE needs a work id', fails: { 400: [E.workIdNone] } });
+  router.add('DELETE', '/api/v1/worklist/{id:int}', remove, {
+    summary: 'Delete a queued work (id 0: every queued work)',
+    ok: { status: 200, description: 'Deleted', data: EMPTY },
+    fails: { 400: [E.invalidWorker] },
+  });
+  router.add('DELETE', '/api/v1/worklist/{id:int}/{action:word}', actionMustBeNone, { summary: 'Refused: DELETE takes no action', fails: { 400: [E.actionNone] } });
+}

@@ -1,0 +1,57 @@
+/**
+ * After a crash: the runs the store says were in progress. Each program group the dead server
+ * left is ended (its recorded pid checked against its recorded start time, so a reused pid is
+ * never signalled; a run whose pid was not yet recorded is found by the marker in its
+ * environment), and its work goes back to the head of the worklist.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Store } from '../store/store.js';
+import { endStaleGroup, processStartTime } from './process-group.js';
+import { RUN_MARKER_VARIABLE, runMarker } from './scheduler.js';
+
+/** Process-group leaders whose environment carries this data directory's marker, by output id. */
+function markedGroups(marker: string): Map<number, number[]> {
+  const found = new Map<number, number[]>();
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name));
+  } catch {
+    return found;
+  }
+  const prefix = `${RUN_MARKER_VARIABLE}=${marker}:`;
+  for (const name of pids) {
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'latin1');
+      const at = environ.indexOf(prefix);
+      if (at === -1) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      // after the last ')' (the command name may hold anything): state, ppid, pgrp
+      const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+      if (pgrp !== Number(name)) continue;
+      const output = Number(environ.slice(at + prefix.length, environ.indexOf('\0', at)));
+      found.set(output, [...(found.get(output) ?? []), pgrp]);
+    } catch {
+      // gone meanwhile, or another user's
+    }
+  }
+  return found;
+}
+
+/** Ends what a crashed server left running and requeues its works; answers how many runs it found. */
+export async function recoverRuns(store: Store, dataDir: string, log: (line: string) => void): Promise<number> {
+  const running = [...store.state.outputs.values()].filter((row) => row.run);
+  let marked: Map<number, number[]> | undefined;
+  for (const row of running) {
+    const { pid, pidStart } = row.run!;
+    const groups: { pid: number; start: string }[] = [];
+    if (pid !== null && pidStart !== null) groups.push({ pid, start: pidStart });
+    else for (const leader of (marked ??= markedGroups(runMarker(dataDir))).get(row.id) ?? []) groups.push({ pid: leader, start: processStartTime(leader) ?? '' });
+    for (const group of groups) {
+      const ended = await endStaleGroup(group.pid, group.start);
+      if (ended === 'ended') log(`ended the process group ${group.pid} of ${row.plugin_key} on target ${row.target_id}, left running by a server that stopped`);
+      if (ended === 'reused') log(`process ${group.pid} is no longer ${row.plugin_key}'s (its pid was reused): left alone`);
+    }
+    await store.change({ op: 'requeueRun', output: row.id, at: Date.now(), reason: 'the server stopped while it ran; queued again' });
+  }
+  return running.length;
+}

@@ -1,0 +1,169 @@
+/**
+ * One run of a plugin on a target, whatever the plugin does: a checklist or links (nothing to
+ * send), a built-in check (the server's own requests), or a program (its process group). Answers
+ * how the run ended, as the output will record it.
+ */
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Finding, OutputStatus } from '../store/state.js';
+import type { Target } from '../store/state.js';
+import { CHECKS } from './checks/index.js';
+import { parseNmapXml } from './parsers/nmap.js';
+import { checkProgram, runProgram, type RunEnd as ProgramEnd, type ProgramHandle } from './process-group.js';
+import { fillArgv } from './template.js';
+import type { CatalogueEntry } from './types.js';
+
+export interface RunContext {
+  entry: CatalogueEntry;
+  target: Target;
+  /** Absolute: DATA_DIR/outputs/<output_path>. */
+  outputDir: string;
+  config: (key: string) => string | undefined;
+  runTimeoutMs: number;
+  checkTimeoutMs: number;
+  maxOutputBytes: number;
+  /** Ends a built-in check (a program is ended through its handle). */
+  signal: AbortSignal;
+  /** The environment programs get (the server's, without its token). */
+  env: NodeJS.ProcessEnv;
+  /** Called once the program runs: its handle (for pause, resume, abort) and process group. */
+  onProgram(handle: ProgramHandle): void;
+}
+
+export interface RunOutcome {
+  status: Exclude<OutputStatus, 'Running'>;
+  owtfRank: number;
+  findings: Finding[];
+  exitCode: number | null;
+  error: string | null;
+  summary?: string;
+  /** Set for a crash: it is listed among the errors. */
+  crash?: { message: string; traceback: string };
+  /** The run was cut short by an abort: its `error` says by whom. */
+  aborted?: boolean;
+}
+
+const MAX_PARSED_FILE = 32 * 1024 * 1024;
+
+const skipped = (reason: string): RunOutcome => ({ status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: reason });
+
+function highest(findings: Finding[]): number {
+  return findings.reduce((max, f) => Math.max(max, f.rank), 0);
+}
+
+export async function runPlugin(ctx: RunContext): Promise<RunOutcome> {
+  const { action } = ctx.entry;
+  switch (action.kind) {
+    case 'checklist':
+    case 'links':
+      // the guidance is the output, rendered for the target when read: the tester ranks it
+      return { status: 'Successful', owtfRank: -1, findings: [], exitCode: null, error: null };
+    case 'check':
+      return runCheck(ctx, action.check);
+    case 'program':
+      return runTool(ctx, action);
+  }
+}
+
+async function runCheck(ctx: RunContext, name: string): Promise<RunOutcome> {
+  const check = CHECKS[name];
+  if (!check) return skipped(`no built-in check is named ${name}`);
+  try {
+    const result = await check({ target: ctx.target, timeoutMs: ctx.checkTimeoutMs, signal: ctx.signal });
+    if (result.status === 'Skipped') return skipped(result.reason);
+    return { status: 'Successful', owtfRank: highest(result.findings), findings: result.findings, exitCode: null, error: null, summary: result.summary };
+  } catch (err) {
+    if (ctx.signal.aborted) return { ...skipped(String(ctx.signal.reason ?? 'aborted')), status: 'Aborted', aborted: true };
+    const message = `built-in check ${name} failed: ${(err as Error).message}`;
+    return { status: 'Crashed', owtfRank: -1, findings: [], exitCode: null, error: message, crash: { message, traceback: (err as Error).stack ?? message } };
+  }
+}
+
+async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action'], { kind: 'program' }>): Promise<RunOutcome> {
+  const { plugin } = ctx.entry;
+  const program = ctx.config(action.tool);
+  if (program === undefined) return skipped(`${action.tool} is not a configuration item: set it to the program's path`);
+  if (program.trim() === '') return skipped(`${action.tool} is empty: set it to the program's path`);
+  const found = await checkProgram(program, ctx.env.PATH ?? '');
+  if (!found.ok) {
+    const message = `${action.tool}: ${found.message}`;
+    if (found.reason === 'missing') return skipped(message);
+    return crashed(plugin.key, ctx.target, message);
+  }
+  const filled = fillArgv(action.argv, { target: ctx.target, outputDir: ctx.outputDir, config: ctx.config });
+  if (!filled.ok) return skipped(`refused to run ${action.tool}: ${filled.reason}`);
+  const timeoutMs = Math.min(ctx.runTimeoutMs, (action.timeout ?? Infinity) * 1000);
+  let end: ProgramEnd;
+  try {
+    const handle = runProgram({
+      program: found.path,
+      argv: filled.argv,
+      cwd: ctx.outputDir,
+      env: ctx.env,
+      outputDir: ctx.outputDir,
+      maxOutputBytes: ctx.maxOutputBytes,
+      timeoutMs,
+    });
+    ctx.onProgram(handle);
+    end = await handle.done;
+  } catch (err) {
+    // the output files could not be written (a full disk, a removed directory): the run is lost
+    return crashed(plugin.key, ctx.target, `${action.tool}: ${(err as Error).message}`);
+  }
+  const capped = end.capped ? `output capped at ${ctx.maxOutputBytes} bytes per stream` : null;
+  switch (end.outcome) {
+    case 'failed-to-start': {
+      const message = `${action.tool}: ${found.path} could not start: ${end.reason ?? end.errno}`;
+      return end.errno === 'ENOENT' ? skipped(message) : crashed(plugin.key, ctx.target, message);
+    }
+    case 'aborted':
+      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: end.reason ?? 'aborted', aborted: true };
+    case 'timeout':
+      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: `time limit of ${Math.round(timeoutMs / 1000)} s reached` };
+    case 'signaled':
+      return crashed(plugin.key, ctx.target, `${action.tool} died by ${end.signal}`);
+    case 'exited': {
+      const parsed = action.parser ? await parse(action.parser, ctx.outputDir) : undefined;
+      return {
+        status: 'Successful',
+        owtfRank: parsed ? highest(parsed.findings) : -1,
+        findings: parsed?.findings ?? [],
+        exitCode: end.exitCode,
+        error: [capped, parsed?.error].filter(Boolean).join('; ') || null,
+        ...(parsed?.summary ? { summary: parsed.summary } : {}),
+      };
+    }
+  }
+}
+
+function crashed(key: string, target: Target, message: string): RunOutcome {
+  return {
+    status: 'Crashed',
+    owtfRank: -1,
+    findings: [],
+    exitCode: null,
+    error: message,
+    crash: { message: `${key} on ${target.target_url}: ${message}`, traceback: message },
+  };
+}
+
+/** A parser's findings from the file the program wrote; a missing or unreadable file is said, not fatal. */
+async function parse(parser: string, outputDir: string): Promise<{ findings: Finding[]; summary?: string; error?: string } | undefined> {
+  if (parser !== 'nmap-xml') return undefined;
+  const file = join(outputDir, 'nmap.xml');
+  let text: string;
+  try {
+    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const buffer = Buffer.alloc(Math.min((await handle.stat()).size, MAX_PARSED_FILE));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      text = buffer.toString('utf8', 0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    return { findings: [], error: `no nmap XML to rank (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+  }
+  return parseNmapXml(text);
+}

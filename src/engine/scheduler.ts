@@ -1,0 +1,320 @@
+/**
+ * The workers: each takes the oldest active work, runs it, records how it ended, and takes the
+ * next. Pause, resume and abort act on a worker's program (its whole process group); a stop
+ * aborts every run and puts its work back at the head of the worklist.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import type { Store } from '../store/store.js';
+import type { Target, WorkRow } from '../store/state.js';
+import type { Catalogue } from './catalogue.js';
+import type { ProgramHandle } from './process-group.js';
+import { runPlugin, type RunOutcome } from './run.js';
+import type { CatalogueEntry, Plugin } from './types.js';
+
+export interface EngineOptions {
+  store: Store;
+  catalogue: Catalogue;
+  dataDir: string;
+  workers: number;
+  /** Milliseconds a run may take, paused time not counted. */
+  runTimeoutMs: number;
+  /** Milliseconds each request of a built-in check may take. */
+  checkTimeoutMs?: number;
+  /** Bytes kept of a program's standard output, and of its error. */
+  maxOutputBytes?: number;
+  log: (line: string) => void;
+}
+
+/** A worker as the API shows it (the upstream shape, with `started_at` as an extension). */
+export interface WorkerView {
+  id: number;
+  name: string;
+  busy: boolean;
+  paused: boolean;
+  work: [] | [Target, Plugin];
+  start_time: string;
+  worker: number | null;
+  started_at: string | null;
+}
+
+interface Run {
+  work: WorkRow;
+  output: number;
+  target: Target;
+  plugin: Plugin;
+  /** Its directory under DATA_DIR/outputs ('' for a plugin that runs no program). */
+  outputPath: string;
+  startedAt: number;
+  program?: ProgramHandle;
+  controller: AbortController;
+  /** Why it is being ended: a user's abort, or the server's stop (then it is requeued). */
+  ending?: 'user' | 'stop';
+  done: Promise<void>;
+}
+
+interface Worker {
+  id: number;
+  paused: boolean;
+  run?: Run;
+  /** Removed while busy: it goes once its run has ended. */
+  removed?: boolean;
+}
+
+export type WorkerAction = 'pause' | 'resume' | 'abort';
+
+export interface Engine {
+  readonly catalogue: Catalogue;
+  /** DATA_DIR/outputs: every output_path is relative to it. */
+  readonly outputsDir: string;
+  workers(): WorkerView[];
+  /** Applies an action to one worker, or every worker with id 0; false for an unknown worker. */
+  act(id: number, action: WorkerAction): boolean;
+  addWorker(): void;
+  /** Removes a worker (a busy one's run is aborted first); false for an unknown one. */
+  removeWorker(id: number): boolean;
+  /** Works were queued or resumed: idle workers take them. */
+  kick(): void;
+  /** How many runs are in progress. */
+  running(): number;
+  /** Removes output directories (after their outputs or targets were deleted). */
+  removeOutputDirs(paths: string[]): Promise<void>;
+  /** Aborts every run, requeues their works, and waits for them to be recorded. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_CHECK_TIMEOUT = 10_000;
+const DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024;
+/** How long a write that failed (a full disk) waits before it is tried again. */
+const RETRY_MS = 1_000;
+
+/** `2026/11/24 17:00:00`, local time, as the upstream worker list shows it. */
+export function workerTime(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}/${p(d.getMonth() + 1)}/${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** The marker in each program's environment: which data directory's run it is, found again after a crash. */
+export function runMarker(dataDir: string): string {
+  return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+}
+export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
+
+export function createEngine(options: EngineOptions): Engine {
+  const { store, catalogue, log } = options;
+  const outputsDir = join(resolve(options.dataDir), 'outputs');
+  const marker = runMarker(options.dataDir);
+  const workers: Worker[] = [];
+  let nextWorkerId = 1;
+  let closing = false;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // a tool never needs the server's own secret
+  delete env.ASSESSD_TOKEN;
+
+  for (let i = 0; i < options.workers; i++) workers.push({ id: nextWorkerId++, paused: false });
+
+  const config = (key: string) => store.state.config.get(key)?.value;
+
+  /** Changes the store, trying again while the disk refuses (a full disk): a run's end is never dropped. */
+  async function record<T>(change: () => Promise<T>, what: string): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await change();
+      } catch (err) {
+        if (attempt === 1 || attempt % 60 === 0) log(`could not record ${what}, trying again: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+  }
+
+  function nextWork(): WorkRow | undefined {
+    for (const work of store.state.works.values()) if (work.active) return work;
+    return undefined;
+  }
+
+  function pump(): void {
+    if (closing) return;
+    for (const worker of workers) {
+      if (worker.run || worker.paused || worker.removed) continue;
+      const work = nextWork();
+      if (!work) return;
+      start(worker, work);
+    }
+  }
+
+  function pluginOf(key: string): { entry?: CatalogueEntry; plugin: Plugin } {
+    const entry = catalogue.get(key);
+    if (entry) return { entry, plugin: entry.plugin };
+    const [type, code] = key.split('@');
+    return { plugin: { key, code: code ?? key, group: 'web', type: type ?? '', name: key, title: key, descrip: '', file: '', attr: null, min_time: null } };
+  }
+
+  function start(worker: Worker, work: WorkRow): void {
+    const { entry, plugin } = pluginOf(work.plugin);
+    const target = { ...store.state.targets.get(work.target)!.target };
+    const outputPath = entry?.action.kind === 'program' ? [String(target.id), plugin.group, plugin.type, plugin.code].join('/') : '';
+    const at = Date.now();
+    // applied at once (the work leaves the worklist now: no other worker takes it), durable later
+    const started = store.change({ op: 'startRun', work: work.id, plugin: { key: plugin.key, code: plugin.code, group: plugin.group, type: plugin.type }, outputPath, at });
+    const run: Run = { work: { ...work }, output: 0, target, plugin, outputPath, startedAt: at, controller: new AbortController(), done: Promise.resolve() };
+    worker.run = run;
+    run.done = (async () => {
+      let result: Awaited<typeof started>;
+      try {
+        result = await started;
+      } catch (err) {
+        // not durable: rolled back, the work is queued again; this worker tries later
+        log(`could not start ${plugin.key} on ${target.target_url}: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+        return;
+      }
+      if (!result.ok) return;
+      run.output = result.output;
+      const outcome = await execute(run, entry);
+      await finish(run, outcome);
+    })().finally(() => {
+      worker.run = undefined;
+      if (worker.removed) workers.splice(workers.indexOf(worker), 1);
+      pump();
+    });
+  }
+
+  async function execute(run: Run, entry: CatalogueEntry | undefined): Promise<RunOutcome> {
+    const { outputPath } = run;
+    if (!entry) return { status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: `plugin ${run.plugin.key} is no longer in the catalogue` };
+    if (run.ending) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: 'aborted before it started', aborted: true };
+    const outputDir = join(outputsDir, outputPath);
+    if (outputPath) {
+      try {
+        // a rerun starts from an empty directory: nothing of the last run's is taken for this one's
+        await rm(outputDir, { recursive: true, force: true });
+        await mkdir(outputDir, { recursive: true, mode: 0o700 });
+      } catch (err) {
+        const message = `could not make the output directory: ${(err as Error).message}`;
+        return { status: 'Crashed', owtfRank: -1, findings: [], exitCode: null, error: message, crash: { message: `${run.plugin.key} on ${run.target.target_url}: ${message}`, traceback: message } };
+      }
+    }
+    return runPlugin({
+      entry,
+      target: run.target,
+      outputDir,
+      config,
+      runTimeoutMs: options.runTimeoutMs,
+      checkTimeoutMs: options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT,
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+      signal: run.controller.signal,
+      env: { ...env, [RUN_MARKER_VARIABLE]: `${marker}:${run.output}` },
+      onProgram(handle) {
+        run.program = handle;
+        if (run.ending) handle.abort(run.ending === 'stop' ? 'the server stopped' : 'aborted by a user');
+        else if (workers.find((w) => w.run === run)?.paused) handle.pause();
+        // recorded so that a start after a crash can end this process group
+        if (handle.pid > 0) void record(() => store.change({ op: 'runStarted', output: run.output, pid: handle.pid, pidStart: handle.startTime }), 'a run\'s process');
+      },
+    });
+  }
+
+  async function finish(run: Run, outcome: RunOutcome): Promise<void> {
+    const at = Date.now();
+    if (run.ending === 'stop' && outcome.aborted) {
+      await record(() => store.change({ op: 'requeueRun', output: run.output, at, reason: 'aborted by the server\'s stop; queued again' }), 'a requeued run');
+      return;
+    }
+    const { status, owtfRank, findings, exitCode, error, summary, crash } = outcome;
+    const result = await record(
+      () => store.change({ op: 'endRun', output: run.output, at, status, owtfRank, findings, exitCode, error, ...(summary === undefined ? {} : { summary }), ...(crash ? { crash } : {}) }),
+      'the end of a run',
+    );
+    // its output (or target) was deleted while it ran: its files go too
+    if (!result.ok && run.outputPath) await removeOutputDirs([run.outputPath]);
+  }
+
+  function end(run: Run, why: 'user' | 'stop'): void {
+    run.ending ??= why;
+    const reason = why === 'stop' ? 'the server stopped' : 'aborted by a user';
+    run.program?.abort(reason);
+    run.controller.abort(reason);
+  }
+
+  function view(worker: Worker): WorkerView {
+    const run = worker.run;
+    return {
+      id: worker.id,
+      name: `Worker-${worker.id}`,
+      busy: run !== undefined,
+      paused: worker.paused,
+      work: run ? [run.target, run.plugin] : [],
+      start_time: run ? workerTime(run.startedAt) : 'NA',
+      worker: run?.program && run.program.pid > 0 ? run.program.pid : null,
+      started_at: run ? new Date(run.startedAt).toISOString() : null,
+    };
+  }
+
+  async function removeOutputDirs(paths: string[]): Promise<void> {
+    for (const path of paths) {
+      const dir = resolve(outputsDir, path);
+      // never outside the outputs directory, whatever a data file says
+      if (!dir.startsWith(outputsDir + sep) || relative(outputsDir, dir).startsWith('..')) continue;
+      await rm(dir, { recursive: true, force: true }).catch((err: Error) => log(`could not remove ${dir}: ${err.message}`));
+    }
+  }
+
+  // Deleted targets (or outputs) while a run went on: that run is ended. Cheap: one look per busy worker.
+  const sweep = setInterval(() => {
+    for (const worker of workers) {
+      const run = worker.run;
+      if (run && run.output && !store.state.outputs.has(run.output)) end(run, 'user');
+    }
+  }, 1_000);
+  sweep.unref();
+
+  return {
+    catalogue,
+    outputsDir,
+    workers: () => workers.filter((w) => !w.removed).map(view),
+    act(id, action) {
+      const chosen = id === 0 ? workers.filter((w) => !w.removed) : workers.filter((w) => w.id === id && !w.removed);
+      if (chosen.length === 0 && id !== 0) return false;
+      for (const worker of chosen) {
+        if (action === 'pause') {
+          worker.paused = true;
+          worker.run?.program?.pause();
+        } else if (action === 'resume') {
+          worker.paused = false;
+          worker.run?.program?.resume();
+        } else if (worker.run) {
+          end(worker.run, 'user');
+        }
+      }
+      if (action === 'resume') pump();
+      return true;
+    },
+    addWorker() {
+      workers.push({ id: nextWorkerId++, paused: false });
+      pump();
+    },
+    removeWorker(id) {
+      const worker = workers.find((w) => w.id === id && !w.removed);
+      if (!worker) return false;
+      if (worker.run) {
+        worker.removed = true;
+        end(worker.run, 'user');
+      } else {
+        workers.splice(workers.indexOf(worker), 1);
+      }
+      return true;
+    },
+    kick: pump,
+    running: () => workers.filter((w) => w.run).length,
+    removeOutputDirs,
+    async close() {
+      closing = true;
+      clearInterval(sweep);
+      const runs = workers.map((w) => w.run).filter((r): r is Run => r !== undefined);
+      for (const run of runs) end(run, 'stop');
+      await Promise.all(runs.map((r) => r.done));
+    },
+  };
+}
