@@ -1,17 +1,18 @@
 /**
  * Runs one program in its own process group, never through a shell: its output streamed to
  * capped files, the whole group paused, continued and ended as one, with a time limit that does
- * not count paused time. Also the recovery of a group a crashed server left running.
+ * not count paused time. (Finding the program, and ending a group a crashed server left: proc.ts.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { close, closeSync, constants, createWriteStream, fsync, mkdirSync, openSync } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { close, closeSync, createWriteStream, fsync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { processStartTime, readProcStat } from './proc.js';
+import { processStartTime, signalGroup } from './proc.js';
+
+export { checkProgram, endStaleGroup, processStartTime, signalGroup, type ProgramCheck } from './proc.js';
 
 export interface RunOptions {
   /** An absolute path, or a bare name looked up in `PATH` (as execvp does). */
@@ -68,17 +69,6 @@ export interface RunHandle {
 const fsyncFd = promisify(fsync);
 const closeFd = promisify(close);
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Sends `signal` to the group led by `pid`. Errors are dropped: ESRCH is a group already gone. */
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  // never 0 or negative: kill(-0) would signal our own group
-  if (!Number.isSafeInteger(pid) || pid <= 1) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: nobody left; EPERM: only a setuid member, which SIGKILL of the rest leaves alone
-  }
-}
 
 /** One output stream written to its file with backpressure, past the cap read and dropped. */
 function capture(source: Readable | null | undefined, path: string, fd: number, maxBytes: number) {
@@ -269,69 +259,4 @@ export function runProgram(options: RunOptions): RunHandle {
     },
     done,
   };
-}
-
-/**
- * After a crash: ends the group a dead server started, if its leader is still the process that
- * was recorded (same pid and start time). A pid now naming another process is never signalled.
- */
-export async function endStaleGroup(pid: number, startTime: string, graceMs = 5000): Promise<'ended' | 'gone' | 'reused'> {
-  const stat = readProcStat(pid);
-  if (!stat) return isAlive(pid) ? 'reused' : 'gone'; // alive without /proc: unprovable, so not ours
-  if (startTime === '' || stat.startTime !== startTime) return 'reused';
-  signalGroup(pid, 'SIGCONT');
-  signalGroup(pid, 'SIGTERM');
-  const deadline = performance.now() + graceMs;
-  while (performance.now() < deadline) {
-    const now = readProcStat(pid);
-    if (!now || now.state === 'Z' || now.startTime !== startTime) break;
-    await delay(25);
-  }
-  signalGroup(pid, 'SIGKILL');
-  return 'ended';
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-export type ProgramCheck =
-  | { ok: true; path: string }
-  | { ok: false; reason: 'missing' | 'not-executable' | 'directory'; message: string };
-
-async function checkFile(path: string): Promise<ProgramCheck> {
-  try {
-    const info = await stat(path);
-    if (info.isDirectory()) return { ok: false, reason: 'directory', message: `${path} is a directory` };
-    if (!info.isFile()) return { ok: false, reason: 'not-executable', message: `${path} is not a regular file` };
-    await access(path, constants.X_OK);
-    return { ok: true, path };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return { ok: false, reason: 'missing', message: `${path} does not exist` };
-    return { ok: false, reason: 'not-executable', message: `${path} is not executable` };
-  }
-}
-
-/**
- * Finds `program` as execvp would: a name holding `/` is taken as it is (relative to `cwd`),
- * a bare name is looked up in each `PATH` entry in turn (an empty entry is the current directory),
- * passing over entries that are directories or not executable.
- */
-export async function checkProgram(program: string, pathEnv: string | undefined = process.env.PATH, cwd = process.cwd()): Promise<ProgramCheck> {
-  if (program === '') return { ok: false, reason: 'missing', message: 'no program given' };
-  if (program.includes('/')) return checkFile(resolve(cwd, program));
-  let refusal: ProgramCheck | undefined;
-  for (const dir of (pathEnv ?? '/usr/bin:/bin').split(':')) {
-    const verdict = await checkFile(resolve(cwd, dir || '.', program));
-    if (verdict.ok) return verdict;
-    if (verdict.reason !== 'missing') refusal ??= verdict;
-  }
-  return refusal ?? { ok: false, reason: 'missing', message: `${program} was not found in PATH` };
 }

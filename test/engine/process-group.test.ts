@@ -286,6 +286,19 @@ test('endStaleGroup ends a group whose leader has the recorded start time', asyn
   assert.equal(processStartTime(stray.pid), undefined);
 });
 
+test('endStaleGroup ends a stopped group too (continued first), children included', async () => {
+  const stray = tool('stray', '#!/bin/sh\nsleep 100 &\necho $!\nwait\n');
+  const child = spawn(stray, [], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+  groups.add(child.pid!);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const grandchild = Number(await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
+  process.kill(-child.pid!, 'SIGSTOP');
+  await until(() => readProcStat(child.pid!)?.state === 'T', 'state T');
+  assert.equal(await endStaleGroup(child.pid!, processStartTime(child.pid!)!), 'ended');
+  await exited;
+  await until(() => !alive(grandchild), 'the grandchild to end');
+});
+
 test('endStaleGroup never signals a pid whose start time differs (a reused pid)', async () => {
   const stray = strayGroup();
   assert.equal(await endStaleGroup(stray.pid, String(Number(stray.startTime) - 1)), 'reused');
