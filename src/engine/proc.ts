@@ -1,0 +1,125 @@
+/**
+ * Processes and programs as the system sees them: what Linux's /proc says of a process (its state,
+ * group, start time), signals to a whole group, the recovery of a group a crashed server left
+ * running, and a program looked up as execvp would.
+ */
+import { constants, readFileSync } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface ProcStat {
+  /** `R` running, `S` sleeping, `T` stopped, `Z` zombie... */
+  state: string;
+  pgrp: number;
+  /** Field 22: clock ticks since boot, as written (a pid and this name one process for ever). */
+  startTime: string;
+}
+
+/**
+ * Parses the text of `/proc/<pid>/stat`. The command name (field 2) is in parentheses and may
+ * itself hold spaces and `)`, so the fields are split after the last `)`.
+ */
+export function parseProcStat(text: string): ProcStat | undefined {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  // after the name: field 3 (state) is index 0, field 5 (pgrp) index 2, field 22 (starttime) index 19
+  const fields = text.slice(close + 1).trim().split(/\s+/);
+  if (fields.length < 20 || !/^\d+$/.test(fields[19]!)) return undefined;
+  return { state: fields[0]!, pgrp: Number(fields[2]), startTime: fields[19]! };
+}
+
+/** The stat of a live (or zombie) process; `undefined` when it is gone or there is no /proc. */
+export function readProcStat(pid: number): ProcStat | undefined {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The process's start time (`/proc/<pid>/stat` field 22); `undefined` when it is gone or not on Linux. */
+export function processStartTime(pid: number): string | undefined {
+  return readProcStat(pid)?.startTime;
+}
+
+/** Sends `signal` to the group led by `pid`. Errors are dropped: ESRCH is a group already gone. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  // never 0 or negative: kill(-0) would signal our own group
+  if (!Number.isSafeInteger(pid) || pid <= 1) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: nobody left; EPERM: only a setuid member, which SIGKILL of the rest leaves alone
+  }
+}
+
+/**
+ * After a crash: ends the group a dead server started, if its leader is still the process that
+ * was recorded (same pid and start time): SIGCONT and SIGTERM to the group, up to `graceMs` for
+ * the leader to end, then SIGKILL to the group. A pid now naming another process (or one whose
+ * start time cannot be read) is never signalled: `reused`. A leader already gone is `gone`, and
+ * its group is left alone: its id could by then be a later process's group.
+ */
+export async function endStaleGroup(pid: number, startTime: string, graceMs = 5000): Promise<'ended' | 'gone' | 'reused'> {
+  const stat = readProcStat(pid);
+  if (!stat) return isAlive(pid) ? 'reused' : 'gone'; // alive without /proc: unprovable, so not ours
+  if (startTime === '' || stat.startTime !== startTime) return 'reused';
+  signalGroup(pid, 'SIGCONT');
+  signalGroup(pid, 'SIGTERM');
+  const deadline = performance.now() + graceMs;
+  while (performance.now() < deadline) {
+    const now = readProcStat(pid);
+    if (!now || now.state === 'Z' || now.startTime !== startTime) break;
+    await delay(25);
+  }
+  signalGroup(pid, 'SIGKILL');
+  return 'ended';
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export type ProgramCheck =
+  | { ok: true; path: string }
+  | { ok: false; reason: 'missing' | 'not-executable' | 'directory'; message: string };
+
+async function checkFile(path: string): Promise<ProgramCheck> {
+  try {
+    const info = await stat(path);
+    if (info.isDirectory()) return { ok: false, reason: 'directory', message: `${path} is a directory` };
+    if (!info.isFile()) return { ok: false, reason: 'not-executable', message: `${path} is not a regular file` };
+    await access(path, constants.X_OK);
+    return { ok: true, path };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return { ok: false, reason: 'missing', message: `${path} does not exist` };
+    return { ok: false, reason: 'not-executable', message: `${path} is not executable` };
+  }
+}
+
+/**
+ * Finds `program` as execvp would: a name holding `/` is taken as it is (relative to `cwd`),
+ * a bare name is looked up in each `PATH` entry in turn (an empty entry is the current directory),
+ * passing over entries that are directories or not executable. Give it the `PATH` of the
+ * environment the run will have: spawn searches that one.
+ */
+export async function checkProgram(program: string, pathEnv: string | undefined = process.env.PATH, cwd = process.cwd()): Promise<ProgramCheck> {
+  if (program === '') return { ok: false, reason: 'missing', message: 'no program given' };
+  if (program.includes('/')) return checkFile(resolve(cwd, program));
+  let refusal: ProgramCheck | undefined;
+  for (const dir of (pathEnv ?? '/usr/bin:/bin').split(':')) {
+    const verdict = await checkFile(resolve(cwd, dir || '.', program));
+    if (verdict.ok) return verdict;
+    if (verdict.reason !== 'missing') refusal ??= verdict;
+  }
+  return refusal ?? { ok: false, reason: 'missing', message: `${program} was not found in PATH` };
+}

@@ -1,0 +1,171 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeEntities, parseNmapXml } from '../../src/engine/parsers/nmap.ts';
+import { checkProgram, runProgram } from '../../src/engine/process-group.ts';
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const ranksAndTitles = (xml: string) => parseNmapXml(xml).findings.map((f) => [f.rank, f.title]);
+
+test('a real scan of 127.0.0.1: open ports with their services, anonymous FTP at rank 3', () => {
+  const { findings, summary } = parseNmapXml(fixture('nmap-ftp-anon-http.xml'));
+  assert.deepEqual(
+    findings.map((f) => [f.rank, f.title]),
+    [
+      [1, 'Open port 2121/tcp: ftp (vsftpd 3.0.3)'],
+      [3, 'Anonymous FTP login allowed on 2121/tcp'],
+      [1, 'Open port 18090/tcp: http (Apache httpd 2.4.57 (Debian))'],
+    ],
+  );
+  assert.ok(findings[0]!.detail.startsWith('<port protocol="tcp" portid="2121"><state state="open"'));
+  assert.ok(findings[0]!.detail.endsWith('</port>'));
+  assert.equal(findings[1]!.detail, "ftp-anon: Anonymous FTP login allowed (FTP code 230)\nCan't get directory listing: PASV failed: 500 Unknown command.");
+  const lines = summary.split('\n');
+  for (const line of [
+    'Host 127.0.0.1 (localhost): up',
+    'PORT       STATE  SERVICE  VERSION',
+    '2121/tcp   open   ftp      vsftpd 3.0.3',
+    '| ftp-anon: Anonymous FTP login allowed (FTP code 230)',
+    "|   Can't get directory listing: PASV failed: 500 Unknown command.",
+    '18090/tcp  open   http     Apache httpd 2.4.57 (Debian)',
+    // the page's title was "Tom &amp; Jerry's": one level of entities decoded, no more
+    `| http-title: Tom &amp; Jerry's "page"`,
+    'Not shown: 1 closed port',
+  ]) {
+    assert.ok(lines.includes(line), `summary lacks ${JSON.stringify(line)}:\n${summary}`);
+  }
+  assert.doesNotMatch(summary, /incomplete/);
+});
+
+test('an unidentified service: its long fingerprint is elided from the quoted line', () => {
+  const { findings, summary } = parseNmapXml(fixture('nmap-unknown-service.xml'));
+  assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[1, 'Open port 18080/tcp: unknown']]);
+  assert.equal(findings[0]!.detail, '<port protocol="tcp" portid="18080"><state state="open" reason="syn-ack" reason_ttl="64"/><service name="unknown" servicefp="…" method="table" conf="3"/></port>');
+  assert.match(summary, /^18080\/tcp {2}open {3}unknown$/m);
+});
+
+test('no open port: one rank-0 finding', () => {
+  assert.deepEqual(ranksAndTitles(fixture('nmap-closed.xml')), [[0, 'No open port found']]);
+  const { findings, summary } = parseNmapXml(fixture('nmap-no-open-port.xml'));
+  assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[0, 'No open port found']]);
+  assert.match(findings[0]!.detail, /2 IP addresses \(1 host up\)/);
+  assert.match(summary, /Host 192\.0\.2\.20: up\nNo open port\.\nNot shown: 1000 filtered ports/);
+  assert.match(summary, /Host 192\.0\.2\.21: down/);
+});
+
+test('anonymous FTP with a listing, entities decoded in the detail and the table', () => {
+  const { findings, summary } = parseNmapXml(fixture('nmap-ftp-anon-listing.xml'));
+  assert.deepEqual(
+    findings.map((f) => [f.rank, f.title]),
+    [
+      [1, 'Open port 21/tcp: ftp (vsftpd 3.0.3)'],
+      [3, 'Anonymous FTP login allowed on 21/tcp'],
+      [1, 'Open port 22/tcp: ssh (OpenSSH 9.2p1 Debian 2+deb12u3 protocol 2.0)'],
+    ],
+  );
+  assert.match(findings[1]!.detail, /\n-rw-r--r-- +1 ftp +ftp +512 Nov 21 17:03 backup & "keys"\.tar\.gz$/);
+  assert.ok(findings[0]!.detail.length <= 601, 'a long port element is clipped');
+  assert.match(summary, /^Host 192\.0\.2\.10 \(files\.example\.test\): up$/m);
+  assert.match(summary, /^22\/tcp {2}open {3}ssh {6}OpenSSH 9\.2p1 Debian 2\+deb12u3 protocol 2\.0$/m);
+  assert.match(summary, /^\| ftp-syst: STAT:\n\| {3}FTP server status:$/m);
+  assert.match(summary, /^Not shown: 998 closed ports$/m);
+});
+
+test('truncated XML: what could be read, and a finding saying it is incomplete', () => {
+  const { findings, summary } = parseNmapXml(fixture('nmap-truncated.xml'));
+  assert.deepEqual(
+    findings.map((f) => [f.rank, f.title]),
+    [
+      [1, 'Open port 2121/tcp: ftp (vsftpd 3.0.3)'],
+      [3, 'Anonymous FTP login allowed on 2121/tcp'],
+      [1, 'Open port 18090/tcp: http (Apache httpd 2.4.57 (Debian))'],
+      [-1, 'Incomplete nmap output'],
+    ],
+  );
+  assert.match(summary, /The XML was incomplete/);
+  assert.match(summary, /^2121\/tcp {3}open {3}ftp {6}vsftpd 3\.0\.3$/m);
+});
+
+test('every prefix of a real scan parses without throwing; only the whole is complete', () => {
+  const xml = fixture('nmap-ftp-anon-http.xml');
+  const full = xml.lastIndexOf('</nmaprun>') + '</nmaprun>'.length;
+  let lastOpenPorts = 0;
+  for (let cut = 0; cut <= xml.length; cut++) {
+    const { findings } = parseNmapXml(xml.slice(0, cut));
+    const incomplete = findings.some((f) => f.rank === -1);
+    assert.equal(incomplete, cut < full, `cut at ${cut}`);
+    const openPorts = findings.filter((f) => f.rank === 1).length;
+    assert.ok(openPorts >= lastOpenPorts, `cut at ${cut}: a longer prefix never loses a port`);
+    lastOpenPorts = openPorts;
+  }
+  assert.equal(lastOpenPorts, 2);
+});
+
+test('not nmap XML at all: no throw, one unranked finding', () => {
+  for (const text of ['', 'Starting Nmap 7.93\nQUITTING!', '<<<>>>&&&;', '<a b="c', '\u0000\uffff<nmap', '<x/><y a=1 b>']) {
+    const { findings, summary } = parseNmapXml(text);
+    assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[-1, 'No nmap XML output']], JSON.stringify(text));
+    assert.match(summary, /No nmap XML output was found/);
+  }
+});
+
+test('entities: the five named ones and numeric references, one level only', () => {
+  assert.equal(decodeEntities('&quot;&amp;&lt;&gt;&apos;&#65;&#x42;&#xa;&#45;&#45;'), `"&<>'AB\n--`);
+  assert.equal(decodeEntities('&amp;amp; &amp;lt;'), '&amp; &lt;');
+  assert.equal(decodeEntities('&nbsp; &#x110000; &#0; & &amp'), '&nbsp; &#x110000; &#0; & &amp');
+  assert.equal(decodeEntities('&#x1F600;'), '\u{1F600}');
+});
+
+test('several hosts, UDP, an SSL tunnel, single quotes, a port without a service', () => {
+  const xml = `<?xml version="1.0"?><nmaprun scanner='nmap' version='7.93' args='nmap -sU -sS'>
+<host><status state="up"/><address addr="192.0.2.1" addrtype="ipv4"/><ports>
+<port protocol="tcp" portid="443"><state state="open"/><service name="http" tunnel="ssl" product="nginx" version="1.22.1"/></port>
+<port protocol="udp" portid="161"><state state="open|filtered"/><service name="snmp"/></port>
+</ports></host>
+<host><status state="up"/><address addr="192.0.2.2" addrtype="ipv4"/><ports>
+<port protocol='udp' portid='53'><state state='open'/></port>
+</ports></host>
+<runstats><finished exit="error" errormsg="sendto failed: Operation not permitted"/></runstats></nmaprun>`;
+  const { findings, summary } = parseNmapXml(xml);
+  assert.deepEqual(
+    findings.map((f) => [f.rank, f.title]),
+    [
+      [1, 'Open port 443/tcp: ssl/http (nginx 1.22.1) on 192.0.2.1'],
+      [1, 'Open port 53/udp on 192.0.2.2'],
+    ],
+  );
+  assert.match(summary, /Not shown: 1 open\|filtered port/);
+  assert.match(summary, /nmap reported an error: sendto failed: Operation not permitted/);
+});
+
+test('nmap run by runProgram against a local server: its XML file parses to the open port', { timeout: 15_000 }, async (t) => {
+  if (!(await checkProgram('nmap')).ok) return t.skip('nmap is not installed');
+  const server = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const outputDir = mkdtempSync(join(tmpdir(), 'assessd-nmap-'));
+  try {
+    const xmlPath = join(outputDir, 'nmap.xml');
+    const handle = runProgram({
+      program: 'nmap',
+      argv: ['-Pn', '-n', '-p', String(port), '-oX', xmlPath, '127.0.0.1'],
+      outputDir,
+      maxOutputBytes: 1024 * 1024,
+      timeoutMs: 12_000,
+    });
+    const end = await handle.done;
+    assert.deepEqual([end.outcome, end.exitCode], ['exited', 0]);
+    const { findings, summary } = parseNmapXml(readFileSync(xmlPath, 'utf8'));
+    assert.equal(findings.length, 1);
+    assert.equal(findings[0]!.rank, 1);
+    assert.match(findings[0]!.title, new RegExp(`^Open port ${port}/tcp`));
+    assert.match(summary, new RegExp(`^${port}/tcp +open`, 'm'));
+  } finally {
+    server.close();
+    rmSync(outputDir, { recursive: true, force: true });
+  }
+});
