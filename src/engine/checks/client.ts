@@ -2,6 +2,7 @@
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
+import { endsAtTrustedRoot } from './trust.js';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 export const MAX_REDIRECTS = 5;
@@ -25,6 +26,8 @@ export interface TlsInfo {
   certificate: DetailedPeerCertificate;
   protocol: string | null;
   authorized: boolean;
+  /** The chain ends at a trusted root, whatever its dates (see trust.ts). */
+  issuerTrusted: boolean;
   /** OpenSSL's or Node's code when the chain or host did not verify, e.g. `DEPTH_ZERO_SELF_SIGNED_CERT`. */
   authorizationError?: string;
 }
@@ -161,7 +164,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
     const failWith = (error: unknown) => reject(deadline.aborted ? deadline.reason : error);
     request.on('error', failWith);
     request.on('response', (response) => {
-      const tls = https ? tlsInfo(response) : undefined;
+      const tls = https ? tlsInfo(response, options.ca) : undefined;
       const chunks: Buffer[] = [];
       let size = 0;
       let truncated = false;
@@ -199,13 +202,15 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
   });
 }
 
-function tlsInfo(response: IncomingMessage): TlsInfo | undefined {
+function tlsInfo(response: IncomingMessage, ca: FetchOptions['ca']): TlsInfo | undefined {
   const socket = response.socket as TLSSocket;
   if (typeof socket.getPeerCertificate !== 'function') return undefined;
+  const certificate = socket.getPeerCertificate(true);
   return {
-    certificate: socket.getPeerCertificate(true),
+    certificate,
     protocol: socket.getProtocol(),
     authorized: socket.authorized,
+    issuerTrusted: certificate?.raw ? endsAtTrustedRoot(certificate, ca === undefined ? [] : [ca].flat()) : false,
     ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
   };
 }

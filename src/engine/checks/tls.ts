@@ -5,9 +5,9 @@ import { successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
 /**
- * Verification codes that other findings already say (dates, host, self-signed); any other code
- * means no trusted authority vouches for the issuer: a leaf signed by a CA the box does not trust
- * is "untrusted issuer", a leaf whose issuer is its own subject is "self-signed".
+ * Verification codes that other findings already say (dates, host, self-signed). A leaf whose
+ * issuer is its own subject is "self-signed"; any other leaf whose chain does not end at a root
+ * the box trusts (or fails to verify for another reason) is "untrusted issuer", also rank 3.
  */
 const SAID_ELSEWHERE = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT']);
 
@@ -42,8 +42,10 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date): Find
   }
   const selfSigned = subject === issuer || tls.authorizationError === 'DEPTH_ZERO_SELF_SIGNED_CERT';
   if (selfSigned) findings.push({ rank: 3, title: 'Self-signed certificate', detail: `Issuer: ${issuer} is the subject itself` });
-  else if (tls.authorizationError && !SAID_ELSEWHERE.has(tls.authorizationError)) {
-    findings.push({ rank: 3, title: 'Untrusted issuer', detail: `Issuer: ${issuer} (verification: ${tls.authorizationError})` });
+  else if (!tls.issuerTrusted || (tls.authorizationError && !SAID_ELSEWHERE.has(tls.authorizationError))) {
+    const verification = tls.authorizationError ? `verification: ${tls.authorizationError}` : 'no trusted root';
+    const reason = tls.issuerTrusted ? verification : `no trusted root above it; ${verification}`;
+    findings.push({ rank: 3, title: 'Untrusted issuer', detail: `Issuer: ${issuer} (${reason})` });
   }
   const mismatch = checkServerIdentity(host, cert);
   if (mismatch) {
