@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHECKS, CHECK_CODES, highestRank } from '../../src/engine/checks/index.ts';
 import type { CheckResult, Finding } from '../../src/engine/types.ts';
-import { hardened, inputFor, lenient, misconfigured, refusedUrl, serveHttp, serveSilence, type Target } from './fixtures/targets.ts';
+import { hardened, headersFromQuery, inputFor, lenient, misconfigured, refusedUrl, serveHttp, serveSilence, type Target } from './fixtures/targets.ts';
 
 /** The check's findings, after asserting it ran to its end. */
 function findingsOf(result: CheckResult): Finding[] {
@@ -86,6 +86,35 @@ for (const [name, rules] of Object.entries(RULES)) {
     }
   });
 }
+
+describe('header variants', () => {
+  let target: Target;
+  before(async () => (target = await serveHttp(headersFromQuery)));
+  after(() => target.close());
+
+  const VARIANTS: Array<[check: string, headers: string[], rank: number, evidence: string]> = [
+    ['framing', ['X-Frame-Options:ALLOW-FROM https://a.example'], 2, 'X-Frame-Options: ALLOW-FROM https://a.example'],
+    ['framing', ['X-Frame-Options:sameorigin'], 0, 'X-Frame-Options: sameorigin'],
+    ['framing', ['Content-Security-Policy:frame-ancestors *'], 2, 'Content-Security-Policy: frame-ancestors *'],
+    ['framing', ['Content-Security-Policy:frame-ancestors https://a.example'], 0, 'frame-ancestors https://a.example'],
+    ['cors', ['Access-Control-Allow-Origin:echo-origin'], 1, 'without credentials'],
+    ['cors', ['Access-Control-Allow-Origin:*', 'Access-Control-Allow-Credentials:true'], 1, 'Access-Control-Allow-Origin: *'],
+    ['cors', ['Access-Control-Allow-Origin:https://app.example', 'Access-Control-Allow-Credentials:true'], 0, 'Access-Control-Allow-Origin: https://app.example'],
+    ['banners', ['X-AspNet-Version:4.0.30319'], 1, 'X-AspNet-Version: 4.0.30319'],
+    ['banners', ['X-AspNetMvc-Version:5.2'], 1, 'X-AspNetMvc-Version: 5.2'],
+    ['banners', ['Server:Microsoft-IIS/10.0'], 1, 'Server: Microsoft-IIS/10.0'],
+    ['banners', ['X-Powered-By:Express'], 0, 'X-Powered-By: Express'],
+    ['cookies', ['Set-Cookie:a=1; samesite=strict; httponly'], 0, 'Set-Cookie: a=1; samesite=strict; httponly'],
+  ];
+  for (const [check, headers, rank, evidence] of VARIANTS) {
+    test(`${check} ranks ${rank} for ${headers.join(' + ')}`, async () => {
+      const query = headers.map((h) => `h=${encodeURIComponent(h)}`).join('&');
+      const findings = findingsOf(await CHECKS[check]!(inputFor(`${target.url}?${query}`)));
+      assert.equal(highestRank(findings), rank, details(findings));
+      assert.ok(details(findings).includes(evidence), details(findings));
+    });
+  }
+});
 
 describe('a target that does not answer', () => {
   test('a refused connection: every check ends Successful with one rank-0 "Target did not answer"', async () => {
