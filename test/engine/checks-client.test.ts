@@ -14,6 +14,11 @@ describe('fetchPage', () => {
       seen.push({ url: req.url!, headers: req.headers });
       const hop = /^\/hop\/(\d+)$/.exec(req.url!);
       if (hop) return void res.writeHead(302, { Location: `/hop/${Number(hop[1]) + 1}`, 'Set-Cookie': `hop${hop[1]}=1` }).end();
+      if (req.url === '/drip') return void res.writeHead(200, { 'content-length': '100' }).write('the head, and never the rest');
+      if (req.url === '/cut') {
+        res.writeHead(200, { 'content-length': '100' }).write('half');
+        return void setTimeout(() => res.socket?.destroy(), 10);
+      }
       if (req.url === '/away') return void res.writeHead(302, { Location: otherHostUrl }).end();
       if (req.url === '/huge') {
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -89,6 +94,16 @@ describe('fetchPage', () => {
     } finally {
       await silent.close();
     }
+  });
+
+  test('a body that never ends is cut by the same time limit (connect to last byte)', async () => {
+    const started = performance.now();
+    await assert.rejects(fetchPage(new URL('/drip', target.url).href, { timeoutMs: 200 }), { name: 'NoAnswerError', message: /no complete answer within 200 ms/ });
+    assert.ok(performance.now() - started < 700);
+  });
+
+  test('a connection closed mid-answer is an error that says so', async () => {
+    await assert.rejects(fetchPage(new URL('/cut', target.url).href, { timeoutMs: 2000 }), { name: 'NoAnswerError', message: /closed the connection mid-answer/ });
   });
 
   test('an abort rejects with an AbortError at once', async () => {

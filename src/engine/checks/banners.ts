@@ -1,6 +1,6 @@
 /** OWTF-IG-004: headers and a generator tag that name the software, worse with its version. */
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
-import { describeRequest, lineHolding, quote, successful, unlessNoAnswer } from './outcome.js';
+import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
 export const BANNER_HEADERS = ['Server', 'X-Powered-By', 'X-AspNet-Version', 'X-AspNetMvc-Version'];
@@ -15,9 +15,7 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
     for (const name of BANNER_HEADERS) {
       for (const line of headerLinesNamed(page.headerLines, name)) banners.push({ label: name, value: headerValue(line), evidence: quote(line) });
     }
-    for (const generator of generatorMetas(page.body)) {
-      banners.push({ label: 'generator meta', value: generator, evidence: lineHolding(page.body, generator) ?? quote(generator) });
-    }
+    for (const { tag, content } of generatorMetas(page.body)) banners.push({ label: 'generator meta', value: content, evidence: quote(tag) });
     const findings: Finding[] = banners.map(({ label, value, evidence }) =>
       VERSION.test(value)
         ? { rank: 1, title: `${label} names a version`, detail: evidence }
@@ -27,13 +25,13 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
   });
 }
 
-/** The `content` of every `<meta name="generator">`, attributes in any order. */
-export function generatorMetas(html: string): string[] {
-  const found: string[] = [];
+/** Every `<meta name="generator">` tag and its `content`, attributes in any order. */
+export function generatorMetas(html: string): Array<{ tag: string; content: string }> {
+  const found: Array<{ tag: string; content: string }> = [];
   for (const [tag] of html.matchAll(/<meta\b[^>]*>/gi)) {
     if (attribute(tag, 'name')?.toLowerCase() !== 'generator') continue;
     const content = attribute(tag, 'content');
-    if (content) found.push(content);
+    if (content) found.push({ tag, content });
   }
   return found;
 }

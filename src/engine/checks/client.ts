@@ -195,8 +195,9 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
         size += chunk.length;
       });
       response.on('end', done);
-      response.on('error', failWith);
-      response.on('aborted', () => failWith(new Error('the target closed the connection mid-answer')));
+      const cut = () => failWith(new Error('the target closed the connection mid-answer'));
+      response.on('error', cut);
+      response.on('close', () => response.complete || cut());
     });
     request.end();
   });

@@ -1,6 +1,6 @@
 /** OWTF-CM-008: the methods the target says it allows, and whether TRACE echoes a request back. */
 import { randomBytes } from 'node:crypto';
-import { fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
+import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
 import { describeRequest, lineHolding, quote, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
@@ -20,7 +20,7 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
       fetch(url, { ...ask, method: 'TRACE', headers: { [TRACE_MARK_HEADER]: mark } }),
     ]);
     if (options.status === 'rejected' && trace.status === 'rejected') throw options.reason;
-    for (const outcome of [options, trace]) if (outcome.status === 'rejected' && input.signal?.aborted) throw outcome.reason;
+    if (input.signal?.aborted) throw abortError(input.signal);
 
     const findings: Finding[] = [];
     const summary: string[] = [];

@@ -1,5 +1,5 @@
 /** What every check answers with: findings and summary lines, or the one "did not answer" finding. */
-import { isNoAnswer, type Page } from './client.js';
+import { abortError, isNoAnswer, type Page } from './client.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
 /** Evidence is quoted, not dumped: a line longer than this is cut and says so. */
@@ -30,7 +30,8 @@ export async function unlessNoAnswer(input: CheckInput, run: () => Promise<Check
   try {
     return await run();
   } catch (error) {
-    if (!isNoAnswer(error) || input.signal?.aborted) throw error;
+    if (input.signal?.aborted) throw abortError(input.signal);
+    if (!isNoAnswer(error)) throw error;
     const finding: Finding = {
       rank: 0,
       title: 'Target did not answer',
@@ -40,10 +41,12 @@ export async function unlessNoAnswer(input: CheckInput, run: () => Promise<Check
   }
 }
 
-/** The line of `text` holding `needle` (the evidence of a body), quoted. */
-export function lineHolding(text: string, needle: string | RegExp): string | undefined {
-  const line = text.split(/\r?\n/).find((l) => (typeof needle === 'string' ? l.includes(needle) : needle.test(l)));
-  return line === undefined ? undefined : quote(line);
+/** The line of `text` holding `needle` (the evidence of a body), quoted; a long line around it. */
+export function lineHolding(text: string, needle: string): string | undefined {
+  const line = text.split(/\r?\n/).find((l) => l.includes(needle));
+  if (line === undefined || line.length <= MAX_QUOTE) return line === undefined ? undefined : quote(line);
+  const at = Math.max(0, line.indexOf(needle) - 100);
+  return `…${quote(line.slice(at, at + MAX_QUOTE - 10))}…`;
 }
 
 /** `GET https://host/robots.txt: 200, 123 bytes` (and a cut body or a stopped redirect). */
