@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RequestListener } from 'node:http';
+import type { ServerOptions } from 'node:https';
 import { fetchPage, type FetchPage } from '../../src/engine/checks/client.ts';
 import { checkCookies } from '../../src/engine/checks/cookies.ts';
 import { highestRank } from '../../src/engine/checks/outcome.ts';
@@ -24,7 +25,7 @@ describe('the tls check (OWTF-CM-001)', () => {
   const targets: Target[] = [];
   /** A client that also trusts the test CA, as a box with it installed would. */
   let trustingTestCa: FetchPage;
-  const serve = async (pair: KeyPair) => {
+  const serve = async (pair: KeyPair & ServerOptions) => {
     const target = await serveHttps(page, pair);
     targets.push(target);
     return target.url;
@@ -84,6 +85,12 @@ describe('the tls check (OWTF-CM-001)', () => {
   test('the same valid certificate is for localhost too', async () => {
     const url = (await serve(certs.valid)).replace('127.0.0.1', 'localhost');
     assert.equal(highestRank(findingsOf(await checkTls(inputFor(url), trustingTestCa))), 0);
+  });
+
+  test('a server that speaks only TLS 1.0 is reached, and its protocol said (rank 0)', async () => {
+    const url = await serve({ ...certs.valid, minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
+    const findings = findingsOf(await checkTls(inputFor(url), trustingTestCa));
+    assert.deepEqual(findings, [{ rank: 0, title: 'Legacy protocol TLSv1', detail: 'Negotiated TLSv1, deprecated by RFC 8996' }]);
   });
 
   test('an http target: Skipped, with the reason', async () => {

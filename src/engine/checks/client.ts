@@ -125,8 +125,9 @@ async function followRedirects(startUrl: string, options: FetchOptions, deadline
     } catch {
       return { ...page, redirects, stoppedRedirect: { location, reason: 'not a URL' } };
     }
-    const reason =
-      next.hostname.toLowerCase() !== origin.hostname.toLowerCase() || !/^https?:$/.test(next.protocol)
+    const reason = !/^https?:$/.test(next.protocol)
+      ? 'not http or https'
+      : next.hostname.toLowerCase() !== origin.hostname.toLowerCase()
         ? `another host than ${origin.hostname}`
         : redirects.length >= maxRedirects
           ? `more than ${maxRedirects} redirects`
@@ -156,6 +157,8 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       agent: false,
       // A tester inspects bad certificates: the TLS check reports them instead.
       rejectUnauthorized: false,
+      // Reach old servers too (TLS 1.0, weak ciphers): the TLS check says what was negotiated.
+      ...(https ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
       ...(options.ca ? { ca: options.ca } : {}),
     });
     const fail = () => request.destroy(deadline.reason);

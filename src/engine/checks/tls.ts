@@ -11,6 +11,8 @@ import type { CheckInput, CheckResult, Finding } from '../types.js';
  */
 const SAID_ELSEWHERE = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT']);
 
+const LEGACY_PROTOCOLS = new Set(['SSLv3', 'TLSv1', 'TLSv1.1']);
+
 export function checkTls(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
   const url = new URL(input.target.target_url);
   if (url.protocol !== 'https:') {
@@ -46,6 +48,10 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date): Find
     const verification = tls.authorizationError ? `verification: ${tls.authorizationError}` : 'no trusted root';
     const reason = tls.issuerTrusted ? verification : `no trusted root above it; ${verification}`;
     findings.push({ rank: 3, title: 'Untrusted issuer', detail: `Issuer: ${issuer} (${reason})` });
+  }
+  if (tls.protocol && LEGACY_PROTOCOLS.has(tls.protocol)) {
+    // The contract ranks only the certificate; an old protocol is said, for the tester to rank.
+    findings.push({ rank: 0, title: `Legacy protocol ${tls.protocol}`, detail: `Negotiated ${tls.protocol}, deprecated by RFC 8996` });
   }
   const mismatch = checkServerIdentity(host, cert);
   if (mismatch) {
