@@ -148,6 +148,20 @@ describe('a target that does not answer', () => {
     }
   });
 
+  test('http-methods: a TRACE whose connection is reset still reports what OPTIONS said', async () => {
+    const target = await serveHttp((req, res) => {
+      if (req.method === 'TRACE') return void req.socket.destroy();
+      res.writeHead(200, { Allow: 'GET, DELETE' }).end();
+    });
+    try {
+      const result = await CHECKS['http-methods']!(inputFor(target.url));
+      assert.deepEqual(findingsOf(result), [{ rank: 2, title: 'DELETE allowed', detail: 'Allow: GET, DELETE' }]);
+      assert.match(result.status === 'Successful' ? result.summary : '', /^TRACE http:\/\/127\.0\.0\.1:\d+\/: no answer \(TRACE .*socket hang up\)$/m);
+    } finally {
+      await target.close();
+    }
+  });
+
   test('an abort ends every check promptly with an AbortError', async () => {
     const silent = await serveSilence();
     try {

@@ -30,7 +30,7 @@ export function checkTls(input: CheckInput, fetch: FetchPage = fetchPage): Promi
   });
 }
 
-/** The certificate's problems, one finding each, rank 3. */
+/** The certificate's problems, one finding each, rank 3 (and an old protocol, said at rank 0). */
 export function certificateFindings(tls: TlsInfo, host: string, now: Date): Finding[] {
   const cert = tls.certificate;
   const subject = distinguishedName(cert.subject);
