@@ -1,0 +1,42 @@
+/** OWTF-IG-004: headers and a generator tag that name the software, worse with its version. */
+import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
+import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
+import type { CheckInput, CheckResult, Finding } from '../types.js';
+
+export const BANNER_HEADERS = ['Server', 'X-Powered-By', 'X-AspNet-Version', 'X-AspNetMvc-Version'];
+
+/** `nginx/1.18.0`, `PHP/7.4.3`, `Apache/2`, `4.0.30319`, `WordPress 6.4`: a number after a slash, or dotted. */
+const VERSION = /\/\s*v?\d|\b\d+\.\d+/i;
+
+export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
+  return unlessNoAnswer(input, async () => {
+    const page = await fetch(input.target.target_url, { timeoutMs: input.timeoutMs, signal: input.signal });
+    const banners: Array<{ label: string; value: string; evidence: string }> = [];
+    for (const name of BANNER_HEADERS) {
+      for (const line of headerLinesNamed(page.headerLines, name)) banners.push({ label: name, value: headerValue(line), evidence: quote(line) });
+    }
+    for (const { tag, content } of generatorMetas(page.body)) banners.push({ label: 'generator meta', value: content, evidence: quote(tag) });
+    const findings: Finding[] = banners.map(({ label, value, evidence }) =>
+      VERSION.test(value)
+        ? { rank: 1, title: `${label} names a version`, detail: evidence }
+        : { rank: 0, title: `${label} names software, no version`, detail: evidence },
+    );
+    return successful(findings, [describeRequest(page), `Banners looked for: ${BANNER_HEADERS.join(', ')}, <meta name="generator">.`]);
+  });
+}
+
+/** Every `<meta name="generator">` tag and its `content`, attributes in any order. */
+export function generatorMetas(html: string): Array<{ tag: string; content: string }> {
+  const found: Array<{ tag: string; content: string }> = [];
+  for (const [tag] of html.matchAll(/<meta\b[^>]*>/gi)) {
+    if (attribute(tag, 'name')?.toLowerCase() !== 'generator') continue;
+    const content = attribute(tag, 'content');
+    if (content) found.push({ tag, content });
+  }
+  return found;
+}
+
+function attribute(tag: string, name: string): string | undefined {
+  const match = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(tag);
+  return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
+}

@@ -1,0 +1,226 @@
+/** The checks' one HTTP client: a single page, a time limit, a size cap, redirects kept on the target's host. */
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
+import { endsAtTrustedRoot } from './trust.js';
+
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+export const MAX_REDIRECTS = 5;
+export const USER_AGENT = 'assessd';
+
+export interface FetchOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  /** Connect to last byte, over every redirect. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** The body is cut there (default 1 MiB) and `truncated` says so. */
+  maxBytes?: number;
+  /** Redirects to follow (default and at most 5), never to another host. */
+  maxRedirects?: number;
+  /** Extra certificate authorities to trust (tests, private PKIs); trust only decides `tls.authorized`. */
+  ca?: string | Buffer | Array<string | Buffer>;
+}
+
+export interface TlsInfo {
+  certificate: DetailedPeerCertificate;
+  protocol: string | null;
+  authorized: boolean;
+  /** The chain ends at a trusted root, whatever its dates (see trust.ts). */
+  issuerTrusted: boolean;
+  /** OpenSSL's or Node's code when the chain or host did not verify, e.g. `DEPTH_ZERO_SELF_SIGNED_CERT`. */
+  authorizationError?: string;
+}
+
+/** One response as received: `headerLines` are the headers as sent, `Name: value`. */
+export interface Hop {
+  url: string;
+  status: number;
+  headerLines: string[];
+}
+
+export interface Page extends Hop {
+  method: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The body went past `maxBytes` and was cut there. */
+  truncated: boolean;
+  /** The redirects followed, oldest first (each a response before this one). */
+  redirects: Hop[];
+  /** A redirect's `Location` that was not followed: another host, or one redirect too many. */
+  stoppedRedirect?: { location: string; reason: string };
+  /** The TLS socket of the last response (https only). */
+  tls?: TlsInfo;
+}
+
+export type FetchPage = (url: string, options: FetchOptions) => Promise<Page>;
+
+/** What a user's abort rejects with, as `fetch` does. */
+export function abortError(signal: AbortSignal): DOMException {
+  const error = new DOMException('The check was aborted', 'AbortError');
+  Object.defineProperty(error, 'cause', { value: signal.reason });
+  return error;
+}
+
+export function isAbortError(error: unknown): boolean {
+  return (error instanceof Error || error instanceof DOMException) && error.name === 'AbortError';
+}
+
+/** What every other failure rejects with: the target refused, reset, or did not answer in time. */
+export function isNoAnswer(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'NoAnswerError';
+}
+
+function noAnswerError(method: string, url: string, cause: unknown): Error {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return Object.assign(new Error(`${method} ${url}: ${message}`, { cause }), { name: 'NoAnswerError' });
+}
+
+/** The lines of `name` (any case) among `lines`, as sent. */
+export function headerLinesNamed(lines: readonly string[], name: string): string[] {
+  const prefix = `${name.toLowerCase()}:`;
+  return lines.filter((line) => line.toLowerCase().startsWith(prefix));
+}
+
+/** The value part of a `Name: value` line. */
+export function headerValue(line: string): string {
+  return line.slice(line.indexOf(':') + 1).trim();
+}
+
+/**
+ * One request (and the target's own redirects), with one deadline for all of it: a target that
+ * never answers ends with an Error saying the time limit, an abort with an AbortError.
+ */
+export const fetchPage: FetchPage = (url, options) => {
+  const { signal, timeoutMs } = options;
+  if (signal?.aborted) return Promise.reject(abortError(signal));
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
+  const onAbort = () => controller.abort(abortError(signal!));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const method = (options.method ?? 'GET').toUpperCase();
+  return followRedirects(url, options, controller.signal)
+    .catch((error: unknown) => {
+      throw isAbortError(error) ? error : noAnswerError(method, url, error);
+    })
+    .finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    });
+};
+
+async function followRedirects(startUrl: string, options: FetchOptions, deadline: AbortSignal): Promise<Page> {
+  const origin = new URL(startUrl);
+  const maxRedirects = Math.min(options.maxRedirects ?? MAX_REDIRECTS, MAX_REDIRECTS);
+  const redirects: Hop[] = [];
+  let url = origin;
+  let method = (options.method ?? 'GET').toUpperCase();
+  for (;;) {
+    const page = await requestOnce(url, method, options, deadline);
+    const location = isRedirect(page.status) ? headerValue(headerLinesNamed(page.headerLines, 'location')[0] ?? '') : '';
+    if (!location) return { ...page, redirects };
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      return { ...page, redirects, stoppedRedirect: { location, reason: 'not a URL' } };
+    }
+    const reason = !/^https?:$/.test(next.protocol)
+      ? 'not http or https'
+      : next.hostname.toLowerCase() !== origin.hostname.toLowerCase()
+        ? `another host than ${origin.hostname}`
+        : redirects.length >= maxRedirects
+          ? `more than ${maxRedirects} redirects`
+          : '';
+    if (reason) return { ...page, redirects, stoppedRedirect: { location: next.href, reason } };
+    redirects.push({ url: page.url, status: page.status, headerLines: page.headerLines });
+    if (page.status === 303 ? method !== 'HEAD' : method === 'POST' && page.status <= 302) method = 'GET';
+    url = next;
+  }
+}
+
+function isRedirect(status: number): boolean {
+  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+}
+
+type OneResponse = Omit<Page, 'redirects' | 'stoppedRedirect'>;
+
+function requestOnce(url: URL, method: string, options: FetchOptions, deadline: AbortSignal): Promise<OneResponse> {
+  return new Promise((resolve, reject) => {
+    if (deadline.aborted) return reject(deadline.reason);
+    const https = url.protocol === 'https:';
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const request = (https ? httpsRequest : httpRequest)(url, {
+      method,
+      headers: { 'user-agent': USER_AGENT, accept: '*/*', ...options.headers },
+      // No agent: no kept connection, no TLS session resumed (a resumed session skips the checks).
+      agent: false,
+      // A tester inspects bad certificates: the TLS check reports them instead.
+      rejectUnauthorized: false,
+      // Reach old servers too (TLS 1.0, weak ciphers): the TLS check says what was negotiated.
+      ...(https ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
+      ...(options.ca ? { ca: options.ca } : {}),
+    });
+    const fail = () => request.destroy(deadline.reason);
+    deadline.addEventListener('abort', fail, { once: true });
+    request.on('close', () => deadline.removeEventListener('abort', fail));
+    const failWith = (error: unknown) => reject(deadline.aborted ? deadline.reason : error);
+    request.on('error', failWith);
+    request.on('response', (response) => {
+      const tls = https ? tlsInfo(response, options.ca) : undefined;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let truncated = false;
+      const done = () =>
+        resolve({
+          url: url.href,
+          method,
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          headerLines: pairLines(response.rawHeaders),
+          body: Buffer.concat(chunks).toString('utf8'),
+          truncated,
+          ...(tls ? { tls } : {}),
+        });
+      response.on('data', (chunk: Buffer) => {
+        if (truncated) return;
+        const room = maxBytes - size;
+        if (chunk.length > room) {
+          chunks.push(chunk.subarray(0, room));
+          size = maxBytes;
+          truncated = true;
+          done();
+          // The rest is never read: the connection goes.
+          request.destroy();
+          return;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      });
+      response.on('end', done);
+      const cut = () => failWith(new Error('the target closed the connection mid-answer'));
+      response.on('error', cut);
+      response.on('close', () => response.complete || cut());
+    });
+    request.end();
+  });
+}
+
+function tlsInfo(response: IncomingMessage, ca: FetchOptions['ca']): TlsInfo | undefined {
+  const socket = response.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate !== 'function') return undefined;
+  const certificate = socket.getPeerCertificate(true);
+  return {
+    certificate,
+    protocol: socket.getProtocol(),
+    authorized: socket.authorized,
+    issuerTrusted: certificate?.raw ? endsAtTrustedRoot(certificate, ca === undefined ? [] : [ca].flat()) : false,
+    ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
+  };
+}
+
+function pairLines(raw: string[]): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${raw[i]}: ${raw[i + 1]}`);
+  return lines;
+}

@@ -1,0 +1,59 @@
+/** What every check answers with: findings and summary lines, or the one "did not answer" finding. */
+import { abortError, isNoAnswer, type Page } from './client.js';
+import type { CheckInput, CheckResult, Finding } from '../types.js';
+
+/** Evidence is quoted, not dumped: a line longer than this is cut and says so. */
+export const MAX_QUOTE = 300;
+
+export function quote(line: string): string {
+  const flat = line.replace(/[\r\n]+/g, ' ').trim();
+  return flat.length > MAX_QUOTE ? `${flat.slice(0, MAX_QUOTE)}… (cut)` : flat;
+}
+
+/** The highest rank among `findings`, 0 when there is none (nothing wrong). */
+export function highestRank(findings: readonly Finding[]): number {
+  return findings.reduce((rank, finding) => Math.max(rank, finding.rank), 0);
+}
+
+export function successful(findings: Finding[], summaryLines: string[]): CheckResult {
+  const verdict = findings.length === 0 ? 'Nothing found.' : findings.map((f) => `[rank ${f.rank}] ${f.title}: ${f.detail}`).join('\n');
+  return { status: 'Successful', findings, summary: [...summaryLines, verdict].join('\n') };
+}
+
+/**
+ * Runs a check's requests. A target that refuses, resets or does not answer in time is not a
+ * crash: the check ran and the tester must read why it saw nothing, so it ends `Successful` with
+ * one rank-0 finding (rank 0, not -1, because nothing wrong was seen; the detail says why).
+ * An abort (the input's signal) rejects with the AbortError; a bug in a check rejects as it is.
+ */
+export async function unlessNoAnswer(input: CheckInput, run: () => Promise<CheckResult>): Promise<CheckResult> {
+  try {
+    return await run();
+  } catch (error) {
+    if (input.signal?.aborted) throw abortError(input.signal);
+    if (!isNoAnswer(error)) throw error;
+    const finding: Finding = {
+      rank: 0,
+      title: 'Target did not answer',
+      detail: `${error.message} (time limit ${input.timeoutMs} ms)`,
+    };
+    return successful([finding], [`Target ${input.target.target_url} did not answer.`]);
+  }
+}
+
+/** The line of `text` holding `needle` (the evidence of a body), quoted; a long line around it. */
+export function lineHolding(text: string, needle: string): string | undefined {
+  const line = text.split(/\r?\n/).find((l) => l.includes(needle));
+  if (line === undefined || line.length <= MAX_QUOTE) return line === undefined ? undefined : quote(line);
+  const at = Math.max(0, line.indexOf(needle) - 100);
+  return `…${quote(line.slice(at, at + MAX_QUOTE - 10))}…`;
+}
+
+/** `GET https://host/robots.txt: 200, 123 bytes` (and a cut body or a stopped redirect). */
+export function describeRequest(page: Page): string {
+  const via = page.redirects.map((hop) => `${hop.url} (${hop.status}) -> `).join('');
+  const size = Buffer.byteLength(page.body);
+  let line = `${page.method} ${via}${page.url}: ${page.status}, ${size} bytes${page.truncated ? ' (body cut at the size cap)' : ''}`;
+  if (page.stoppedRedirect) line += `; redirect to ${page.stoppedRedirect.location} not followed (${page.stoppedRedirect.reason})`;
+  return line;
+}

@@ -1,0 +1,187 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CHECKS, CHECK_CODES, highestRank } from '../../src/engine/checks/index.ts';
+import type { CheckResult, Finding } from '../../src/engine/types.ts';
+import { hardened, headersFromQuery, inputFor, lenient, misconfigured, refusedUrl, serveHttp, serveSilence, type Target } from './fixtures/targets.ts';
+
+/** The check's findings, after asserting it ran to its end. */
+function findingsOf(result: CheckResult): Finding[] {
+  assert.equal(result.status, 'Successful', JSON.stringify(result));
+  return result.status === 'Successful' ? result.findings : [];
+}
+
+function details(findings: Finding[]): string {
+  return findings.map((f) => `${f.title}\n${f.detail}`).join('\n');
+}
+
+type Expectation = { rank: number; evidence: Array<string | RegExp> } | 'Skipped';
+
+const RULES: Record<string, Record<string, Expectation>> = {
+  misconfigured: {
+    robots: { rank: 1, evidence: ['Disallow: /admin/', 'Disallow: /backup.zip', 'Allow: /public/', '3 paths'] },
+    banners: { rank: 1, evidence: ['Server: Apache/2.4.41 (Ubuntu)', 'X-Powered-By: PHP/7.4.3', '<meta content="WordPress 5.8.1" name="generator">'] },
+    tls: 'Skipped',
+    'http-methods': { rank: 3, evidence: ['TRACE echoes the request', /X-Assessd-Trace: [0-9a-f]{24}/, 'Allow: GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE', 'PUT and DELETE allowed'] },
+    cookies: { rank: 2, evidence: ['Cookie PHPSESSID lacks HttpOnly, SameSite', 'Set-Cookie: PHPSESSID=abc123; path=/', 'Cookie theme lacks SameSite'] },
+    framing: { rank: 2, evidence: ['No X-Frame-Options header'] },
+    cors: { rank: 4, evidence: [/Access-Control-Allow-Origin: https:\/\/[0-9a-f]{12}\.example/, 'Access-Control-Allow-Credentials: true'] },
+  },
+  hardened: {
+    robots: { rank: 0, evidence: [] },
+    banners: { rank: 0, evidence: ['Server: nginx', 'no version'] },
+    tls: 'Skipped',
+    'http-methods': { rank: 0, evidence: ['Allow: GET, HEAD'] },
+    cookies: { rank: 0, evidence: ['Set-Cookie: sid=xyz; Path=/; HttpOnly; Secure; SameSite=Lax'] },
+    framing: { rank: 0, evidence: ['X-Frame-Options: DENY'] },
+    cors: { rank: 0, evidence: [] },
+  },
+  lenient: {
+    robots: { rank: 0, evidence: [] },
+    banners: { rank: 1, evidence: ['Server: nginx/1.18.0'] },
+    tls: 'Skipped',
+    'http-methods': { rank: 2, evidence: ['PUT allowed', 'Allow: GET, HEAD, PUT'] },
+    cookies: { rank: 0, evidence: [] },
+    framing: { rank: 0, evidence: ["Content-Security-Policy: default-src 'self'; frame-ancestors 'self'"] },
+    cors: { rank: 1, evidence: ['Access-Control-Allow-Origin: *'] },
+  },
+};
+
+const HANDLERS = { misconfigured, hardened, lenient };
+
+for (const [name, rules] of Object.entries(RULES)) {
+  describe(`the checks against a ${name} target`, () => {
+    let target: Target;
+    const results = new Map<string, CheckResult>();
+    before(async () => {
+      target = await serveHttp(HANDLERS[name as keyof typeof HANDLERS]);
+      const started = performance.now();
+      // All seven at once, as workers would run them.
+      await Promise.all(Object.entries(CHECKS).map(async ([check, run]) => results.set(check, await run(inputFor(target.url)))));
+      const took = performance.now() - started;
+      assert.ok(took < 5000, `the seven checks took ${took} ms`);
+    });
+    after(() => target.close());
+
+    for (const [check, expected] of Object.entries(rules)) {
+      const title =
+        expected === 'Skipped'
+          ? `${check} (${CHECK_CODES[check]}) is Skipped on an http target`
+          : `${check} (${CHECK_CODES[check]}) ranks ${expected.rank}, quoting the evidence`;
+      test(title, () => {
+        const result = results.get(check)!;
+        if (expected === 'Skipped') {
+          assert.equal(result.status, 'Skipped');
+          assert.match(result.status === 'Skipped' ? result.reason : '', /not https/);
+          return;
+        }
+        const findings = findingsOf(result);
+        assert.equal(highestRank(findings), expected.rank, details(findings));
+        for (const evidence of expected.evidence) {
+          if (typeof evidence === 'string') assert.ok(details(findings).includes(evidence), `${evidence} not in:\n${details(findings)}`);
+          else assert.match(details(findings), evidence);
+        }
+        for (const finding of findings) assert.ok(finding.title.length > 0 && finding.detail.length > 0);
+        assert.ok(result.status === 'Successful' && result.summary.includes(target.url.slice(0, -1)), 'the summary says what was requested');
+      });
+    }
+  });
+}
+
+describe('header variants', () => {
+  let target: Target;
+  before(async () => (target = await serveHttp(headersFromQuery)));
+  after(() => target.close());
+
+  const VARIANTS: Array<[check: string, headers: string[], rank: number, evidence: string]> = [
+    ['framing', ['X-Frame-Options:ALLOW-FROM https://a.example'], 2, 'X-Frame-Options: ALLOW-FROM https://a.example'],
+    ['framing', ['X-Frame-Options:sameorigin'], 0, 'X-Frame-Options: sameorigin'],
+    ['framing', ['Content-Security-Policy:frame-ancestors *'], 2, 'Content-Security-Policy: frame-ancestors *'],
+    ['framing', ['Content-Security-Policy:frame-ancestors https://a.example'], 0, 'frame-ancestors https://a.example'],
+    ['cors', ['Access-Control-Allow-Origin:echo-origin'], 1, 'without credentials'],
+    ['cors', ['Access-Control-Allow-Origin:*', 'Access-Control-Allow-Credentials:true'], 1, 'Access-Control-Allow-Origin: *'],
+    ['cors', ['Access-Control-Allow-Origin:https://app.example', 'Access-Control-Allow-Credentials:true'], 0, 'Access-Control-Allow-Origin: https://app.example'],
+    ['banners', ['X-AspNet-Version:4.0.30319'], 1, 'X-AspNet-Version: 4.0.30319'],
+    ['banners', ['X-AspNetMvc-Version:5.2'], 1, 'X-AspNetMvc-Version: 5.2'],
+    ['banners', ['Server:Microsoft-IIS/10.0'], 1, 'Server: Microsoft-IIS/10.0'],
+    ['banners', ['X-Powered-By:Express'], 0, 'X-Powered-By: Express'],
+    ['cookies', ['Set-Cookie:a=1; samesite=strict; httponly'], 0, 'Set-Cookie: a=1; samesite=strict; httponly'],
+  ];
+  for (const [check, headers, rank, evidence] of VARIANTS) {
+    test(`${check} ranks ${rank} for ${headers.join(' + ')}`, async () => {
+      const query = headers.map((h) => `h=${encodeURIComponent(h)}`).join('&');
+      const findings = findingsOf(await CHECKS[check]!(inputFor(`${target.url}?${query}`)));
+      assert.equal(highestRank(findings), rank, details(findings));
+      assert.ok(details(findings).includes(evidence), details(findings));
+    });
+  }
+});
+
+describe('a target that does not answer', () => {
+  test('a refused connection: every check ends Successful with one rank-0 "Target did not answer"', async () => {
+    const url = await refusedUrl();
+    for (const [check, run] of Object.entries(CHECKS)) {
+      if (check === 'tls') continue;
+      const findings = findingsOf(await run(inputFor(url, 1000)));
+      assert.equal(findings.length, 1, check);
+      assert.equal(findings[0]!.rank, 0);
+      assert.equal(findings[0]!.title, 'Target did not answer');
+      assert.match(findings[0]!.detail, /ECONNREFUSED.*time limit 1000 ms/);
+    }
+  });
+
+  test('a server that accepts and never answers: the time-limit finding, within the limit', async () => {
+    const silent = await serveSilence();
+    try {
+      const started = performance.now();
+      const results = await Promise.all(
+        Object.entries(CHECKS).filter(([check]) => check !== 'tls').map(([, run]) => run(inputFor(silent.url, 300))),
+      );
+      const took = performance.now() - started;
+      assert.ok(took < 1000, `took ${took} ms for a 300 ms limit`);
+      for (const result of results) {
+        const [finding] = findingsOf(result);
+        assert.equal(finding!.title, 'Target did not answer');
+        assert.match(finding!.detail, /no complete answer within 300 ms \(time limit 300 ms\)/);
+      }
+    } finally {
+      await silent.close();
+    }
+  });
+
+  test('http-methods: a TRACE whose connection is reset still reports what OPTIONS said', async () => {
+    const target = await serveHttp((req, res) => {
+      if (req.method === 'TRACE') return void req.socket.destroy();
+      res.writeHead(200, { Allow: 'GET, DELETE' }).end();
+    });
+    try {
+      const result = await CHECKS['http-methods']!(inputFor(target.url));
+      assert.deepEqual(findingsOf(result), [{ rank: 2, title: 'DELETE allowed', detail: 'Allow: GET, DELETE' }]);
+      assert.match(result.status === 'Successful' ? result.summary : '', /^TRACE http:\/\/127\.0\.0\.1:\d+\/: no answer \(TRACE .*socket hang up\)$/m);
+    } finally {
+      await target.close();
+    }
+  });
+
+  test('an abort ends every check promptly with an AbortError', async () => {
+    const silent = await serveSilence();
+    try {
+      const controller = new AbortController();
+      const started = performance.now();
+      const runs = Object.values(CHECKS).map((run) =>
+        run(inputFor(silent.url.replace('http:', 'https:'), 10_000, controller.signal)),
+      );
+      setTimeout(() => controller.abort(), 50);
+      for (const run of runs) await assert.rejects(run, { name: 'AbortError' });
+      assert.ok(performance.now() - started < 1000);
+      // Already aborted: rejects without a request.
+      await assert.rejects(CHECKS.robots!(inputFor(silent.url, 10_000, controller.signal)), { name: 'AbortError' });
+    } finally {
+      await silent.close();
+    }
+  });
+});
+
+test('CHECKS names the seven checks', () => {
+  assert.deepEqual(Object.keys(CHECKS).sort(), ['banners', 'cookies', 'cors', 'framing', 'http-methods', 'robots', 'tls']);
+  assert.deepEqual(Object.keys(CHECK_CODES).sort(), Object.keys(CHECKS).sort());
+});
