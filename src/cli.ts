@@ -22,8 +22,11 @@ Options:
                               comma-separated; .lab.example allows a domain and its subdomains;
                               * turns the Host check off (unsafe) (env ASSESSD_ALLOWED_HOSTS)
   --token <token>             the API token (env ASSESSD_TOKEN, which keeps it out of the process list);
-                              default: none on loopback, else generated once and kept in DATA_DIR/token
-  --no-token                  serve beyond loopback without a token (unsafe)
+                              default: generated once and kept in DATA_DIR/token (the API runs programs)
+  --no-token                  serve without a token, on a loopback host only (unsafe: any local
+                              user or program can then run the configured tools)
+  --workers <n>               plugins run at once (env ASSESSD_WORKERS; default: the machine's cores)
+  --run-timeout <seconds>     a run's time limit, paused time not counted (env ASSESSD_RUN_TIMEOUT; default 3600)
   (env ASSESSD_COMPACT_AFTER: journal bytes before it is folded into the snapshots;
    default: once it outgrows 4 MiB and the snapshots)
   -h, --help                  print this help
@@ -52,6 +55,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
         'allowed-hosts': { type: 'string' },
         token: { type: 'string' },
         'no-token': { type: 'boolean' },
+        workers: { type: 'string' },
+        'run-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -74,6 +79,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     token: values['no-token'] ? undefined : (values.token ?? (env.ASSESSD_TOKEN || undefined)),
     noToken: values['no-token'],
     compactAfter: env.ASSESSD_COMPACT_AFTER,
+    workers: values.workers ?? env.ASSESSD_WORKERS,
+    runTimeout: values['run-timeout'] ?? env.ASSESSD_RUN_TIMEOUT,
   };
   if (values['no-token'] && values.token !== undefined) throw new UsageError('--token and --no-token exclude each other');
   try {

@@ -1,5 +1,6 @@
 /** The server's options: what `start()` takes (and the CLI's flags map to), checked in one place. */
 import { isIPv4 } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { TOKEN_PATTERN } from './store/token-file.js';
 
@@ -23,12 +24,16 @@ export interface StartOptions {
    * An array, or a comma-separated string.
    */
   allowedHosts?: string[] | string;
-  /** The API token. Default: none on a loopback host; beyond it, one generated and kept in `dataDir/token`. */
+  /** The API token. Default: one generated on first start and kept in `dataDir/token` (the API runs programs). */
   token?: string;
-  /** Serve beyond loopback without a token (logged as a warning). */
+  /** Serve without a token: loopback hosts only (logged as a warning). */
   noToken?: boolean;
   /** Journal bytes after which it is folded into the snapshots (advanced; default: adaptive). */
   compactAfter?: number | string;
+  /** How many plugins run at once. Default: the machine's available parallelism. */
+  workers?: number | string;
+  /** Seconds a run may take (paused time not counted) before it is aborted. Default 3600. */
+  runTimeout?: number | string;
   /** Where log lines go. Default: standard error, prefixed `assessd: `. */
   log?: (line: string) => void;
 }
@@ -44,6 +49,8 @@ export interface ResolvedOptions {
   token?: string;
   noToken: boolean;
   compactAfter?: number;
+  workers: number;
+  runTimeout: number;
   log: (line: string) => void;
 }
 
@@ -55,7 +62,8 @@ export class OptionError extends Error {
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_MAX_IMPORT_BODY = 64 * 1024 * 1024;
 const KNOWN_OPTIONS = new Set([
-  'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'log',
+  'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'workers',
+  'runTimeout', 'log',
 ]);
 const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 
@@ -91,6 +99,9 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     throw new OptionError(`${name('token')} must be printable ASCII without spaces`);
   }
   if (options.token !== undefined && options.noToken) throw new OptionError(`${name('token')} and ${name('noToken')} exclude each other`);
+  if (options.noToken && !isLoopback(host)) {
+    throw new OptionError(`${name('noToken')} is for a loopback host only: beyond it, anyone who reaches the API could run the configured programs`);
+  }
   if (options.log !== undefined && typeof options.log !== 'function') throw new OptionError(`${name('log')} must be a function`);
   return {
     dataDir: resolve(options.dataDir),
@@ -103,6 +114,8 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     token: options.token,
     noToken: options.noToken === true,
     compactAfter: options.compactAfter === undefined ? undefined : integer('compactAfter', 0, 0, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
+    workers: integer('workers', availableParallelism(), 0, 256, 'a number of workers from 0 to 256'),
+    runTimeout: integer('runTimeout', 3600, 1, 365 * 24 * 3600, 'a number of seconds (at least 1)'),
     log: options.log ?? ((line) => console.error(`assessd: ${line}`)),
   };
 }

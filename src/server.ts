@@ -15,6 +15,12 @@ import { isPagePath, pageFallback, registerStatic, type WebAssets } from './api/
 import { registerReports } from './api/reports.js';
 import { createAccessCheck } from './http/access.js';
 import { registerSessions } from './api/sessions.js';
+import { registerMisc } from './api/misc.js';
+import { registerPlugins } from './api/plugins.js';
+import { registerPoutput } from './api/poutput.js';
+import { registerWorkers } from './api/workers.js';
+import { registerWorklist } from './api/worklist.js';
+import type { Engine } from './engine/index.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
@@ -26,6 +32,8 @@ import type { Store } from './store/store.js';
 
 export interface ServerOptions {
   store: Store;
+  /** The assessment engine: its routes (plugins, worklist, workers, outputs, misc) are served with it. */
+  engine?: Engine;
   web: WebAssets;
   /** Port of the output file server that /output_files/ redirects to. */
   fileServerPort?: number;
@@ -115,6 +123,13 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerConfiguration(router, store);
   registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY);
   registerReports(router, store, options.defaults ?? []);
+  if (options.engine) {
+    registerMisc(router, store, options.engine);
+    registerPlugins(router, options.engine.catalogue);
+    registerWorklist(router, store, options.engine);
+    registerWorkers(router, options.engine);
+    registerPoutput(router, store, options.engine);
+  }
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
   registerOpenApi(router, options.version ?? '0.0.0');

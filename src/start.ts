@@ -4,8 +4,9 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
-import { isLoopback, resolveOptions, type StartOptions } from './options.js';
+import { resolveOptions, type StartOptions } from './options.js';
 import { defaultConfiguration, version, webFiles } from './paths.js';
+import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
 import { parseDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
@@ -47,14 +48,18 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const defaults = parseDefaults(text, file);
   const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
   let server;
+  let engine: Engine | undefined;
   let token = resolved.token;
   let generated = false;
   try {
-    if (token === undefined && !resolved.noToken && !isLoopback(host)) {
+    // the API runs programs: a token on every interface, loopback included (--no-token opts out there)
+    if (token === undefined && !resolved.noToken) {
       ({ token, created: generated } = await loadOrCreateToken(dataDir, log));
     }
+    engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, log });
     server = createServer({
       store,
+      engine,
       web,
       fileServerPort: resolved.fileServerPort,
       maxBody: resolved.maxBody,
@@ -69,15 +74,16 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     await once(server, 'listening');
   } catch (err) {
     server?.close(() => {});
+    await engine?.close();
     // a start that failed leaves nothing of its own behind: the next one generates the token again
     if (generated) await unlink(join(dataDir, TOKEN_FILE)).catch(() => {});
     await store.close();
     throw err;
   }
   // said once listening: a start that fails prints its one line and nothing else
-  if (generated) log(`generated an API token in ${join(dataDir, TOKEN_FILE)} (it is needed beyond loopback; --no-token serves without)`);
-  if (resolved.noToken && !isLoopback(host)) {
-    log(`warning: serving ${host} without a token (--no-token): anyone who can reach this port can read and change every session`);
+  if (generated) log(`generated an API token in ${join(dataDir, TOKEN_FILE)} (every API request needs it: the API runs programs)`);
+  if (resolved.noToken) {
+    log(`warning: serving ${host} without a token (--no-token): any user or program on this machine can read every session and run the configured tools`);
   }
   if (resolved.allowedHosts === '*') log('warning: the Host check is off (--allowed-hosts *): any web page can reach the API by DNS rebinding');
   const { address, port } = server.address() as AddressInfo;
@@ -93,6 +99,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
 
   let closing: Promise<void> | undefined;
   const listening = server;
+  const runningEngine = engine;
   return {
     url,
     host,
@@ -105,6 +112,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now
         const closed = new Promise((resolve) => listening.close(resolve));
         listening.closeIdleConnections();
+        // runs first: each aborted run is recorded (and requeued) before the store closes
+        await runningEngine.close();
         await closed;
         await store.close();
       })();

@@ -10,7 +10,7 @@ import type { Finding, OutputStatus } from '../store/state.js';
 import type { Target } from '../store/state.js';
 import { CHECKS } from './checks/index.js';
 import { parseNmapXml } from './parsers/nmap.js';
-import { checkProgram, runProgram, type RunEnd as ProgramEnd, type ProgramHandle } from './process-group.js';
+import { checkProgram, runProgram, type RunEnd as ProgramEnd, type RunHandle as ProgramHandle } from './process-group.js';
 import { fillArgv } from './template.js';
 import type { CatalogueEntry } from './types.js';
 

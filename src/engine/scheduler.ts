@@ -4,12 +4,13 @@
  * aborts every run and puts its work back at the head of the worklist.
  */
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { Target, WorkRow } from '../store/state.js';
 import type { Catalogue } from './catalogue.js';
-import type { ProgramHandle } from './process-group.js';
+import type { RunHandle as ProgramHandle } from './process-group.js';
 import { runPlugin, type RunOutcome } from './run.js';
 import type { CatalogueEntry, Plugin } from './types.js';
 
@@ -187,6 +188,7 @@ export function createEngine(options: EngineOptions): Engine {
     if (run.ending) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: 'aborted before it started', aborted: true };
     const outputDir = join(outputsDir, outputPath);
     if (outputPath) {
+      targetDirs.add(run.target.id);
       try {
         // a rerun starts from an empty directory: nothing of the last run's is taken for this one's
         await rm(outputDir, { recursive: true, force: true });
@@ -261,11 +263,25 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
-  // Deleted targets (or outputs) while a run went on: that run is ended. Cheap: one look per busy worker.
+  /** Targets with a directory under DATA_DIR/outputs: a deleted target's goes with it. */
+  const targetDirs = new Set<number>();
+  try {
+    for (const name of readdirSync(outputsDir)) if (/^[0-9]+$/.test(name)) targetDirs.add(Number(name));
+  } catch {
+    // no outputs yet
+  }
+
+  // Deleted targets (or outputs) while a run went on: that run is ended, and a deleted target's
+  // files removed. Cheap: one look per busy worker and per target that has files.
   const sweep = setInterval(() => {
     for (const worker of workers) {
       const run = worker.run;
       if (run && run.output && !store.state.outputs.has(run.output)) end(run, 'user');
+    }
+    for (const id of targetDirs) {
+      if (store.state.targets.has(id) || workers.some((w) => w.run?.target.id === id)) continue;
+      targetDirs.delete(id);
+      void removeOutputDirs([String(id)]);
     }
   }, 1_000);
   sweep.unref();
