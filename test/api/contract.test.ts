@@ -232,7 +232,7 @@ const table: Row[] = [
   { name: 'GET of an unknown /api path', method: 'GET', path: '/api/nope', expect: { status: 404, message: H.notFound } },
   { name: 'POST of an unknown /api path', method: 'POST', path: '/api/v1/nope', form: { name: 'x' }, expect: { status: 404, message: H.notFound } },
   { name: 'GET of /api itself', method: 'GET', path: '/api', expect: { status: 404, message: H.notFound } },
-  { name: 'GET of an unknown /api/v1 resource', method: 'GET', path: '/api/v1/plugins/', expect: { status: 404, message: H.notFound } },
+  { name: 'GET of an unknown /api/v1 resource', method: 'GET', path: '/api/v1/exploits/', expect: { status: 404, message: H.notFound } },
   { name: 'GET of an unknown /debug path', method: 'GET', path: '/debug/nope', expect: { status: 404, message: H.notFound } },
   { name: 'GET of the health check under /api/v1', method: 'GET', path: '/api/v1/debug/health', expect: { status: 404, message: H.notFound } },
   { name: 'GET of a session id that is not an unsigned integer nor a word', method: 'GET', path: '/api/v1/sessions/1a', expect: { status: 404, message: H.notFound } },

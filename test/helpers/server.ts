@@ -11,12 +11,14 @@ import { createServer, type ServerOptions } from '../../src/server.ts';
 import type { FileSystem } from '../../src/store/atomic-file.ts';
 import { parseDefaults } from '../../src/store/defaults.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
+import { openEngine, type Engine } from '../../src/engine/index.ts';
 
 export interface TestServer {
   url: string;
   port: number;
   dataDir: string;
   store: Store;
+  engine: Engine;
   server: Server;
   logs: string[];
   /** Stops the server and releases the data dir (the dir stays, for a restart). */
@@ -25,9 +27,14 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web'>> {
+export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web' | 'engine'>> {
   dataDir?: string;
   fs?: FileSystem;
+  /** The engine's workers (default 2), and its options. */
+  workers?: number;
+  runTimeoutMs?: number;
+  checkTimeoutMs?: number;
+  maxOutputBytes?: number;
 }
 
 let web: WebAssets | undefined;
@@ -44,7 +51,16 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const defaults = parseDefaults(text, file);
   web ??= loadWebAssets(webFiles());
   const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
-  const server = createServer({ defaults, ...options, store, web, log });
+  const engine = await openEngine({
+    store,
+    dataDir,
+    workers: options.workers ?? 2,
+    runTimeoutMs: options.runTimeoutMs ?? 60_000,
+    checkTimeoutMs: options.checkTimeoutMs,
+    maxOutputBytes: options.maxOutputBytes,
+    log,
+  });
+  const server = createServer({ defaults, ...options, store, engine, web, log });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {
@@ -52,6 +68,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       server.close(resolve);
       server.closeAllConnections();
     });
+    await engine.close();
     await store.close();
   };
   return {
@@ -59,6 +76,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     port,
     dataDir,
     store,
+    engine,
     server,
     logs,
     stop,
