@@ -165,6 +165,32 @@ test('what a program leaves behind in its group is killed when it exits', async 
   await until(() => !alive(grandchild), 'the grandchild to end');
 });
 
+test('a process that left the group and holds the pipes open does not hold the run past the grace', async () => {
+  const script = "#!/bin/sh\nsetsid sh -c 'echo $$; exec sleep 100' &\nsleep 0.3\n";
+  const { handle, stdout } = run({ program: tool('escaper', script), killGraceMs: 300 });
+  const escaped = await printedPid(stdout);
+  groups.add(escaped); // a group of its own now: the test ends it
+  const started = Date.now();
+  const end = await handle.done;
+  assert.deepEqual([end.outcome, end.exitCode], ['exited', 0]);
+  assert.ok(Date.now() - started < 3000);
+  assert.notEqual(readProcStat(escaped)?.pgrp, handle.pid);
+  assert.ok(alive(escaped), 'out of the group, out of reach');
+  process.kill(-escaped, 'SIGKILL');
+});
+
+test('an output directory that cannot be made throws before anything starts', () => {
+  const file = tool('a-file', 'x', 0o644);
+  assert.throws(() => runProgram({ program: 'true', argv: [], outputDir: join(file, 'out'), maxOutputBytes: MiB, timeoutMs: 1000 }), { code: 'ENOTDIR' });
+});
+
+test('an argument holding a NUL byte is failed-to-start, not a throw', async () => {
+  const { handle } = run({ program: 'printf', argv: ['a\0b'] });
+  const end = await handle.done;
+  assert.equal(end.outcome, 'failed-to-start');
+  assert.equal(end.errno, 'ERR_INVALID_ARG_VALUE');
+});
+
 test('pause stops every process of the group, resume continues them', async () => {
   const { handle, stdout } = run({ program: tool('pausable', '#!/bin/sh\nsleep 100 &\necho $!\nsleep 100\n') });
   const grandchild = await printedPid(stdout);
