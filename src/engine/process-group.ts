@@ -215,7 +215,9 @@ export function runProgram(options: RunOptions): RunHandle {
       phase = 'exited';
       out.stop();
       err.stop();
-      void settle({ outcome: 'failed-to-start', exitCode: null, signal: null, reason: error.message.includes(options.program) ? error.message : `${error.message} (${options.program})`, errno: error.code ?? 'UNKNOWN' }).then(resolveDone);
+      // some start errors name the program ("spawn nmap ENOENT"), the thrown ones do not
+      const reason = error.message.includes(options.program) ? error.message : `${error.message} (${options.program})`;
+      void settle({ outcome: 'failed-to-start', exitCode: null, signal: null, reason, errno: error.code ?? 'UNKNOWN' }).then(resolveDone);
     };
     if (!child || startError) return failed(startError ?? new Error('spawn failed'));
     child.on('error', (error: NodeJS.ErrnoException) => {
