@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -182,6 +182,27 @@ test('a process that left the group and holds the pipes open does not hold the r
 test('an output directory that cannot be made throws before anything starts', () => {
   const file = tool('a-file', 'x', 0o644);
   assert.throws(() => runProgram({ program: 'true', argv: [], outputDir: join(file, 'out'), maxOutputBytes: MiB, timeoutMs: 1000 }), { code: 'ENOTDIR' });
+});
+
+test('a symlink left in the output directory as stdout.txt is replaced, never followed', async () => {
+  const victim = tool('victim', 'precious\n', 0o644);
+  const outputDir = join(dir, 'planted');
+  mkdirSync(outputDir);
+  symlinkSync(victim, join(outputDir, 'stdout.txt'));
+  const handle = runProgram({ program: 'printf', argv: ['new output'], outputDir, maxOutputBytes: MiB, timeoutMs: 5000 });
+  assert.equal((await handle.done).outcome, 'exited');
+  assert.equal(readFileSync(victim, 'utf8'), 'precious\n');
+  assert.ok(lstatSync(join(outputDir, 'stdout.txt')).isFile());
+  assert.equal(readFileSync(join(outputDir, 'stdout.txt'), 'utf8'), 'new output');
+});
+
+test('a rerun in the same output directory replaces the previous output', async () => {
+  const outputDir = join(dir, 'rerun');
+  for (const word of ['first run, longer', 'second']) {
+    const handle = runProgram({ program: 'printf', argv: [word], outputDir, maxOutputBytes: MiB, timeoutMs: 5000 });
+    await handle.done;
+    assert.equal(readFileSync(join(outputDir, 'stdout.txt'), 'utf8'), word);
+  }
 });
 
 test('an argument holding a NUL byte is failed-to-start, not a throw', async () => {
