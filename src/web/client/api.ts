@@ -80,6 +80,110 @@ export interface BulkSummary {
   missing: number[];
 }
 
+/** A plugin of the catalogue (`GET /api/v1/plugins/`). */
+export interface Plugin {
+  key: string;
+  code: string;
+  group: string;
+  type: string;
+  name: string;
+  title: string;
+  descrip: string;
+}
+
+/** A queued run. */
+export interface Work {
+  id: number;
+  active: boolean;
+  target: Target;
+  plugin: Plugin;
+}
+
+export interface WorkPage {
+  records_total: number;
+  records_filtered: number;
+  data: Work[];
+}
+
+export interface WorkQuery {
+  limit: number;
+  offset: number;
+  target_url?: string;
+  plugin_code?: string;
+}
+
+export interface Worker {
+  id: number;
+  name: string;
+  busy: boolean;
+  paused: boolean;
+  /** `[]`, or what it runs: `[target, plugin]`. */
+  work: [Target, Plugin] | [];
+  start_time: string;
+  /** ISO 8601 (extension), or null when idle. */
+  started_at?: string | null;
+  worker: number | null;
+}
+
+export interface Finding {
+  rank: number;
+  title: string;
+  detail: string;
+}
+
+export type OutputStatus = 'Running' | 'Successful' | 'Aborted' | 'Crashed' | 'Skipped';
+
+/** A plugin's output on a target, without its text. */
+export interface Output {
+  id: number;
+  target_id: number;
+  plugin_key: string;
+  plugin_code: string;
+  plugin_group: string;
+  plugin_type: string;
+  status: OutputStatus;
+  owtf_rank: number;
+  user_rank: number;
+  user_notes: string;
+  output_path: string;
+  error: string | null;
+  findings: Finding[];
+  exit_code: number | null;
+  run_time: string;
+  started_at: string;
+  ended_at: string | null;
+}
+
+export interface TestGroup {
+  code: string;
+  priority: number;
+  descrip: string;
+  hint: string;
+  url: string;
+}
+
+/** `GET .../poutput/names`: by code, each with its test group. */
+export type OutputsByCode = Record<string, { data: Output[]; details: TestGroup }>;
+
+export interface Progress {
+  complete_count: number;
+  left_count: number;
+}
+
+export interface SeverityCount {
+  id: number;
+  label: string;
+  value: number;
+}
+
+export interface QueueRequest {
+  ids: number[];
+  group?: string;
+  type?: string;
+  codes?: string[];
+  force: boolean;
+}
+
 type Params = URLSearchParams | Record<string, string>;
 
 interface Answer<T> {
@@ -223,6 +327,54 @@ export const api = {
   /** A session bundle imported as a new session (named `name`, or as the bundle says): all or nothing. */
   importBundle: (file: Blob, name?: string) =>
     send<{ id: number; targets: number }>('POST', `/api/v1/bundles/${name ? `?name=${encodeURIComponent(name)}` : ''}`, { file, type: 'application/json' }),
+
+  /** The plugin catalogue (about a hundred), by group, type, then the guide's order. */
+  plugins: (signal?: AbortSignal) => get<Plugin[]>('/api/v1/plugins/', signal),
+  /** Queues the plugins of one group and type (all, or these codes) on the targets. */
+  queueWorks(q: QueueRequest): Promise<{ queued: number; skipped?: number }> {
+    const params = new URLSearchParams({ id: q.ids.join(','), force_overwrite: String(q.force) });
+    if (q.group) params.set('group', q.group);
+    if (q.type) params.set('type', q.type);
+    for (const code of q.codes ?? []) params.append('code', code);
+    return send('POST', '/api/v1/worklist/', params);
+  },
+  /** A page of the worklist, with its totals. */
+  worklistPage(query: WorkQuery, signal?: AbortSignal): Promise<WorkPage> {
+    const params = new URLSearchParams({ limit: String(query.limit), offset: String(query.offset) });
+    if (query.target_url) params.set('target_url', query.target_url);
+    if (query.plugin_code) params.set('plugin_code', query.plugin_code);
+    return get<WorkPage>(`/api/v1/worklist/search?${params}`, signal);
+  },
+  /** `id` 0: every work. */
+  setWorkActive: (id: number, active: boolean) => send<object>('PATCH', `/api/v1/worklist/${id}/${active ? 'resume' : 'pause'}`),
+  /** `id` 0: every queued work. */
+  deleteWork: (id: number) => send<object>('DELETE', `/api/v1/worklist/${id}`),
+
+  workers: (signal?: AbortSignal) => get<Worker[]>('/api/v1/workers/', signal),
+  addWorker: () => send<object>('POST', '/api/v1/workers/'),
+  removeWorker: (id: number) => send<object>('DELETE', `/api/v1/workers/${id}`),
+  /** `id` 0: every worker. */
+  workerAction: (id: number, action: 'pause' | 'resume' | 'abort') => send<object>('PATCH', `/api/v1/workers/${id}/${action}`),
+  progress: (signal?: AbortSignal) => get<Progress>('/api/v1/plugins/progress', signal),
+  /** The active session's outputs by effective rank, critical first. */
+  severity: async (signal?: AbortSignal) => (await get<{ data: SeverityCount[] }>('/api/v1/dashboard/severitypanel', signal)).data,
+
+  target: (id: number, signal?: AbortSignal) => get<Target>(`/api/v1/targets/${id}`, signal),
+  /** Every target of a session matching a search, for the ids a queue needs (one request). */
+  targetsOf: (session: number | undefined, q: string | undefined, signal?: AbortSignal) => {
+    const params = new URLSearchParams();
+    if (session !== undefined) params.set('session_id', String(session));
+    if (q) params.set('q', q);
+    return get<Target[]>(`/api/v1/targets/?${params}`, signal);
+  },
+  outputs: (targetId: number, signal?: AbortSignal) => get<OutputsByCode>(`/api/v1/targets/${targetId}/poutput/names`, signal),
+  /** One output with its text. */
+  outputText: async (o: Pick<Output, 'target_id' | 'plugin_group' | 'plugin_type' | 'plugin_code'>, signal?: AbortSignal) => {
+    const [found] = await get<(Output & { output: string })[]>(`/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}`, signal);
+    return found?.output ?? '';
+  },
+  rankOutput: (o: Pick<Output, 'target_id' | 'plugin_group' | 'plugin_type' | 'plugin_code'>, rank: number, notes: string) =>
+    send<object>('PATCH', `/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}`, { user_rank: String(rank), user_notes: notes }),
 
   configuration: (signal?: AbortSignal) => get<ConfigItem[]>('/api/v1/configuration', signal),
   /** All or nothing: one unknown key and nothing changes (400, `data` names the keys). */

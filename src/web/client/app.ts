@@ -5,10 +5,14 @@ import { configurationView } from './configuration.js';
 import { byId, h } from './dom.js';
 import { checkHealth, startHeader } from './header.js';
 import { hasLeaveGuard, render, startRouter, type Route, type ViewContext } from './router.js';
+import { pluginsView } from './plugins.js';
+import { resultsView } from './results.js';
 import { sessionsView } from './sessions.js';
 import { loadActiveSession, overviewRequestCount } from './state.js';
 import { targetsView } from './targets.js';
 import { viewHeading } from './ui.js';
+import { workersView } from './workers.js';
+import { worklistView } from './worklist.js';
 
 function notFoundView({ root }: ViewContext): void {
   root.append(
@@ -21,6 +25,10 @@ const routes: Route[] = [
   { path: '/', title: 'Sessions', render: sessionsView },
   { path: '/sessions', title: 'Sessions', render: sessionsView },
   { path: '/targets', title: 'Targets', render: targetsView },
+  { path: '/targets/:id', title: 'Results', render: resultsView },
+  { path: '/plugins', title: 'Plugins', render: pluginsView },
+  { path: '/worklist', title: 'Worklist', render: worklistView },
+  { path: '/workers', title: 'Workers', render: workersView },
   { path: '/configuration', title: 'Configuration', render: configurationView },
 ];
 
@@ -36,5 +44,5 @@ setUnauthenticatedHandler(authenticationRequired);
 await startAuth(refresh);
 startHeader(refresh);
 startRouter(routes, { path: '', title: 'Page not found', render: notFoundView }, byId('main'));
-// The sessions and targets views tell the header which session is active; the others do not.
+// The sessions, targets and plugins views tell the header which session is active; the others do not.
 if (overviewRequestCount() === 0) void loadActiveSession().catch(() => {});

@@ -4,11 +4,14 @@ export interface ViewContext {
   /** The element the view renders into; empty when the view starts. */
   root: HTMLElement;
   query: URLSearchParams;
+  /** The path's named segments (`/targets/:id` gives `id`). */
+  params: Record<string, string>;
   /** Aborted when the user leaves the view: late answers must not touch the page. */
   signal: AbortSignal;
 }
 
 export interface Route {
+  /** A fixed path, or one with named segments: `/targets/:id` (a segment of digits). */
   path: string;
   title: string;
   render: (ctx: ViewContext) => void;
@@ -32,9 +35,23 @@ export function hasLeaveGuard(): boolean {
   return guard !== undefined;
 }
 
-function routeFor(path: string): Route {
+/** The route for a path, and its named segments (digits only: ids). */
+function match(path: string): { route: Route; params: Record<string, string> } {
   const clean = path.length > 1 ? path.replace(/\/+$/, '') : path;
-  return routes.find((r) => r.path === clean) ?? fallback;
+  const parts = clean.split('/');
+  for (const route of routes) {
+    const pattern = route.path.split('/');
+    if (pattern.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    if (pattern.every((seg, i) => (seg.startsWith(':') ? /^[0-9]{1,15}$/.test(parts[i]) && ((params[seg.slice(1)] = parts[i]), true) : seg === parts[i]))) {
+      return { route, params };
+    }
+  }
+  return { route: fallback, params: {} };
+}
+
+function routeFor(path: string): Route {
+  return match(path).route;
 }
 
 function currentUrl(): string {
@@ -55,11 +72,11 @@ export function render(moveFocus = true): void {
   controller = new AbortController();
   guard = undefined;
   shownUrl = currentUrl();
-  const route = routeFor(location.pathname);
+  const { route, params } = match(location.pathname);
   document.title = `${route.title} · assessd`;
   markNavigation(location.pathname);
   outlet.replaceChildren();
-  route.render({ root: outlet, query: new URLSearchParams(location.search), signal: controller.signal });
+  route.render({ root: outlet, query: new URLSearchParams(location.search), params, signal: controller.signal });
   if (moveFocus) outlet.querySelector<HTMLElement>('h1')?.focus();
 }
 

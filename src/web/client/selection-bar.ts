@@ -33,11 +33,13 @@ export function selectionBar(host: SelectionHost): SelectionBar {
   const attachButton = h('button', { type: 'button' }, 'Attach');
   const detachButton = h('button', { type: 'button' }, 'Detach');
   const deleteButton = h('button', { type: 'button', class: 'danger' }, 'Delete selected');
+  const runLink = h('a', { href: '/plugins', class: 'button', id: 'run-plugins' });
   const result = h('p', { class: 'bulk-result', role: 'status' });
   const actions = h(
     'div',
     { class: 'selection-actions', hidden: true },
     h('div', { class: 'attach' }, h('label', { for: attachTo.id }, 'Attach selected to'), attachTo, attachButton),
+    runLink,
     detachButton,
     deleteButton,
   );
@@ -63,6 +65,7 @@ export function selectionBar(host: SelectionHost): SelectionBar {
           : `${count(n, 'target')} selected.`,
     );
     replace(selectAll, `Select all ${num(total)} matching`);
+    replace(runLink, `Run plugins on ${count(n, 'selected target')}`);
     selectAll.hidden = selection.all !== undefined || total === 0;
     clear.hidden = n === 0;
     // the actions show once there is something to act on; 300 options cost a frame's worth of

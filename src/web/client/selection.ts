@@ -14,6 +14,31 @@ export function emptySelection(): Selection {
   return { ids: new Map() };
 }
 
+const STORAGE_KEY = 'assessd.target-selection';
+
+/** The selection as this tab last left it (the Plugins view runs plugins on it), or none. */
+function restoreSelection(): Selection {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as { all?: Selection['all']; ids?: [number, string][] } | null;
+    if (!saved) return emptySelection();
+    const ids = new Map((saved.ids ?? []).map(([id, target_url]) => [id, { id, target_url } as ListedTarget]));
+    return { ids, all: saved.all };
+  } catch {
+    return emptySelection();
+  }
+}
+
+/** The targets view's selection: one per tab, kept across views and reloads. */
+export const targetSelection: Selection = restoreSelection();
+
+export function saveSelection(selection: Selection): void {
+  try {
+    sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ all: selection.all, ids: [...selection.ids.values()].map((t) => [t.id, t.target_url]) }));
+  } catch {
+    // storage full or refused: the selection still lives until the page is left
+  }
+}
+
 export function selectedCount(selection: Selection): number {
   return selection.all ? selection.all.total : selection.ids.size;
 }

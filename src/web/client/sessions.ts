@@ -3,6 +3,7 @@ import { api, ApiError, isAbort, type SessionSummary } from './api.js';
 import { append, appendInFrames, count, h, num, plural, replace } from './dom.js';
 import type { ViewContext } from './router.js';
 import { sessionFileActions, importControl } from './session-files.js';
+import { severityPanel } from './severity.js';
 import { byActiveThenNewest, loadOverview } from './state.js';
 import { announce, busy, confirmDialog, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
 
@@ -55,10 +56,12 @@ export function sessionsView({ root, signal }: ViewContext): void {
     tools,
     shown,
   );
+  const severity = severityPanel(signal);
   const listHeading = h('h2', { tabindex: '-1' }, 'All sessions');
   const list = h('div', { class: 'list-region', 'aria-live': 'polite' }, loadingState('Loading sessions…'));
   append(root, [
     ...viewHeading('Sessions', 'A session groups the targets of one assessment. Import a session exported on another box here, or drop its file on this page.'),
+    severity.el,
     form,
     toolbar,
     listHeading,
@@ -81,16 +84,22 @@ export function sessionsView({ root, signal }: ViewContext): void {
 
   async function load(focus?: () => HTMLElement | null | undefined): Promise<void> {
     list.setAttribute('aria-busy', 'true');
+    // the panel asks for the active session's counts at once; its name comes with the overview
+    let named: (name: string | undefined) => void = () => {};
+    const panel = severity.load(new Promise<string | undefined>((resolve) => (named = resolve)));
     try {
       const sessions = await loadOverview(signal);
+      named(sessions.find((s) => s.active)?.name);
       replace(list, renderList(sessions));
       applyFilter();
       focus?.()?.focus();
     } catch (err) {
+      named(undefined);
       if (!isAbort(err)) replace(list, errorState(err, () => void load()));
     } finally {
       list.removeAttribute('aria-busy');
     }
+    await panel;
   }
 
   async function activate(session: SessionSummary, button: HTMLButtonElement): Promise<void> {

@@ -1,5 +1,5 @@
 /** The active session as last seen from the server, shared by the header and the views. */
-import { api, type Session, type SessionSummary } from './api.js';
+import { api, type Plugin, type Session, type SessionSummary } from './api.js';
 
 type Listener = (active: Session | undefined) => void;
 
@@ -37,4 +37,12 @@ export function overviewRequestCount(): number {
 /** The active session first, then the newest: the ones a tester works on are at the top. */
 export function byActiveThenNewest(a: Session, b: Session): number {
   return Number(b.active) - Number(a.active) || b.id - a.id;
+}
+
+let plugins: Plugin[] | undefined;
+
+/** The plugin catalogue: asked once a page load (it changes only when the server restarts). */
+export async function loadPlugins(signal?: AbortSignal): Promise<Plugin[]> {
+  plugins ??= await api.plugins(signal);
+  return plugins;
 }

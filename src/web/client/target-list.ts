@@ -7,7 +7,7 @@ import { appendInFrames, count, h, num, replace } from './dom.js';
 import { pager } from './pager.js';
 import { replaceQuery } from './router.js';
 import { selectionBar } from './selection-bar.js';
-import { clearSelection, emptySelection, isSelected, toggle, togglePage } from './selection.js';
+import { clearSelection, isSelected, saveSelection, targetSelection, toggle, togglePage } from './selection.js';
 import { byActiveThenNewest } from './state.js';
 import { deleteOne, detachOne } from './target-actions.js';
 import { targetRow, type RowContext } from './target-rows.js';
@@ -53,7 +53,7 @@ type Reload = (focus?: () => HTMLElement | null | undefined) => Promise<void>;
 
 export function targetList(signal: AbortSignal, initial: ListState, reload: Reload): TargetList {
   const state = { ...initial };
-  const selection = emptySelection();
+  const selection = targetSelection;
   let viewed: SessionSummary | undefined;
   let ctx: RowContext | undefined;
   let page: ListedTarget[] = [];
@@ -132,6 +132,7 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
 
   /** The rows' checkboxes, the page's, and the bar follow the selection. */
   function renderSelection(): void {
+    saveSelection(selection);
     bar.render();
     const onPage = page.filter((t) => isSelected(selection, t.id)).length;
     pageToggle.checked = page.length > 0 && onPage === page.length;

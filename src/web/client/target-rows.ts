@@ -40,7 +40,7 @@ export function targetRow(target: ListedTarget, index: number, selected: boolean
     'tr',
     { 'data-target-id': target.id, 'data-index': index, class: selected ? 'target is-selected' : 'target' },
     h('td', { class: 'col-select' }, h('input', { type: 'checkbox', class: 'row-select', checked: selected, 'aria-label': `Select ${target.target_url}` })),
-    h('th', { scope: 'row', class: 'target-url' }, target.target_url),
+    h('th', { scope: 'row', class: 'target-url' }, h('a', { href: `/targets/${target.id}`, title: 'Its results' }, target.target_url)),
     cell('Host', target.host_name),
     cell('Port', target.port_number),
     cell('Scheme', target.url_scheme),

@@ -1,0 +1,203 @@
+/**
+ * A target's results (`/targets/<id>`): its test groups in the guide's order, each output with
+ * its status, effective rank (a word, a colour, a mark), findings and their evidence, its text
+ * (asked when opened: it may be large), its files, and the tester's rank and notes. Two requests
+ * bring it on screen: the target, and its outputs without their text.
+ */
+import { api, ApiError, isAbort, type Output, type OutputsByCode, type Target } from './api.js';
+import { append, appendInFrames, count, h, num, replace } from './dom.js';
+import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
+import type { ViewContext } from './router.js';
+import { announce, busy, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
+
+const TYPE_ORDER = ['external', 'passive', 'semi_passive', 'active', 'grep', 'bruteforce'];
+const byType = (a: Output, b: Output) => TYPE_ORDER.indexOf(a.plugin_type) - TYPE_ORDER.indexOf(b.plugin_type) || (a.plugin_key < b.plugin_key ? -1 : 1);
+
+/** A path under DATA_DIR/outputs as the /output_files/ route takes it: each segment escaped. */
+const fileUrl = (path: string, file: string) => `/output_files/${path.split('/').map(encodeURIComponent).join('/')}/${file}`;
+
+function statusBadge(o: Output): HTMLElement {
+  return h('span', { class: `state-badge status-${o.status.toLowerCase()}` }, o.status);
+}
+
+function findingsList(o: Output): HTMLElement | null {
+  if (o.findings.length === 0) return o.status === 'Successful' && o.owtf_rank === 0 ? h('p', { class: 'hint' }, 'No finding: nothing wrong was seen.') : null;
+  const sorted = [...o.findings].sort((a, b) => b.rank - a.rank);
+  return h(
+    'ul',
+    { class: 'findings', 'aria-label': `Findings of ${o.plugin_key}` },
+    ...sorted.map((f) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, f.detail) : null)),
+  );
+}
+
+export function resultsView({ root, params, signal }: ViewContext): void {
+  const id = Number(params.id);
+  const heading = viewHeading('Results')[0];
+  const intro = h('p', { class: 'intro' }, h('a', { href: '/targets' }, '← Targets'));
+  const status = h('div', { class: 'list-region' }, loadingState('Loading the results…'));
+  append(root, [heading, intro, status]);
+
+  async function load(): Promise<void> {
+    try {
+      const [target, outputs] = await Promise.all([api.target(id, signal), api.outputs(id, signal)]);
+      replace(status);
+      show(target, outputs);
+    } catch (err) {
+      if (isAbort(err)) return;
+      if (err instanceof ApiError && err.status === 400) {
+        replace(heading, 'Target not found');
+        replace(status, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${id}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.')));
+      } else replace(status, errorState(err, () => void load()));
+    }
+  }
+
+  function show(target: Target, byCode: OutputsByCode): void {
+    replace(heading, 'Results of ', h('span', { class: 'target-name' }, target.target_url));
+    document.title = `Results of ${target.target_url} · assessd`;
+    const codes = Object.keys(byCode).sort(byGuideOrder);
+    const all = codes.flatMap((c) => byCode[c].data);
+    const perRank = new Map<number, number>();
+    for (const o of all) perRank.set(effectiveRank(o), (perRank.get(effectiveRank(o)) ?? 0) + 1);
+    const summary = h(
+      'section',
+      { class: 'panel result-summary', 'aria-labelledby': 'result-summary-heading' },
+      h('h2', { id: 'result-summary-heading' }, `${count(all.length, 'output')} in ${count(codes.length, 'test group')}`),
+      h(
+        'ul',
+        { class: 'rank-counts' },
+        ...RANKS.map((r) => h('li', {}, rankBadge(r), h('span', { class: 'rank-count' }, num(perRank.get(r) ?? 0)))),
+      ),
+      h('p', { class: 'hint' }, 'The rank shown is yours when you set one, else the engine’s. ', h('a', { href: '/plugins' }, 'Run more plugins'), '.'),
+    );
+    append(root, [summary]);
+    if (codes.length === 0) {
+      root.append(emptyState('No results yet for this target.', 'Queue plugins on it in the Plugins view; each run’s output is listed here.'));
+      return;
+    }
+    const groups = h('div', { class: 'test-groups' });
+    root.append(groups);
+    appendInFrames(groups, codes.length, (i) => testGroup(codes[i], byCode[codes[i]]), 12, 12);
+  }
+
+  function testGroup(code: string, { data, details }: OutputsByCode[string]): HTMLElement {
+    const headingId = `group-${code}`;
+    const top = Math.max(...data.map(effectiveRank));
+    return h(
+      'section',
+      { class: 'test-group', 'aria-labelledby': headingId, 'data-code': code },
+      h(
+        'div',
+        { class: 'test-group-head' },
+        h('h2', { id: headingId }, h('span', { class: 'code' }, code), ` ${details.descrip}`),
+        rankBadge(top, 'Highest: '),
+      ),
+      details.hint || details.url
+        ? h('p', { class: 'hint' }, details.hint, details.hint && details.url ? ' · ' : '', details.url ? h('a', { href: details.url, target: '_blank', rel: 'noopener noreferrer' }, 'Guide page', h('span', { class: 'visually-hidden' }, ` for ${code} (opens in a new tab)`)) : null)
+        : null,
+      ...[...data].sort(byType).map(outputCard),
+    );
+  }
+
+  function outputCard(o: Output): HTMLElement {
+    const rank = effectiveRank(o);
+    const name = `${o.plugin_code} ${o.plugin_type}`;
+    const base = `out-${o.id}`;
+    const text = h('pre', { class: 'output-text', tabindex: '0', 'aria-label': `Output text of ${name}` });
+    const details = h('details', { class: 'output-details' }, h('summary', {}, 'Output text'), text);
+    details.addEventListener('toggle', () => {
+      if (!details.open || text.dataset.loaded) return;
+      text.dataset.loaded = 'loading';
+      replace(text, 'Loading…');
+      api.outputText(o, signal).then(
+        (value) => {
+          text.dataset.loaded = 'yes';
+          replace(text, value || '(no text)');
+        },
+        (err) => {
+          if (isAbort(err)) return;
+          delete text.dataset.loaded;
+          replace(text, `Could not load the text: ${describeError(err)}`);
+        },
+      );
+    });
+    const files = o.output_path
+      ? h(
+          'p',
+          { class: 'files' },
+          'Files: ', h('code', {}, `outputs/${o.output_path}/`), ' (',
+          h('a', { href: fileUrl(o.output_path, 'stdout.txt'), target: '_blank', rel: 'noopener' }, 'stdout.txt'), ', ',
+          h('a', { href: fileUrl(o.output_path, 'stderr.txt'), target: '_blank', rel: 'noopener' }, 'stderr.txt'),
+          '). ',
+          h('span', { class: 'hint' }, 'They live in the data directory; the links lead to the file server’s port, which this server does not run.'),
+        )
+      : null;
+
+    const select = h(
+      'select',
+      { id: `${base}-rank` },
+      h('option', { value: '-1', selected: o.user_rank === -1 }, `Not set (engine: ${rankWord(o.owtf_rank)})`),
+      ...[0, 1, 2, 3, 4, 5].map((r) => h('option', { value: r, selected: o.user_rank === r }, `${r} · ${rankWord(r)}`)),
+    );
+    const notes = h('textarea', { id: `${base}-notes`, rows: 2, maxlength: 10000 });
+    notes.value = o.user_notes;
+    const save = h('button', { type: 'submit', class: 'small primary' }, 'Save');
+    const saved = h('p', { class: 'save-status', role: 'status', id: `${base}-saved` });
+    let badge = rankBadge(rank);
+    const form = h(
+      'form',
+      { class: 'rank-form', 'aria-label': `Your rank and notes for ${name}` },
+      h('div', { class: 'field' }, h('label', { for: select.id }, 'Your rank'), select),
+      h('div', { class: 'field grow' }, h('label', { for: notes.id }, 'Notes'), notes),
+      h('div', { class: 'field save' }, save),
+      saved,
+    );
+    const markDirty = () => {
+      const dirty = select.value !== String(o.user_rank) || notes.value !== o.user_notes;
+      form.classList.toggle('is-edited', dirty);
+      replace(saved, dirty ? 'Not saved yet.' : '');
+      saved.dataset.kind = dirty ? 'pending' : '';
+    };
+    select.addEventListener('change', markDirty);
+    notes.addEventListener('input', markDirty);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const next = Number(select.value);
+      try {
+        await busy(save, () => api.rankOutput(o, next, notes.value));
+        o.user_rank = next;
+        o.user_notes = notes.value;
+        const now = effectiveRank(o);
+        const fresh = rankBadge(now);
+        badge.replaceWith(fresh);
+        badge = fresh;
+        replace(saved, `Saved: ${next === -1 ? `no rank of yours (the engine’s ${rankWord(o.owtf_rank)} stands)` : `ranked ${rankWord(next)}`}${o.user_notes ? ', with your notes' : ''}.`);
+        saved.dataset.kind = 'ok';
+        form.classList.remove('is-edited');
+      } catch (err) {
+        replace(saved, `Not saved: ${describeError(err)}`);
+        saved.dataset.kind = 'error';
+        announce(`Could not save the rank of ${name}: ${describeError(err)}`, 'error');
+      }
+    });
+
+    return h(
+      'article',
+      { class: 'output card', 'data-output-id': o.id, 'aria-labelledby': `${base}-title` },
+      h(
+        'div',
+        { class: 'output-head' },
+        h('h3', { id: `${base}-title` }, `${o.plugin_type.replace(/_/g, '-')}`, h('span', { class: 'hint' }, ` ${o.plugin_key}`)),
+        statusBadge(o),
+        badge,
+      ),
+      h('p', { class: 'hint output-meta' }, o.run_time ? `Ran for ${o.run_time}` : '', o.exit_code !== null ? ` · exit code ${o.exit_code}` : ''),
+      o.error ? h('p', { class: 'output-error' }, o.error) : null,
+      findingsList(o),
+      details,
+      files,
+      form,
+    );
+  }
+
+  void load();
+}
