@@ -122,7 +122,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerOverview(router, store);
   registerConfiguration(router, store);
   registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY);
-  registerReports(router, store, options.defaults ?? []);
+  registerReports(router, store, options.defaults ?? [], options.engine?.catalogue);
   if (options.engine) {
     registerMisc(router, store, options.engine);
     registerPlugins(router, options.engine.catalogue);

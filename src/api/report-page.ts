@@ -2,7 +2,22 @@
  * A session's report as one self-contained HTML page: no script, no request to anything (its CSS
  * inline, allowed by hash alone), every value from the store escaped, laid out for A4 in print.
  */
+import type { Finding } from '../engine/types.js';
 import type { Target } from '../store/state.js';
+
+/** One output as the report lists it under its target. */
+export interface RankedOutput {
+  /** The effective rank: the tester's when set, else the engine's. */
+  rank: number;
+  code: string;
+  type: string;
+  title: string;
+  status: string;
+  findings: Finding[];
+  notes: string;
+  /** The rank is the tester's. */
+  byTester: boolean;
+}
 
 export interface ReportInput {
   session: { id: number; name: string; createdAt?: number };
@@ -11,7 +26,13 @@ export interface ReportInput {
   /** Configuration items whose value differs from the embedded default (`undefined`: no default). */
   changed: { key: string; section: string; value: string; defaultValue?: string }[];
   generatedAt: Date;
+  /** The session's outputs by effective rank, critical first. */
+  severity?: { id: number; label: string; value: number }[];
+  /** A target's outputs worth reporting, highest rank first. */
+  ranked?: (targetId: number) => RankedOutput[];
 }
+
+const RANK_WORDS: Record<number, string> = { [-1]: 'Unranked', 0: 'Passing', 1: 'Info', 2: 'Low', 3: 'Medium', 4: 'High', 5: 'Critical' };
 
 const STYLE = `
 :root{color-scheme:light;--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--band:#f3f5f7;--accent:#0b5cad}
@@ -38,6 +59,17 @@ table.fixed{table-layout:fixed}
 code{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.85em}
 .counts{width:auto;min-width:20rem}
 .none{color:var(--muted);font-style:italic}
+.rank{display:inline-block;min-width:4.6rem;padding:0 .4rem;border:1px solid currentColor;border-radius:3px;font-size:.8rem;font-weight:600;text-align:center;color:var(--muted)}
+.r5{color:#8e1020;background:#fde7e9}.r4{color:#9a3412;background:#fdeee2}.r3{color:#724a00;background:#fff4d6}.r2{color:#1e4fa3;background:#e7f0fd}.r1{color:#0d5960;background:#e3f5f6}.r0{color:#166534;background:#e5f5ea}
+.ranked{list-style:none;margin:0;padding:0}
+.ranked>li{border-top:1px solid var(--line);padding:.5rem 0}
+.ranked-head{margin:0;overflow-wrap:anywhere}
+.ranked-head .how{color:var(--muted);font-size:.85rem}
+.findings{margin:.3rem 0 0;padding-left:1.2rem}
+.findings li{margin:.2rem 0}
+pre{margin:.2rem 0 0;padding:.3rem .5rem;background:var(--band);border-left:3px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere;font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.8rem}
+.notes{margin:.3rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere}
+.notes strong{white-space:normal}
 footer{margin-top:2.5rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
 @page{size:A4;margin:16mm 14mm 18mm}
 @media print{
@@ -48,6 +80,8 @@ thead{display:table-header-group}
 tr,dl,.counts{break-inside:avoid}
 h2,h3{break-after:avoid}
 section.host{break-inside:auto}
+.ranked>li{break-inside:avoid}
+.rank{-webkit-print-color-adjust:exact;print-color-adjust:exact}
 }
 `;
 
@@ -131,6 +165,40 @@ function configurationSection(changed: ReportInput['changed']): string {
   return `<table class="fixed"><thead>${head}</thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
+function rankWord(rank: number): string {
+  return RANK_WORDS[rank] ?? 'Unranked';
+}
+
+function rankTag(rank: number): string {
+  return `<span class="rank r${rank >= 0 && rank <= 5 ? rank : 'n'}">${escapeHtml(rankWord(rank))}</span>`;
+}
+
+function severitySection(severity: NonNullable<ReportInput['severity']>): string {
+  const ranked = severity.reduce((n, c) => n + c.value, 0);
+  const rows = severity.map((c) => `<tr><th scope="row">${rankTag(c.id)}</th><td class="num">${escapeHtml(c.value)}</td></tr>`).join('');
+  return `<table class="counts"><thead><tr><th>Rank</th><th class="num">Outputs</th></tr></thead><tbody>${rows}</tbody></table>` +
+    `<p class="none">${escapeHtml(ranked === 0 ? 'No ranked output yet.' : `${ranked} ranked output${ranked === 1 ? '' : 's'}; the tester’s rank counts where set, else the engine’s. Unranked outputs are not counted.`)}</p>`;
+}
+
+function rankedItem(o: RankedOutput): string {
+  const how = `${o.type.replace(/_/g, '-')}, ${o.byTester ? 'ranked by the tester' : o.rank === -1 ? 'not ranked' : 'ranked by the engine'}${o.status === 'Successful' ? '' : `, ${o.status}`}`;
+  const findings = o.findings.length === 0 ? '' : `<ul class="findings">${o.findings
+    .map((f) => `<li>${rankTag(f.rank)} ${escapeHtml(f.title)}${f.detail ? `<pre>${escapeHtml(f.detail)}</pre>` : ''}</li>`)
+    .join('')}</ul>`;
+  const notes = o.notes.trim() === '' ? '' : `<p class="notes"><strong>Tester’s notes:</strong> ${escapeHtml(o.notes)}</p>`;
+  return `<li><p class="ranked-head">${rankTag(o.rank)} <code>${escapeHtml(o.code)}</code> ${escapeHtml(o.title)} <span class="how">(${escapeHtml(how)})</span></p>${findings}${notes}</li>`;
+}
+
+function findingsSection(targets: Target[], ranked: NonNullable<ReportInput['ranked']>): string {
+  const withOutputs = targets.map((t) => ({ t, outputs: ranked(t.id) })).filter((x) => x.outputs.length > 0);
+  if (withOutputs.length === 0) return '<p class="none">No target has a ranked output, a finding or a note yet.</p>';
+  withOutputs.sort((a, b) => b.outputs[0].rank - a.outputs[0].rank || (a.t.target_url < b.t.target_url ? -1 : 1));
+  const quiet = targets.length - withOutputs.length;
+  return withOutputs
+    .map(({ t, outputs }) => `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">${outputs.map(rankedItem).join('')}</ol></section>`)
+    .join('\n') + (quiet > 0 ? `\n<p class="none">${escapeHtml(`${quiet} other target${quiet === 1 ? ' has' : 's have'} no ranked output, finding or note.`)}</p>` : '');
+}
+
 /** The page; `policy` (from reportPolicy) is repeated in a meta tag, so that a saved copy keeps it. */
 export function renderReport(input: ReportInput, policy: string): string {
   const { session, targets } = input;
@@ -163,6 +231,14 @@ export function renderReport(input: ReportInput, policy: string): string {
 </dl>
 </header>
 <main>
+${input.severity ? `<section id="severity">
+<h2>Findings by rank</h2>
+${severitySection(input.severity)}
+</section>` : ''}
+${input.ranked ? `<section id="findings">
+<h2>Findings by target</h2>
+${findingsSection(targets, input.ranked)}
+</section>` : ''}
 <section>
 <h2>Summary</h2>
 <table class="counts"><tbody>${countRows(targets, byHost.size)}</tbody></table>

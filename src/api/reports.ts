@@ -1,16 +1,39 @@
 /** /api/v1/reports/<session_id> (extension): a session's report, one self-contained HTML page. */
+import type { Catalogue } from '../engine/catalogue.js';
 import { HttpError } from '../http/jsend.js';
+import { effectiveRank, targetOutputs } from '../store/engine.js';
 import { listConfig, type DefaultItem } from '../store/configuration.js';
 import type { Store } from '../store/store.js';
 import { listTargets } from '../store/targets.js';
 import { safeFileStem } from './filename.js';
 import { MESSAGES } from './messages.js';
 import type { ApiRouter } from './openapi.js';
+import { severityCounts } from './misc.js';
 import { parseUnsigned } from './params.js';
-import { renderReport, reportPolicy, type ReportInput } from './report-page.js';
+import { renderReport, reportPolicy, type RankedOutput, type ReportInput } from './report-page.js';
 
-export function registerReports(router: ApiRouter, store: Store, defaults: DefaultItem[]): void {
+export function registerReports(router: ApiRouter, store: Store, defaults: DefaultItem[], catalogue?: Catalogue): void {
   const defaultValues = new Map(defaults.map((d) => [d.key, d.value]));
+  const guideOrder = new Map((catalogue?.testGroups ?? []).map((g, i) => [g.code, i]));
+
+  /**
+   * A target's outputs worth reporting (ranked, or with findings or notes), highest effective rank
+   * first, then in the guide's order.
+   */
+  const rankedOutputs = (targetId: number): RankedOutput[] =>
+    targetOutputs(store.state, targetId)
+      .filter((o) => effectiveRank(o) >= 0 || o.findings.length > 0 || o.user_notes.trim() !== '')
+      .map((o) => ({
+        rank: effectiveRank(o),
+        code: o.plugin_code,
+        type: o.plugin_type,
+        title: catalogue?.get(o.plugin_key)?.plugin.title ?? catalogue?.testGroup(o.plugin_code)?.descrip ?? o.plugin_key,
+        status: o.status,
+        findings: [...o.findings].sort((a, b) => b.rank - a.rank),
+        notes: o.user_notes,
+        byTester: o.user_rank !== -1,
+      }))
+      .sort((a, b) => b.rank - a.rank || (guideOrder.get(a.code) ?? 1e9) - (guideOrder.get(b.code) ?? 1e9) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0) || (a.type < b.type ? -1 : 1));
 
   /** Dirty items whose value is not the default's (an item set back to its default is not news). */
   const changedConfiguration = (): ReportInput['changed'] =>
@@ -26,6 +49,8 @@ export function registerReports(router: ApiRouter, store: Store, defaults: Defau
     const input: ReportInput = {
       session: { id: row.id, name: row.name, createdAt: row.createdAt },
       targets: listTargets(store.state, { sessionId: row.id }),
+      severity: severityCounts(store, row.id),
+      ranked: rankedOutputs,
       changed: changedConfiguration(),
       generatedAt: new Date(),
     };
@@ -44,7 +69,7 @@ export function registerReports(router: ApiRouter, store: Store, defaults: Defau
     };
   }, {
     summary: "A session's report (extension): one self-contained HTML page, no script, printable on A4",
-    description: 'The session and when it was made, its targets grouped by host with scheme, port and IP, counts, and the configuration that differs from the defaults.',
+    description: "The session and when it was made, its outputs counted by effective rank, each target's findings ordered by effective rank (rank, plugin code and title, findings with their evidence, the tester's notes), its targets grouped by host with scheme, port and IP, counts, and the configuration that differs from the defaults.",
     ok: { status: 200, description: 'The report', type: 'text/html', schema: { type: 'string' } },
     fails: { 400: [MESSAGES.invalidSessionId] },
   });

@@ -91,13 +91,13 @@ test('Report opens the session report in a new tab', { skip }, async () => {
 test('Copy targets puts the URL list on the clipboard, one a line (sessions and targets views)', { skip }, async () => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: source.url });
   const page = await open(source, '/sessions');
-  await card(page, 'acme web').getByRole('button', { name: 'Copy the targets of acme web' }).click();
+  await card(page, 'acme web').getByRole('button', { name: 'Copy targets of acme web' }).click();
   await page.getByText('Copied 3 target URLs of “acme web”').waitFor();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   assert.deepEqual(copied.trim().split('\n').sort(), [...URLS].sort());
   await page.evaluate(() => navigator.clipboard.writeText(''));
   await page.goto(`${source.url}/targets?session=2`);
-  await page.getByRole('button', { name: 'Copy the targets of acme web' }).click();
+  await page.getByRole('button', { name: 'Copy targets of acme web' }).click();
   await page.getByText('Copied 3 target URLs').waitFor();
   assert.equal((await page.evaluate(() => navigator.clipboard.readText())).trim().split('\n').length, 3);
   await page.close();

@@ -113,7 +113,7 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
             'li',
             { class: 'plugin' },
             box,
-            h('label', { for: id }, h('span', { class: 'code' }, plugin.code), ' ', plugin.title),
+            h('label', { for: id }, h('span', { class: 'code' }, plugin.code), ' ', plugin.title, h('span', { class: 'visually-hidden' }, ` (${plugin.type})`)),
             plugin.descrip && plugin.descrip !== plugin.title ? h('p', { class: 'hint' }, plugin.descrip) : null,
           );
           return { plugin, el, box, text: `${plugin.code} ${plugin.name} ${plugin.title} ${plugin.key}`.toLowerCase() };
@@ -121,10 +121,9 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
         const fieldset = h(
           'fieldset',
           { class: 'plugin-type' },
-          h('legend', {}, toggle, h('label', { for: toggle.id }, `${GROUP_NAMES[group] ?? group} · ${TYPE_NAMES[type] ?? type}`), h('span', { class: 'type-count' }, ` ${count(ofType.length, 'plugin')}`)),
+          h('legend', {}, toggle, h('label', { for: toggle.id }, h('span', { class: 'visually-hidden' }, 'All of '), `${GROUP_NAMES[group] ?? group} · ${TYPE_NAMES[type] ?? type}`), h('span', { class: 'type-count' }, ` ${count(ofType.length, 'plugin')}`)),
           h('ul', { class: 'plugin-list' }, ...rows.map((r) => r.el)),
         );
-        toggle.setAttribute('aria-label', `All ${group} ${type} plugins`);
         blocks.push({ group, type, plugins: ofType, toggle, fieldset, rows });
         section.append(fieldset);
       }

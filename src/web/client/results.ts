@@ -145,7 +145,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
     let badge = rankBadge(rank);
     const form = h(
       'form',
-      { class: 'rank-form', 'aria-label': `Your rank and notes for ${name}` },
+      { class: 'rank-form', 'aria-label': `Tester’s verdict on ${name}` },
       h('div', { class: 'field' }, h('label', { for: select.id }, 'Your rank'), select),
       h('div', { class: 'field grow' }, h('label', { for: notes.id }, 'Notes'), notes),
       h('div', { class: 'field save' }, save),

@@ -47,7 +47,7 @@ export function sessionFileActions(session: Session): HTMLElement[] {
     { class: 'button small', href: api.reportUrl(session.id), target: '_blank', rel: 'noopener', 'aria-label': `Report of ${session.name}`, title: 'Open a printable report (in a new tab)' },
     'Report',
   );
-  const copyButton = h('button', { type: 'button', class: 'small', 'aria-label': `Copy the targets of ${session.name}`, title: 'Copy the target URLs, one a line' }, 'Copy targets');
+  const copyButton = h('button', { type: 'button', class: 'small', 'aria-label': `Copy targets of ${session.name}`, title: 'Copy the target URLs, one a line' }, 'Copy targets');
   copyButton.addEventListener('click', () => void copyTargets(session, copyButton));
   return [exportLink, reportLink, copyButton];
 }
