@@ -503,12 +503,13 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
   const range = () => page.locator('.page-range');
   const result = () => page.locator('.bulk-result');
 
-  await t.test('sessions: all 300 with their target counts from one request, the active one first', async () => {
+  await t.test('sessions: all 300 with their target counts from one request (with the active session's findings and progress), the active one first', async () => {
     const made = await apiCalls(async () => {
       await page.goto(`${base}/sessions`);
       await eventually(async () => assert.equal(await page.locator('li.session').count(), 300));
     }, { pageLoad: true });
-    assert.deepEqual(paths(made), ['GET /api/v1/auth', 'GET /debug/health', 'GET /api/v1/overview/sessions']);
+    // the sessions, and the active session's severity panel and progress
+    assert.deepEqual(paths(made).sort(), ['GET /api/v1/auth', 'GET /api/v1/dashboard/severitypanel', 'GET /api/v1/overview/sessions', 'GET /api/v1/plugins/progress', 'GET /debug/health']);
     const first = page.locator('li.session').first();
     await shows(first.getByRole('heading'), 'acme web');
     await showsActive('acme web');
