@@ -503,7 +503,7 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
   const range = () => page.locator('.page-range');
   const result = () => page.locator('.bulk-result');
 
-  await t.test('sessions: all 300 with their target counts from one request (with the active session's findings and progress), the active one first', async () => {
+  await t.test('sessions: all 300 with their target counts from one request (with the active session’s findings and progress), the active one first', async () => {
     const made = await apiCalls(async () => {
       await page.goto(`${base}/sessions`);
       await eventually(async () => assert.equal(await page.locator('li.session').count(), 300));
