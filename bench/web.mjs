@@ -12,13 +12,18 @@
  * --quiet-wait S  before each measurement, wait up to S seconds (default 30) for the machine to
  *            be under a third of a core busy (it is shared); how busy it was is reported
  *
- * Data, all made through the API: 300 sessions, one of them ("acme web", active) with 5,000
- * targets, one ("acme /16") with 65,536, one ("acme small") with 10. Measured, each from a fresh
- * page load:
+ * Data, all made through the API (the server's token read from its start line; the page logs in
+ * with it once): 300 sessions, one of them ("acme web", active) with 5,000 targets, one
+ * ("acme /16") with 65,536, one ("acme small") with 10; for the engine's views (issue #16), 200
+ * targets with 10,000 works queued while the workers are paused, and one target with an output of
+ * each of ~150 plugins (the shipped checklists, and a grep checklist per code from a user plugin
+ * file), 40 of them ranked by hand. Measured, each from a fresh page load:
  * - time from navigation start to each view's data on screen (the first animation frame after
  *   the rendered data is in the DOM), and the API requests the view made;
  * - the longest long task (PerformanceObserver `longtask`, over 50 ms by definition) while
  *   loading, scrolling, paging, filtering and selecting;
+ * - the workers view left open for 10 s: its requests, the rows drawn again (none should be), and
+ *   how soon a worker removed through the API leaves the page;
  * - the time to add 5,000 pasted URLs: from the click on "Add targets" to the summary on screen
  *   and the list updated.
  * Times of actions are taken inside the page: from just before the click (or after the last key)
@@ -27,7 +32,7 @@
  * blocked and counted.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +91,9 @@ async function waitForQuiet() {
 // The server, as `npm start` runs it, on a fresh data directory
 
 const dataDir = mkdtempSync(join(tmpdir(), 'assessd-web-bench-'));
+/** The API token the server generated (every request needs it), read from its start line. */
+/** @type {string | undefined} */
+let token;
 
 /** @returns {Promise<{ url: string, stop: () => Promise<void> }>} */
 function startServer() {
@@ -94,8 +102,9 @@ function startServer() {
   return new Promise((resolvePromise, reject) => {
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      const m = /assessd listening on (http:\/\/\S+) /.exec(output);
+      const m = /assessd listening on (http:\/\/\S+) .*?(?:token=(\S+))?$/m.exec(output);
       if (m) {
+        token = m[2] ? decodeURIComponent(m[2]) : undefined;
         resolvePromise({
           url: m[1],
           stop: () => new Promise((done) => {
@@ -112,7 +121,13 @@ function startServer() {
 
 /** @param {string} base @param {string} path @param {[string, string][]} [form] */
 async function api(base, path, form) {
-  const res = await fetch(base + path, form ? { method: 'POST', body: new URLSearchParams(form) } : {});
+  return call(base, path, form ? 'POST' : 'GET', form);
+}
+
+/** @param {string} base @param {string} path @param {string} method @param {[string, string][]} [form] */
+async function call(base, path, method, form) {
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const res = await fetch(base + path, { method, headers, body: form ? new URLSearchParams(form) : undefined });
   const body = /** @type {any} */ (await res.json());
   if (!res.ok || body.status !== 'success') throw new Error(`${path}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
   return body.data;
@@ -129,8 +144,57 @@ async function addAll(base, session, list) {
   }
 }
 
+const ENGINE_TARGETS = 200;
+const QUEUED = 10_000;
+/** The web codes of the shipped checklists; the bench adds a second plugin (grep) for each, so one target can have ~150 outputs. */
+const WEB_CODES = JSON.parse(readFileSync(join(ROOT, 'data', 'plugins', 'web-external.json'), 'utf8')).plugins.map((/** @type {{code: string}} */ p) => p.code);
+
+/** A user plugin file: a grep checklist for every web code (no request, no program). */
+function writeBenchPlugins() {
+  mkdirSync(join(dataDir, 'plugins'), { recursive: true });
+  const plugins = WEB_CODES.map((/** @type {string} */ code) => ({ code, group: 'web', type: 'grep', title: `Grep notes for ${code}`, checklist: `Look through what the spider saved of {target_url} for ${code}.` }));
+  writeFileSync(join(dataDir, 'plugins', 'bench-grep.json'), JSON.stringify({ plugins }));
+}
+
+/** @param {string} base */
+async function waitIdle(base) {
+  for (;;) {
+    const { left_count: left } = await api(base, '/api/v1/plugins/progress');
+    if (left === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * The engine's data: one target with an output of every web plugin (some ranked by the tester),
+ * then 200 targets with 10,000 works queued while the workers are paused.
+ * @param {string} base
+ */
+async function seedEngine(base) {
+  await api(base, '/api/v1/sessions/', [['name', 'acme results']]);
+  const resultsSession = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme results').id;
+  await addAll(base, resultsSession, ['https://results.acme.example/']);
+  const [resultsTarget] = await api(base, `/api/v1/targets/?session_id=${resultsSession}`);
+  await api(base, '/api/v1/worklist/', [['id', String(resultsTarget.id)], ['group', 'web']]);
+  await waitIdle(base);
+  const outputs = Object.values(await api(base, `/api/v1/targets/${resultsTarget.id}/poutput/names`)).flatMap((/** @type {{data: any[]}} */ g) => g.data);
+  for (const [i, o] of outputs.slice(0, 40).entries()) {
+    await call(base, `/api/v1/targets/${resultsTarget.id}/poutput/${o.plugin_group}/${o.plugin_type}/${o.plugin_code}`, 'PATCH', [['user_rank', String(i % 6)], ['user_notes', `Checked by hand (${i}).`]]);
+  }
+  await api(base, '/api/v1/sessions/', [['name', 'acme engine']]);
+  const engineSession = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme engine').id;
+  await addAll(base, engineSession, urls(ENGINE_TARGETS, (i) => `https://app${i}.engine.example/`));
+  const ids = (await api(base, `/api/v1/targets/?session_id=${engineSession}`)).map((/** @type {{id: number}} */ t) => String(t.id));
+  await call(base, '/api/v1/workers/0/pause', 'PATCH');
+  const perTarget = QUEUED / ENGINE_TARGETS;
+  const queued = await api(base, '/api/v1/worklist/', [['id', ids.join(',')], ['group', 'web'], ['type', 'external'], ...WEB_CODES.slice(0, perTarget).map((/** @type {string} */ c) => /** @type {[string, string]} */ (['code', c]))]);
+  if (queued.queued !== QUEUED) throw new Error(`seeding: queued ${queued.queued}, not ${QUEUED}`);
+  return { resultsTarget: resultsTarget.id, outputs: outputs.length };
+}
+
 /** @param {string} base */
 async function seed(base) {
+  const engine = await seedEngine(base);
   for (let i = 1; i <= SESSIONS - 4; i++) await api(base, '/api/v1/sessions/', [['name', `client ${String(i).padStart(3, '0')} retest`]]);
   await api(base, '/api/v1/sessions/', [['name', 'acme small']]);
   const small = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme small').id;
@@ -142,7 +206,7 @@ async function seed(base) {
   await api(base, '/api/v1/sessions/', [['name', 'acme web']]);
   const engagement = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme web').id;
   await addAll(base, engagement, urls(ENGAGEMENT, (i) => `https://host${i}.acme.example/app/${i % 7 === 0 ? 'admin' : 'login'}`));
-  return { small, big, engagement, sessions: (await api(base, '/api/v1/overview/sessions')).length };
+  return { small, big, engagement, ...engine, sessions: (await api(base, '/api/v1/overview/sessions')).length };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,6 +224,14 @@ function instrument() {
     sessions: () => document.querySelectorAll('.session-list > li').length > 0,
     targets: () => document.querySelectorAll('tbody tr.target').length > 0 && /\d/.test(document.getElementById('target-count')?.textContent ?? ''),
     configuration: () => document.querySelectorAll('.config-item').length > 0,
+    plugins: () => document.querySelectorAll('.plugin').length > 0 && /\d/.test(document.getElementById('plugin-count')?.textContent ?? ''),
+    worklist: () => document.querySelectorAll('tr.work').length > 0 && /\d/.test(document.getElementById('work-count')?.textContent ?? ''),
+    workers: () => document.querySelectorAll('.worker').length > 0,
+    /** every test group drawn (they are added over a few frames) */
+    results: () => {
+      const m = /(\d+) test groups?/.exec(document.querySelector('.result-summary h2')?.textContent ?? '');
+      return m !== null && document.querySelectorAll('.test-group').length === Number(m[1]);
+    },
   };
   w.__watch = (/** @type {string} */ view) => {
     w.__ready = undefined;
@@ -205,7 +277,7 @@ function instrument() {
     const observer = new MutationObserver(check);
     observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
   };
-  const view = location.pathname.replace(/^\/+/, '').split('/')[0] || 'sessions';
+  const view = /^\/targets\/\d+/.test(location.pathname) ? 'results' : location.pathname.replace(/^\/+/, '').split('/')[0] || 'sessions';
   if (view in ready) w.__watch(view);
 }
 
@@ -215,6 +287,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) 
 const fmt = (ms) => `${Math.round(ms)} ms`;
 
 async function main() {
+  writeBenchPlugins();
   const server = await startServer();
   const base = server.url;
   const t0 = Date.now();
@@ -262,6 +335,9 @@ async function main() {
   };
   const waitReady = () => page.waitForFunction(() => /** @type {any} */ (window).__ready > 0).then(() => page.evaluate(() => /** @type {any} */ (window).__ready));
 
+  // the page's login: the token once, a cookie after
+  if (token) await page.goto(`${base}/?token=${encodeURIComponent(token)}`);
+
   /** @type {{ view: string, label: string, times: number[], requests: number, longest: number[] }[]} */
   const loads = [];
   const views = [
@@ -270,6 +346,10 @@ async function main() {
     ['targets', `/targets?session=${data.big}`, `Targets of the ${BIG.toLocaleString('en')}-target session`],
     ['targets', `/targets?session=${data.small}`, 'Targets of a 10-target session'],
     ['configuration', '/configuration', 'Configuration'],
+    ['plugins', '/plugins', 'Plugins (the catalogue, the active session’s targets)'],
+    ['worklist', '/worklist', `Worklist (${QUEUED.toLocaleString('en')} queued works on ${ENGINE_TARGETS} targets)`],
+    ['workers', '/workers', 'Workers'],
+    ['results', `/targets/${data.resultsTarget}`, `A target’s results (${data.outputs} outputs, every one drawn)`],
   ];
   for (const [view, path, label] of views) {
     const entry = { view, label, times: /** @type {number[]} */ ([]), requests: 0, longest: /** @type {number[]} */ ([]) };
@@ -335,6 +415,29 @@ async function main() {
     await page.getByRole('button', { name: 'Clear selection' }).click();
   }
 
+  // Workers, live: the requests over 10 s, the rows drawn again while nothing changes, and how
+  // soon a change made elsewhere shows
+  await page.goto(`${base}/workers`);
+  await waitReady();
+  await waitForQuiet();
+  await page.evaluate(() => {
+    const w = /** @type {any} */ (window);
+    w.__redrawn = 0;
+    new MutationObserver((list) => {
+      for (const m of list) w.__redrawn += m.addedNodes.length;
+    }).observe(/** @type {Node} */ (document.querySelector('.worker-list')), { childList: true });
+  });
+  requests = [];
+  await page.waitForTimeout(10_000);
+  const liveRequests = requests.length;
+  const redrawn = await page.evaluate(() => /** @type {any} */ (window).__redrawn);
+  const removedAt = Date.now();
+  await call(base, '/api/v1/workers/2', 'DELETE');
+  await page.waitForFunction(() => !document.querySelector('.worker[data-worker-id="2"]'), undefined, { polling: 20 });
+  const liveDelay = Date.now() - removedAt;
+  actions.push({ what: `workers view, live: ${liveRequests} requests in 10 s (${(liveRequests / 10).toFixed(1)} a second, health checks included); rows drawn again while nothing changed: ${redrawn}; a worker removed through the API gone from the page after`, time: liveDelay, longest: (await longest(0)).max });
+  console.error(`workers live: ${liveRequests} requests in 10 s, ${redrawn} rows redrawn, change shown after ${liveDelay} ms`);
+
   // Attach every target of the /16 to another session: one request, whatever the count.
   await page.goto(`${base}/targets?session=${data.big}`);
   await waitReady();
@@ -364,7 +467,7 @@ async function main() {
 
   const lines = [
     `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, shared with other agents; Node ${process.version}; ${(await chromiumVersion()) ?? 'Chromium'} headless.`,
-    `Data: ${data.sessions} sessions; "acme web" (active) ${ENGAGEMENT.toLocaleString('en')} targets; "acme /16" ${BIG.toLocaleString('en')} targets (seeded through the API in ${seedSeconds.toFixed(1)} s). ${RUNS} page loads per view after one warm-up.`,
+    `Data: ${data.sessions} sessions; "acme web" (active) ${ENGAGEMENT.toLocaleString('en')} targets; "acme /16" ${BIG.toLocaleString('en')} targets; "acme engine" ${ENGINE_TARGETS} targets with ${QUEUED.toLocaleString('en')} works queued (workers paused); one target with ${data.outputs} outputs, 40 of them ranked by hand (seeded through the API in ${seedSeconds.toFixed(1)} s). ${RUNS} page loads per view after one warm-up.`,
     '',
     '| View | Data on screen (median / worst) | API requests | Longest task while loading (each load; "–": none over 50 ms) |',
     '|---|---|---|---|',
