@@ -228,6 +228,11 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await shows(page.locator('#plugin-count'), 'Showing 1 of 84 plugins');
     await shows(page.locator('.plugin:not([hidden])'), 'OWTF-IG-006 A long run to watch');
     await page.getByLabel('Filter by code or name').fill('');
+    // a whole group, and back
+    await page.getByRole('checkbox', { name: 'All Web plugins' }).check();
+    await shows(page.locator('#queue-count'), '84 plugins ticked, 1 target.');
+    await page.getByRole('checkbox', { name: 'All Web plugins' }).uncheck();
+    await shows(page.locator('#queue-count'), 'No plugin ticked.');
     assertClean();
   });
 

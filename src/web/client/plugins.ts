@@ -98,11 +98,19 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
       shown,
     );
     const blocks: TypeBlock[] = [];
+    const groupToggles: { group: string; toggle: HTMLInputElement }[] = [];
     const catalogue = h('div', { class: 'catalogue' });
     const groups = [...new Set(plugins.map((p) => p.group))];
     for (const group of groups) {
       const inGroup = plugins.filter((p) => p.group === group);
-      const section = h('section', { class: 'plugin-group', 'aria-labelledby': `group-${group}` }, h('h2', { id: `group-${group}` }, `${GROUP_NAMES[group] ?? group} plugins (${num(inGroup.length)})`));
+      const groupToggle = h('input', { type: 'checkbox', id: `all-${group}`, class: 'group-toggle' });
+      groupToggles.push({ group, toggle: groupToggle });
+      const section = h(
+        'section',
+        { class: 'plugin-group', 'aria-labelledby': `group-${group}` },
+        h('h2', { id: `group-${group}` }, `${GROUP_NAMES[group] ?? group} plugins (${num(inGroup.length)})`),
+        h('div', { class: 'check group-check' }, groupToggle, h('label', { for: groupToggle.id }, `All ${GROUP_NAMES[group] ?? group} plugins`)),
+      );
       for (const type of [...new Set(inGroup.map((p) => p.type))]) {
         const ofType = inGroup.filter((p) => p.type === type);
         const toggle = h('input', { type: 'checkbox', id: `all-${group}-${type}`, class: 'type-toggle' });
@@ -155,11 +163,13 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
     function renderChoice(): void {
       const n = chosen().length;
       const targets = targetCount();
-      for (const b of blocks) {
-        const on = b.rows.filter((r) => r.box.checked).length;
-        b.toggle.checked = on === b.rows.length;
-        b.toggle.indeterminate = on > 0 && on < b.rows.length;
-      }
+      const mark = (toggle: HTMLInputElement, rows: TypeBlock['rows']) => {
+        const on = rows.filter((r) => r.box.checked).length;
+        toggle.checked = on === rows.length;
+        toggle.indeterminate = on > 0 && on < rows.length;
+      };
+      for (const b of blocks) mark(b.toggle, b.rows);
+      for (const g of groupToggles) mark(g.toggle, blocks.filter((b) => b.group === g.group).flatMap((b) => b.rows));
       replace(summary, n === 0 ? 'No plugin ticked.' : `${count(n, 'plugin')} ticked, ${count(targets, 'target')}.`);
       replace(queueButton, `Queue ${count(n, 'plugin')} on ${count(targets, 'target')}`);
       queueButton.disabled = n === 0 || targets === 0;
@@ -190,8 +200,10 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
     catalogue.addEventListener('change', (event) => {
       const el = event.target as HTMLInputElement;
       const block = blocks.find((b) => b.toggle === el);
-      // a whole type: the plugins the filter shows
-      if (block) for (const r of block.rows) if (!r.el.hidden) r.box.checked = el.checked;
+      const whole = groupToggles.find((g) => g.toggle === el);
+      // a whole type or group: the plugins the filter shows
+      const rows = block ? block.rows : whole ? blocks.filter((b) => b.group === whole.group).flatMap((b) => b.rows) : [];
+      for (const r of rows) if (!r.el.hidden) r.box.checked = el.checked;
       renderChoice();
     });
     for (const radio of [useSelection, useSession]) radio.addEventListener('change', renderChoice);
