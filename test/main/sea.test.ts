@@ -9,7 +9,7 @@ import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, version } from '../../src/paths.ts';
-import { request, tempDir } from '../helpers/server.ts';
+import { request, tempDir, useToken } from '../helpers/server.ts';
 
 const run = promisify(execFile);
 const skip = process.platform === 'win32' ? 'the single executable is built for Linux and macOS here' : false;
@@ -24,7 +24,11 @@ function launch(executable: string, args: string[], cwd: string) {
     proc.stdout.on('data', (chunk: Buffer) => {
       output += chunk;
       const m = /assessd listening on (http:\/\/\S+) \(data: (.+?)\)/.exec(output);
-      if (m) resolve(m[1]);
+      if (!m) return;
+      // the printed login URL's token: requests to this server send it, as a user's would
+      const login = /log in at (http:\/\/\S+)/.exec(output);
+      if (login) useToken(new URL(m[1]).port, new URL(login[1]).searchParams.get('token') ?? undefined);
+      resolve(m[1]);
     });
     proc.stderr.on('data', (chunk: Buffer) => (output += chunk));
     void exited.then((code) => reject(new Error(`exited ${code}: ${output}`)));
@@ -50,6 +54,9 @@ test('npm run sea builds one file that runs alone: same flags, the page, and a s
   assert.equal(page.status, 200);
   assert.match(page.text, /<!doctype html>/i);
   assert.equal((await request(url, '/static/app.js')).status, 200);
+  // the plugin catalogue is embedded too
+  const plugins = (await request(url, '/api/v1/plugins/')).json.data as { key: string }[];
+  assert.ok(plugins.length > 100 && plugins.some((p) => p.key === 'semi_passive@OWTF-WGP-002'), `${plugins.length} plugins`);
   assert.equal((await request(url, '/', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'], 'gzip');
   assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: 'on the box' } })).status, 201);
   assert.equal((await request(url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '3' } })).status, 200);
