@@ -126,14 +126,15 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
     case 'aborted':
       return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: end.reason ?? 'aborted', aborted: true };
     case 'timeout':
-      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: `time limit of ${Math.round(timeoutMs / 1000)} s reached` };
+      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: `time limit of ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} reached` };
     case 'signaled':
       return crashed(plugin.key, ctx.target, `${name} died by ${end.signal}`);
     case 'exited': {
       const parsed = action.parser ? await parse(action.parser, ctx.outputDir) : undefined;
       return {
         status: 'Successful',
-        owtfRank: parsed ? highest(parsed.findings) : -1,
+        // no XML to rank (the tool failed early): unranked, never "passing"
+        owtfRank: parsed && (parsed.findings.length > 0 || !parsed.error) ? highest(parsed.findings) : -1,
         findings: parsed?.findings ?? [],
         exitCode: end.exitCode,
         error: [capped, parsed?.error].filter(Boolean).join('; ') || null,
