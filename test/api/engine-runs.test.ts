@@ -215,7 +215,7 @@ describe('runs that do not run', () => {
 const SLEEPER = 'echo started\nsleep 30\necho never';
 
 describe('a program that sleeps: workers and their actions', () => {
-  test('GET /workers during a run: work [target, plugin], start_time, worker = the pid, exactly the contract's keys; output Running', () =>
+  test('GET /workers during a run: work [target, plugin], start_time, worker = the pid, exactly the contract keys; output Running', () =>
     withRun(async (s) => {
       const program = await script(tools, 'sleep-shape.sh', SLEEPER);
       const id = await runOn(s, program);
