@@ -128,6 +128,25 @@ describe('a program that runs to its end', () => {
     }));
 });
 
+describe('output caps', () => {
+  test('a program printing past the cap: Successful, the file ends with the cap note, error says so', () =>
+    withRun(
+      async (s) => {
+        const program = await script(tools, 'loud.sh', 'i=0; while [ $i -lt 200 ]; do echo "line $i of output"; i=$((i+1)); done');
+        const id = await runOn(s, program);
+        const out = await waitForOutput(s, id, RUN_KEY);
+        assert.equal(out.status, 'Successful', JSON.stringify(out));
+        assert.equal(out.exit_code, 0);
+        assert.match(out.error ?? '', /capped/);
+        const stdout = await readFile(join(s.dataDir, 'outputs', String(id), 'web', 'active', RUN, 'stdout.txt'), 'utf8');
+        assert.ok(stdout.startsWith('line 0 of output\n'));
+        assert.match(stdout, /\[output capped at 256 bytes\]\n$/);
+        assert.ok(Buffer.byteLength(stdout) < 256 + 64, `${Buffer.byteLength(stdout)} bytes kept`);
+      },
+      { maxOutputBytes: 256 },
+    ));
+});
+
 describe('runs that do not run', () => {
   test('a value starting with "-" (a target http://-oX/, {host_name}) is Skipped with the reason in error; the program never runs', () =>
     withRun(async (s) => {
@@ -345,6 +364,61 @@ describe('a program that sleeps: workers and their actions', () => {
       assert.equal(out.status, 'Aborted');
       assert.equal(await groupAlive(pid), false);
       await waitFor('the worker gone', async () => (await workers(s)).every((w) => w.id !== wid));
+    }));
+
+  test('paused time does not count toward the run time limit', () =>
+    withRun(
+      async (s) => {
+        const program = await script(tools, 'sleep-paused-limit.sh', SLEEPER);
+        const id = await runOn(s, program);
+        const { worker: pid } = await waitForProgram(s, RUN_KEY);
+        await ok(s, 'PATCH', '/api/v1/workers/0/pause');
+        await waitFor('stopped', async () => (await procStat(pid))?.state === 'T', 5000);
+        // paused for longer than the whole limit: the run must still be there
+        await new Promise((r) => setTimeout(r, 1500));
+        const [out] = await get(s, `/api/v1/targets/${id}/poutput/`);
+        assert.equal(out.status, 'Running', JSON.stringify(out));
+        await ok(s, 'PATCH', '/api/v1/workers/0/resume');
+        const ended = await waitForOutput(s, id, RUN_KEY);
+        assert.equal(ended.status, 'Aborted');
+        assert.match(ended.error!, /time limit/);
+      },
+      { runTimeoutMs: 1000 },
+    ));
+
+  test('the time limit\'s error names the limit as set (400 ms is not "0 s")', () =>
+    withRun(
+      async (s) => {
+        const program = await script(tools, 'sleep-limit-words.sh', SLEEPER);
+        const id = await runOn(s, program);
+        const out = await waitForOutput(s, id, RUN_KEY);
+        assert.equal(out.status, 'Aborted');
+        assert.doesNotMatch(out.error!, /\b0 s\b/, out.error!);
+        assert.match(out.error!, /400 ms|0\.4 s/, out.error!);
+      },
+      { runTimeoutMs: 400 },
+    ));
+
+  test('deleting the target of a running program ends its process group and removes its files', () =>
+    withRun(async (s) => {
+      const program = await script(tools, 'sleep-target-deleted.sh', SLEEPER);
+      const id = await runOn(s, program);
+      const { worker: pid } = await waitForProgram(s, RUN_KEY);
+      await ok(s, 'DELETE', `/api/v1/targets/${id}`);
+      await waitFor('the group gone', async () => !(await groupAlive(pid)), 8000);
+      await waitFor('the worker idle', async () => (await workers(s)).every((w) => !w.busy), 8000);
+      await waitFor('the files gone', async () => !existsSync(join(s.dataDir, 'outputs', String(id))), 5000);
+    }));
+
+  test('deleting the output of a running program ends its process group', () =>
+    withRun(async (s) => {
+      const program = await script(tools, 'sleep-output-deleted.sh', SLEEPER);
+      const id = await runOn(s, program);
+      const { worker: pid } = await waitForProgram(s, RUN_KEY);
+      await ok(s, 'DELETE', `/api/v1/targets/${id}/poutput/`);
+      await waitFor('the group gone', async () => !(await groupAlive(pid)), 8000);
+      await waitFor('the worker idle', async () => (await workers(s)).every((w) => !w.busy), 8000);
+      assert.deepEqual(await get(s, `/api/v1/targets/${id}/poutput/`), []);
     }));
 
   const refusals: { name: string; method: string; path: string; status: number; message: string }[] = [
