@@ -16,6 +16,7 @@ import {
   groupAlive,
   ok,
   outputs,
+  procStat,
   queue,
   script,
   scriptDir,
@@ -154,6 +155,61 @@ describe('after a crash of the compiled server (kill -9)', () => {
       assert.deepEqual(await get(second, '/api/v1/workers/'), []);
     } finally {
       if (pid && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
+      first?.proc.kill('SIGKILL');
+      await stopChild(second);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a paused (stopped) program left by a crash is ended too', async () => {
+    const dataDir = await pluginDir();
+    let first: (ChildServer & Api) | undefined;
+    let second: (ChildServer & Api) | undefined;
+    let pid = 0;
+    try {
+      first = await child(dataDir, '1');
+      await configure(first, { TOOL_WAFW00F: sleeper });
+      const id = await addTarget(first, 'http://a.example/');
+      await queue(first, { id: String(id), code: TOOL });
+      ({ worker: pid } = await waitForProgram(first, TOOL_KEY));
+      await ok(first, 'PATCH', '/api/v1/workers/0/pause');
+      await waitFor('stopped', async () => (await procStat(pid))?.state === 'T', 5000);
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      second = await child(dataDir, '0');
+      assert.equal(await groupAlive(pid), false);
+      assert.equal((await get(second, '/api/v1/worklist/')).length, 1);
+    } finally {
+      if (pid && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
+      first?.proc.kill('SIGKILL');
+      await stopChild(second);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('acknowledged writes survive kill -9: queued and paused works, ranks and notes', async () => {
+    const dataDir = await pluginDir();
+    let first: (ChildServer & Api) | undefined;
+    let second: (ChildServer & Api) | undefined;
+    try {
+      first = await child(dataDir, '1');
+      const id = await addTarget(first, 'http://a.example/');
+      await queue(first, { id: String(id), type: 'external', code: 'OWTF-IG-001' });
+      await waitForOutput(first, id, 'external@OWTF-IG-001', ['Successful']);
+      await ok(first, 'PATCH', '/api/v1/workers/0/pause');
+      await queue(first, { id: String(id), type: 'external', code: ['OWTF-IG-002', 'OWTF-IG-003'] });
+      const works = await get(first, '/api/v1/worklist/');
+      await ok(first, 'PATCH', `/api/v1/worklist/${works[0].id}/pause`);
+      await ok(first, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-001`, { user_rank: '2', user_notes: 'acknowledged' });
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      second = await child(dataDir, '0');
+      const after = await get(second, '/api/v1/worklist/');
+      assert.deepEqual(after.map((w: { id: number; active: boolean }) => [w.id, w.active]), [[works[0].id, false], [works[1].id, true]]);
+      const [out] = await outputs(second, id);
+      assert.deepEqual([out!.status, out!.user_rank, out!.user_notes], ['Successful', 2, 'acknowledged']);
+      assert.equal((await get(second, `/api/v1/targets/${id}`)).max_user_rank, 2);
+    } finally {
       first?.proc.kill('SIGKILL');
       await stopChild(second);
       await rm(dataDir, { recursive: true, force: true });
