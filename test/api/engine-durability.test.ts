@@ -256,15 +256,16 @@ describe('the token of the compiled server', () => {
       const token = (await readFile(join(dataDir, 'token'), 'utf8')).trim();
       assert.ok(token.length >= 43, 'at least 32 random bytes in base64url');
       assert.equal((await stat(join(dataDir, 'token'))).mode & 0o777, 0o600);
-      const denied = await request(c.url, '/api/v1/sessions/');
+      const denied = await request(c.url, '/api/v1/sessions/', { auth: false });
       assert.equal(denied.status, 401);
       assert.equal(denied.json.message, 'Authentication required');
       assert.equal(denied.headers['www-authenticate'], 'Bearer realm="assessd"');
       for (const path of ['/api/v1/plugins/', '/api/v1/workers/', '/api/v1/worklist/']) {
-        assert.equal((await request(c.url, path)).status, 401, path);
+        assert.equal((await request(c.url, path, { auth: false })).status, 401, path);
       }
-      assert.equal((await request(c.url, '/api/v1/worklist/', { method: 'POST', form: { id: '1', code: 'OWTF-IG-001' } })).status, 401);
-      assert.equal((await request(c.url, '/debug/health')).status, 200);
+      assert.equal((await request(c.url, '/api/v1/worklist/', { auth: false, method: 'POST', form: { id: '1', code: 'OWTF-IG-001' } })).status, 401);
+      assert.equal((await request(c.url, '/debug/health', { auth: false })).status, 200);
+      assert.equal(c.token, token, 'the login URL carries the stored token');
       const allowed = await request(c.url, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } });
       assert.equal(allowed.status, 200);
       assert.match(c.output(), new RegExp(`log in at ${c.url.replace(/[.]/g, '\\.')}/\\?token=${encodeURIComponent(token)}`));
