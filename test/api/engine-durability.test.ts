@@ -247,6 +247,62 @@ describe('after a crash of the compiled server (kill -9)', () => {
   });
 });
 
+describe('the compiled server\'s engine options', () => {
+  test('without --workers it has one worker per available core; ASSESSD_WORKERS sets the count', async () => {
+    const { availableParallelism } = await import('node:os');
+    for (const [env, expected] of [[{}, availableParallelism()], [{ ASSESSD_WORKERS: '3' }, 3]] as const) {
+      const dataDir = await tempDir();
+      let c: ChildServer | undefined;
+      try {
+        c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--token', TOKEN], { ASSESSD_WORKERS: undefined, ...env });
+        const api = { url: c.url, headers: { authorization: `Bearer ${TOKEN}` } };
+        const ws = await get(api, '/api/v1/workers/');
+        assert.deepEqual(ws.map((w: { name: string }) => w.name), Array.from({ length: expected }, (_, i) => `Worker-${i + 1}`));
+      } finally {
+        await stopChild(c);
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  test('--run-timeout 1 aborts a longer run, saying the time limit', async () => {
+    const dataDir = await pluginDir();
+    let c: (ChildServer & Api) | undefined;
+    try {
+      c = await child(dataDir, '1', ['--run-timeout', '1']);
+      await configure(c, { TOOL_WAFW00F: sleeper });
+      const id = await addTarget(c, 'http://a.example/');
+      await queue(c, { id: String(id), code: TOOL });
+      const out = await waitForOutput(c, id, TOOL_KEY);
+      assert.equal(out.status, 'Aborted');
+      assert.match(out.error!, /time limit/);
+    } finally {
+      await stopChild(c);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('the errors of crashed runs survive a restart', async () => {
+    const dataDir = await pluginDir();
+    let s: TestServer | undefined = await startServer({ dataDir, workers: 1 });
+    try {
+      await configure(s, { TOOL_WAFW00F: tools });
+      const id = await addTarget(s, 'http://a.example/');
+      await queue(s, { id: String(id), code: TOOL });
+      await waitForOutput(s, id, TOOL_KEY, ['Crashed']);
+      const errors = await get(s, '/api/v1/errors/');
+      assert.equal(errors.length, 1);
+      await ok(s, 'PATCH', `/api/v1/errors/${errors[0].id}`, { user_message: 'noted' });
+      const patched = await get(s, '/api/v1/errors/');
+      await s.stop();
+      s = await startServer({ dataDir, workers: 0 });
+      assert.deepEqual(await get(s, '/api/v1/errors/'), patched);
+    } finally {
+      await s?.close();
+    }
+  });
+});
+
 describe('the token of the compiled server', () => {
   test('without --token a token is generated (DATA_DIR/token, 0600), required on loopback, and the start line prints a login URL', async () => {
     const dataDir = await tempDir();
