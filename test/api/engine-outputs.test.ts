@@ -403,3 +403,37 @@ describe('/errors/', () => {
       }
     }));
 });
+
+describe('guidance filled in for the target (web/external checklists, web/passive links)', () => {
+  const HOSTILE = 'http://127.0.0.1:1/a;b$(id)`x`|&>*';
+
+  test('a link\'s query carries the target URL percent-encoded: its own ? & # stay inside the parameter', () =>
+    withServer(async (s) => {
+      const url = 'http://a.example/app?x=1&y=2#frag';
+      const id = await addTarget(s, url);
+      const target = await get(s, `/api/v1/targets/${id}`);
+      await runAll(s, id, { type: 'passive', code: 'OWTF-CM-008' }, ['passive@OWTF-CM-008']);
+      const [out] = await outputs(s, id);
+      const line = out!.output!.split('\n').find((l) => l.includes('securityheaders.com'));
+      assert.ok(line, out!.output);
+      const link = new URL(line.slice(line.indexOf('https://')));
+      assert.equal(link.searchParams.get('q'), target.target_url, line);
+      assert.equal(link.searchParams.get('followRedirects'), 'on', line);
+      assert.equal(link.hash, '', line);
+    }));
+
+  test('a checklist\'s commands carry a target URL full of shell metacharacters single-quoted, safe to paste into a shell', () =>
+    withServer(async (s) => {
+      const id = await addTarget(s, HOSTILE);
+      const target = await get(s, `/api/v1/targets/${id}`);
+      await runAll(s, id, { type: 'external', code: 'OWTF-IG-001' }, [IG1]);
+      const [out] = await outputs(s, id);
+      const text = out!.output!;
+      const url: string = target.target_url;
+      assert.ok(text.includes(url), text);
+      for (let at = text.indexOf(url); at !== -1; at = text.indexOf(url, at + 1)) {
+        const quoted = text[at - 1] === "'" && text[at + url.length] === "'";
+        assert.ok(quoted, `unquoted in: ${text.slice(text.lastIndexOf('\n', at) + 1, text.indexOf('\n', at))}`);
+      }
+    }));
+});
