@@ -110,6 +110,11 @@ export interface RequestOptions {
 /** The tokens compiled servers printed in their login URLs, by port: requests to them send it, as a user would. */
 const printedTokens = new Map<string, string>();
 
+/** Requests to this port send this token (a server started with the library, whose token the test holds). */
+export function useToken(port: number | string, token: string | undefined): void {
+  if (token !== undefined) printedTokens.set(String(port), token);
+}
+
 export function request(base: string, path: string, options: RequestOptions = {}): Promise<Response> {
   const { hostname, port } = new URL(base);
   let body = options.body;
