@@ -174,6 +174,18 @@ describe('time limits and built-in checks', () => {
       assert.match(out.error!, /time limit/);
     }));
 
+  test('abort of a program that ignores SIGTERM ends its group with SIGKILL after the grace: Aborted', () =>
+    withServer(async (s) => {
+      await configure(s, { TOOL_WAFW00F: await script(tools, 'stubborn.sh', "trap '' TERM\necho started\nsleep 30\nsleep 30") });
+      const id = await addTarget(s, 'http://a.example/');
+      await queue(s, { id: String(id), code: TOOL });
+      const { worker: pid, id: wid } = await waitForProgram(s, TOOL_KEY);
+      await ok(s, 'PATCH', `/api/v1/workers/${wid}/abort`);
+      const out = await waitForOutput(s, id, TOOL_KEY, undefined, 12_000);
+      assert.equal(out.status, 'Aborted', JSON.stringify(out));
+      assert.equal(await groupAlive(pid), false);
+    }));
+
   test('a built-in check waiting on a silent target: the worker shows no pid; abort ends it Aborted', () =>
     withServer(
       async (s) => {
