@@ -115,6 +115,41 @@ describe('a restart (stop, then start on the same data directory)', () => {
   });
 });
 
+describe('a user plugin file removed between two starts', () => {
+  test('its queued work and its output still answer (no 500); the work, run, is Skipped saying the plugin is gone', async () => {
+    const dataDir = await pluginDir();
+    let s: TestServer | undefined = await startServer({ dataDir, workers: 1 });
+    try {
+      await configure(s, { TOOL_WAFW00F: await script(tools, 'quick.sh', 'echo quick') });
+      const [a, b] = [await addTarget(s, 'http://a.example/'), await addTarget(s, 'http://b.example/')];
+      await queue(s, { id: String(a), code: TOOL });
+      await waitForOutput(s, a, TOOL_KEY, ['Successful']);
+      await ok(s, 'PATCH', '/api/v1/workers/0/pause');
+      await queue(s, { id: String(b), code: TOOL });
+      await s.stop();
+      await rm(join(dataDir, 'plugins', 'durability.json'));
+      s = await startServer({ dataDir, workers: 0 });
+      const [work] = await get(s, '/api/v1/worklist/');
+      assert.equal(work.plugin.key, TOOL_KEY);
+      assert.equal(work.plugin.group, 'web');
+      assert.equal(work.plugin.type, 'active');
+      assert.deepEqual(await get(s, `/api/v1/worklist/${work.id}`), work);
+      const [out] = await outputs(s, a);
+      assert.equal(out!.status, 'Successful');
+      assert.equal(out!.output, 'quick\n');
+      const names = await get(s, `/api/v1/targets/${a}/poutput/names`);
+      assert.deepEqual(Object.keys(names), [TOOL]);
+      assert.equal(names[TOOL].details.code, TOOL);
+      await ok(s, 'POST', '/api/v1/workers/');
+      const skipped = await waitForOutput(s, b, TOOL_KEY);
+      assert.equal(skipped.status, 'Skipped');
+      assert.match(skipped.error!, /catalogue/);
+    } finally {
+      await s?.close();
+    }
+  });
+});
+
 /** The compiled server as a child process, with a bearer token. */
 async function child(dataDir: string, workers: string, extra: string[] = []): Promise<ChildServer & Api> {
   const c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--token', TOKEN, '--workers', workers, ...extra]);
