@@ -69,6 +69,19 @@ describe('the engine\'s routes', () => {
     }
   });
 
+  for (const path of ['/api/v1/plugins/web/external/OWTF-IG-001/extra', '/api/v1/targets/1/poutput/web/external/OWTF-IG-001/extra']) {
+    test(`GET ${path} (a segment past <code>) is an unknown path: 404 Not found`, async () => {
+      assertFail(await send(server, 'GET', path), 404, H.notFound, path);
+    });
+  }
+
+  test('DELETE of a poutput path with a segment past <code> deletes nothing: 404 Not found', async () => {
+    const before = await get(server, '/api/v1/targets/1/poutput/');
+    assert.equal(before.length, 1);
+    assertFail(await send(server, 'DELETE', '/api/v1/targets/1/poutput/web/external/OWTF-IG-001/extra'), 404, H.notFound);
+    assert.deepEqual(await get(server, '/api/v1/targets/1/poutput/'), before);
+  });
+
   const notAllowed: { method: string; path: string; allow: string[] }[] = [
     { method: 'PUT', path: '/api/v1/plugins/', allow: ['GET'] },
     { method: 'POST', path: '/api/v1/plugins/', allow: ['GET'] },
