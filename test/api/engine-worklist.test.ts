@@ -84,6 +84,7 @@ describe('POST /worklist/ queues', () => {
       assert.equal(await queue(s, { id: ['1', '1'], ...external(IG1) }), 1);
       assert.equal(await queue(s, { id: '1,2', ...external(IG1) }), 1);
       assert.equal(await queue(s, { id: '1', ...external(IG1) }), 0);
+      assert.equal(await queue(s, { id: '1', ...external(IG1), force_overwrite: 'true' }), 0, 'force_overwrite does not queue a queued pair twice');
       assert.deepEqual(pairs(await list(s)), ['1 external@OWTF-IG-001', '2 external@OWTF-IG-001']);
     }));
 
