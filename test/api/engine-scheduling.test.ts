@@ -194,6 +194,8 @@ describe('time limits and built-in checks', () => {
         const w = await waitFor('the check running', async () => (await workers(s)).find((x) => x.busy));
         assert.equal(w.worker, null);
         assert.equal((w.work[1] as { key: string }).key, CHECK_KEY);
+        // past the start's own write: an abort before it is engine-runs' "as soon as queued" case
+        await new Promise((r) => setTimeout(r, 200));
         await ok(s, 'PATCH', `/api/v1/workers/${w.id}/abort`);
         const out = await waitForOutput(s, id, CHECK_KEY);
         assert.equal(out.status, 'Aborted', JSON.stringify(out));
