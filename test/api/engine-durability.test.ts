@@ -360,6 +360,10 @@ describe('the token of the compiled server', () => {
       const allowed = await request(c.url, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } });
       assert.equal(allowed.status, 200);
       assert.match(c.output(), new RegExp(`log in at ${c.url.replace(/[.]/g, '\\.')}/\\?token=${encodeURIComponent(token)}`));
+      await stopChild(c);
+      c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--workers', '0']);
+      assert.equal(c.token, token, 'the token is reused by the next start');
+      assert.equal((await request(c.url, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } })).status, 200);
     } finally {
       await stopChild(c);
       await rm(dataDir, { recursive: true, force: true });
