@@ -2,9 +2,9 @@
  * The single executable as a user gets it: `npm run sea` builds dist/assessd, which is copied alone
  * into an empty directory and run there with an empty PATH (no node, no node_modules to find).
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,10 +14,17 @@ import { request, tempDir, useToken } from '../helpers/server.ts';
 const run = promisify(execFile);
 const skip = process.platform === 'win32' ? 'the single executable is built for Linux and macOS here' : false;
 
+/** Every executable started: a failed assertion must not leave one running (the test run would never end). */
+const launched: ChildProcess[] = [];
+after(() => {
+  for (const proc of launched) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+});
+
 /** Starts the executable with nothing but an empty PATH in its environment; resolves on its start-up line. */
 function launch(executable: string, args: string[], cwd: string) {
   // a tiny compaction threshold: the embedded compaction worker runs too
   const proc = spawn(executable, args, { cwd, env: { PATH: '', ASSESSD_COMPACT_AFTER: '300' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  launched.push(proc);
   let output = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
   const listening = new Promise<string>((resolve, reject) => {
