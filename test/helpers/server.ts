@@ -1,5 +1,6 @@
 /** Starts the real server on port 0 with a temp data dir, in this process or as a child process. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
 import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -166,11 +167,23 @@ export interface ChildServer {
 }
 
 /** Spawns the compiled server (`dist/main.js`) and waits for its start-up line. */
+/** Servers spawned and not yet exited: killed when the test file's process exits (or is told to), so that none outlives it. */
+const spawned = new Set<ChildProcess>();
+const killSpawned = () => {
+  for (const proc of spawned) proc.kill('SIGKILL');
+};
+process.on('exit', killSpawned);
+// a failed assertion skips a test's own kill: at the end of the file, none is left to hold its process open
+after(killSpawned);
+
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
   const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.add(proc);
+  proc.on('exit', () => spawned.delete(proc));
+
   let output = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
