@@ -1,5 +1,6 @@
 /** Starts the real server on port 0 with a temp data dir, in this process or as a child process. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
 import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -97,6 +98,8 @@ export interface Response {
 }
 
 export interface RequestOptions {
+  /** false: send no token even to a server spawnServer started (whose printed token is sent by default). */
+  auth?: boolean;
   method?: string;
   /** Sent as an application/x-www-form-urlencoded body. */
   form?: Record<string, string | string[]> | [string, string][];
@@ -105,10 +108,22 @@ export interface RequestOptions {
 }
 
 /** One request over real HTTP, the path sent exactly as given (no client-side normalization). */
+/** The tokens compiled servers printed in their login URLs, by port: requests to them send it, as a user would. */
+const printedTokens = new Map<string, string>();
+
+/** Requests to this port send this token (a server started with the library, whose token the test holds). */
+export function useToken(port: number | string, token: string | undefined): void {
+  if (token !== undefined) printedTokens.set(String(port), token);
+}
+
 export function request(base: string, path: string, options: RequestOptions = {}): Promise<Response> {
   const { hostname, port } = new URL(base);
   let body = options.body;
   const headers: Record<string, string> = { ...options.headers };
+  const token = printedTokens.get(port);
+  if (token !== undefined && options.auth !== false && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
+    headers.authorization = `Bearer ${token}`;
+  }
   if (options.form !== undefined) {
     const params = new URLSearchParams();
     const entries = Array.isArray(options.form) ? options.form : Object.entries(options.form);
@@ -143,6 +158,8 @@ export function request(base: string, path: string, options: RequestOptions = {}
 
 export interface ChildServer {
   url: string;
+  /** The token of the login URL the start line printed (undefined with --no-token). */
+  token: string | undefined;
   proc: ChildProcess;
   output: () => string;
   /** Resolves with the exit code. */
@@ -150,18 +167,34 @@ export interface ChildServer {
 }
 
 /** Spawns the compiled server (`dist/main.js`) and waits for its start-up line. */
+/** Servers spawned and not yet exited: killed when the test file's process exits (or is told to), so that none outlives it. */
+const spawned = new Set<ChildProcess>();
+const killSpawned = () => {
+  for (const proc of spawned) proc.kill('SIGKILL');
+};
+process.on('exit', killSpawned);
+// a failed assertion skips a test's own kill: at the end of the file, none is left to hold its process open
+after(killSpawned);
+
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
   const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.add(proc);
+  proc.on('exit', () => spawned.delete(proc));
+
   let output = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const m = /assessd listening on (http:\/\/\S+) /.exec(output);
-      if (m) resolve({ url: m[1], proc, output: () => output, exited });
+      if (!m) return;
+      const login = /log in at (http:\/\/\S+)/.exec(output);
+      const token = login ? (new URL(login[1]).searchParams.get('token') ?? undefined) : undefined;
+      if (token !== undefined) printedTokens.set(new URL(m[1]).port, token);
+      resolve({ url: m[1], token, proc, output: () => output, exited });
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
