@@ -119,9 +119,8 @@ export interface Worker {
   paused: boolean;
   /** `[]`, or what it runs: `[target, plugin]`. */
   work: [Target, Plugin] | [];
+  /** `"NA"`, or when the run began in the server's local time: `2026/11/24 18:09:17`. */
   start_time: string;
-  /** ISO 8601 (extension), or null when idle. */
-  started_at?: string | null;
   worker: number | null;
 }
 
@@ -149,7 +148,7 @@ export interface Output {
   error: string | null;
   findings: Finding[];
   exit_code: number | null;
-  run_time: string;
+  run_time: string | null;
   started_at: string;
   ended_at: string | null;
 }
@@ -331,7 +330,7 @@ export const api = {
   /** The plugin catalogue (about a hundred), by group, type, then the guide's order. */
   plugins: (signal?: AbortSignal) => get<Plugin[]>('/api/v1/plugins/', signal),
   /** Queues the plugins of one group and type (all, or these codes) on the targets. */
-  queueWorks(q: QueueRequest): Promise<{ queued: number; skipped?: number }> {
+  queueWorks(q: QueueRequest): Promise<{ queued: number }> {
     const params = new URLSearchParams({ id: q.ids.join(','), force_overwrite: String(q.force) });
     if (q.group) params.set('group', q.group);
     if (q.type) params.set('type', q.type);

@@ -232,7 +232,8 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
             if (codes.length === 0) continue;
             const answer = await api.queueWorks({ ids, group: b.group, type: b.type, codes: codes.length === b.rows.length ? undefined : codes, force: force.checked });
             queued += answer.queued;
-            skipped += answer.skipped ?? 0;
+            // the server answers how many it queued: the other pairs asked for were skipped
+            skipped += ids.length * codes.length - answer.queued;
           }
           return { queued, skipped, targets: ids.length };
         });

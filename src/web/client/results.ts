@@ -190,7 +190,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
         statusBadge(o),
         badge,
       ),
-      h('p', { class: 'hint output-meta' }, o.run_time ? `Ran for ${o.run_time}` : '', o.exit_code !== null ? ` · exit code ${o.exit_code}` : ''),
+      h('p', { class: 'hint output-meta' }, o.run_time ? `Ran for ${o.run_time}` : o.status === 'Running' ? 'Running now' : '', o.exit_code !== null ? ` · exit code ${o.exit_code}` : ''),
       o.error ? h('p', { class: 'output-error' }, o.error) : null,
       findingsList(o),
       details,

@@ -23,10 +23,22 @@ export function duration(ms: number): string {
   return `${sec} s`;
 }
 
+/** When each run was first seen, for a start time that cannot be read in this browser's clock. */
+const firstSeen = new Map<string, number>();
+
+/**
+ * When the worker's run began. The server says it in its local time, without a zone: read as
+ * this browser's local time (the same box, or the same zone); a time in the future (another
+ * zone) falls back to when this page first saw the run.
+ */
 function startedAt(worker: Worker): number | undefined {
-  if (!worker.busy || !worker.started_at) return undefined;
-  const t = Date.parse(worker.started_at);
-  return Number.isNaN(t) ? undefined : t;
+  if (!worker.busy || worker.start_time === 'NA') return undefined;
+  const key = `${worker.id} ${worker.start_time}`;
+  const m = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(worker.start_time);
+  const local = m ? new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]).getTime() : NaN;
+  if (!Number.isNaN(local) && local <= Date.now() + 2000) return local;
+  if (!firstSeen.has(key)) firstSeen.set(key, Date.now());
+  return firstSeen.get(key);
 }
 
 function stateOf(worker: Worker): { word: string; cls: string } {
