@@ -218,32 +218,31 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
     }
 
     queueButton.addEventListener('click', async () => {
-      const picked = chosen();
-      if (picked.length === 0) return;
+      if (chosen().length === 0) return;
       replace(result);
+      // what was queued before a refusal is said too: the requests before it stand
+      let queued = 0;
+      let skipped = 0;
       try {
-        const totals = await busy(queueButton, async () => {
+        await busy(queueButton, async () => {
           const ids = await targetIds();
-          let queued = 0;
-          let skipped = 0;
           // one request per group and type: codes are filters, and would cross types otherwise
           for (const b of blocks) {
             const codes = b.rows.filter((r) => r.box.checked).map((r) => r.plugin.code);
             if (codes.length === 0) continue;
             const answer = await api.queueWorks({ ids, group: b.group, type: b.type, codes: codes.length === b.rows.length ? undefined : codes, force: force.checked });
             queued += answer.queued;
-            // the server answers how many it queued: the other pairs asked for were skipped
+            // the server says how many it queued: the other pairs asked for were skipped
             skipped += ids.length * codes.length - answer.queued;
           }
-          return { queued, skipped, targets: ids.length };
         });
         const why = force.checked ? 'already queued' : 'already queued or already run; tick “Run again” to run those too';
-        const text = `Queued ${num(totals.queued)}${totals.skipped > 0 ? `, skipped ${num(totals.skipped)} (${why})` : ''}.`;
+        const text = `Queued ${num(queued)}${skipped > 0 ? `, skipped ${num(skipped)} (${why})` : ''}.`;
         replace(result, text, ' ', h('a', { href: '/worklist' }, 'See the worklist'), ' · ', h('a', { href: '/workers' }, 'the workers'));
         result.dataset.kind = 'ok';
         announce(text);
       } catch (err) {
-        const text = `Nothing was queued: ${describeError(err)}`;
+        const text = `${queued > 0 ? `Queued ${num(queued)}, then stopped` : 'Nothing was queued'}: ${describeError(err)}`;
         result.dataset.kind = 'error';
         replace(result, text);
         announce(text, 'error');
