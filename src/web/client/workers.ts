@@ -1,6 +1,7 @@
 /**
  * The Workers view: each worker live (what it runs, for how long), pause, resume, abort, add and
- * remove. The list is asked again every 1.5 s while the tab is seen (the progress every 6 s), and
+ * remove. The list is asked again every 1.5 s while the tab is seen (the progress every 15 s, or 6 s
+ * after a change), and
  * only the rows whose worker changed are drawn again; the clocks tick in the page.
  */
 import { api, isAbort, type Progress, type Worker } from './api.js';
@@ -9,8 +10,12 @@ import type { ViewContext } from './router.js';
 import { announce, busy, confirmDialog, describeError, errorState, loadingState, viewHeading } from './ui.js';
 
 const POLL_MS = 1500;
-/** The progress is asked every this many polls. */
-const PROGRESS_EVERY = 4;
+/**
+ * The progress is asked every this many polls, or every PROGRESS_SOONER when a worker changed
+ * (a run began or ended): with the health check, under a request a second.
+ */
+const PROGRESS_EVERY = 10;
+const PROGRESS_SOONER = 4;
 
 /** `1 min 05 s` */
 export function duration(ms: number): string {
@@ -98,6 +103,8 @@ export function workersView({ root, signal }: ViewContext): void {
   const rows = new Map<number, Row>();
   let workers: Worker[] = [];
   let polls = 0;
+  let lastProgress = 0;
+  let changed = false;
   let timer: number | undefined;
 
   function showProgress(p: Progress): void {
@@ -115,6 +122,7 @@ export function workersView({ root, signal }: ViewContext): void {
       const signature = JSON.stringify(worker);
       let row = rows.get(worker.id);
       if (!row || row.signature !== signature) {
+        if (row) changed = true;
         const fresh = workerCard(worker);
         // a button that had the focus keeps it in the new row (the same place: Pause becomes Resume)
         const buttons = row ? [...row.el.querySelectorAll('button')] : [];
@@ -135,6 +143,7 @@ export function workersView({ root, signal }: ViewContext): void {
     }
     for (const [id, row] of rows) {
       if (seen.has(id)) continue;
+      changed = true;
       row.el.remove();
       rows.delete(id);
     }
@@ -148,9 +157,15 @@ export function workersView({ root, signal }: ViewContext): void {
     for (const row of rows.values()) if (row.clock && row.since !== undefined) row.clock.textContent = duration(now - row.since);
   }
 
-  async function poll(withProgress = polls % PROGRESS_EVERY === 0): Promise<void> {
+  async function poll(now = false): Promise<void> {
     window.clearTimeout(timer);
     polls++;
+    const since = polls - lastProgress;
+    const withProgress = now || since >= PROGRESS_EVERY || (changed && since >= PROGRESS_SOONER);
+    if (withProgress) {
+      lastProgress = polls;
+      changed = false;
+    }
     try {
       const [next, p] = await Promise.all([api.workers(signal), withProgress ? api.progress(signal) : undefined]);
       status.hidden = true;
