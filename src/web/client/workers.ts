@@ -4,7 +4,7 @@
  * after a change), and
  * only the rows whose worker changed are drawn again; the clocks tick in the page.
  */
-import { api, isAbort, type Progress, type Worker } from './api.js';
+import { api, ApiError, isAbort, type Progress, type Worker } from './api.js';
 import { append, count, h, num, replace } from './dom.js';
 import type { ViewContext } from './router.js';
 import { announce, busy, confirmDialog, describeError, errorState, loadingState, viewHeading } from './ui.js';
@@ -175,6 +175,8 @@ export function workersView({ root, signal }: ViewContext): void {
       if (isAbort(err)) return;
       status.hidden = false;
       replace(status, errorState(err, () => void poll(true)));
+      // logged out: the login form is up, and logging in draws the view again
+      if (err instanceof ApiError && err.status === 401) return;
     }
     schedule();
   }
