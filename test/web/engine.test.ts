@@ -431,6 +431,26 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     assertClean();
   });
 
+  await t.test('logged out on the workers view: it stops asking, the login form asks for the token, the view comes back', async () => {
+    await page.goto(`${server.url}/workers`);
+    await shows(page.getByRole('heading', { level: 2 }), 'Workers (2)');
+    await page.getByRole('button', { name: 'Log out' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Log in to assessd' });
+    await dialog.waitFor();
+    calls = [];
+    await page.waitForTimeout(4000);
+    assert.ok(calls.filter((c) => c.startsWith('GET /api/v1/workers/')).length <= 1, `polls while logged out: ${calls.join(', ')}`);
+    await dialog.getByLabel('Access token').fill(TOKEN);
+    await dialog.getByRole('button', { name: 'Log in' }).click();
+    await shows(page.getByRole('heading', { level: 2 }), 'Workers (2)');
+    await shows(page.locator('.worker').first(), 'Worker-1');
+    // Chromium logs each refused request (401) as a console error: those are this step's doing
+    const refused = consoleErrors.filter((e) => /status of 401/.test(e));
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/status of 401/.test(e)));
+    assert.ok(refused.length <= 2, refused.join('\n'));
+    assertClean();
+  });
+
   await t.test('axe: no WCAG 2.1 A or AA violation on any view, wide and narrow, light and dark', async () => {
     await api('/api/v1/workers/0/pause', { method: 'PATCH' });
     await api('/api/v1/worklist/', { method: 'POST', form: { id: `${targetA},${targetB}`, group: 'web', type: 'semi_passive', force_overwrite: 'true' } });
