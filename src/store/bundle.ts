@@ -261,7 +261,8 @@ function parseOutput(value: object, url: string): ImportedOutput | FieldProblem 
   if (startedAt === undefined) return { field: 'started_at', what: 'invalid' };
   const endedAt = parseTime(own(value, 'ended_at') ?? null);
   if (endedAt === undefined || (endedAt !== null && startedAt !== null && endedAt < startedAt)) return { field: 'ended_at', what: 'invalid' };
-  const output = own(value, 'output') ?? '';
+  const rawOutput = own(value, 'output');
+  const output = rawOutput === undefined ? '' : rawOutput;
   if (!isText(output, MAX_SUMMARY)) return { field: 'output', what: 'invalid' };
 
   const running = status === 'Running';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildBundle, parseBundle } from '../../src/store/bundle.ts';
+import { buildBundle, parseBundle, snapshotSession } from '../../src/store/bundle.ts';
 import type { DefaultItem } from '../../src/store/configuration.ts';
 import { importSession } from '../../src/store/import.ts';
 import { applyOp } from '../../src/store/ops.ts';
@@ -126,8 +126,8 @@ test('an op with a malformed time changes nothing at all, even one that would de
 test('a bundle built from a state parses back to its URLs, oldest first', () => {
   const state = stateWith();
   createTargets(state, ['http://b.example/', 'http://c.example/']);
-  const text = buildBundle(state, 1, new Date(AT))!;
+  const text = buildBundle(snapshotSession(state, 1)!, new Map(), new Date(AT));
   assert.equal(JSON.parse(text).exported_at, '2026-11-21T10:00:00.000Z');
-  assert.deepEqual(parseBundle(Buffer.from(text)), { ok: true, name: 'default session', urls: ['http://a.example/', 'http://b.example/', 'http://c.example/'] });
-  assert.equal(buildBundle(state, 9, new Date()), undefined);
+  assert.deepEqual(parseBundle(Buffer.from(text)), { ok: true, name: 'default session', urls: ['http://a.example/', 'http://b.example/', 'http://c.example/'], outputs: [] });
+  assert.equal(snapshotSession(state, 9), undefined);
 });
