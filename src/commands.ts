@@ -73,7 +73,7 @@ async function open(dir: string, logs: string[], instead: (server: string) => st
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
     // a server still starting has not said its URL yet
-    const owner = `data directory ${dir} is in use by a running server (process ${err.pid})`;
+    const owner = `data directory ${dir} is in use by a running server${err.pid === undefined ? '' : ` (process ${err.pid})`}`;
     throw new CommandError(`${owner}; stop it first, or use its API instead: ${instead(err.url ?? 'http://HOST:PORT')}`);
   }
 }

@@ -5,7 +5,8 @@
  * ```ts
  * import { start } from 'assessd';
  * const server = await start({ host: '127.0.0.1', port: 0, dataDir });
- * await fetch(`${server.url}/api/v1/sessions/`);
+ * // the API runs programs: a token is generated (and required) on every interface
+ * await fetch(`${server.url}/api/v1/sessions/`, { headers: { authorization: `Bearer ${server.token}` } });
  * await server.close();
  * ```
  */

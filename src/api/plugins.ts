@@ -1,5 +1,5 @@
 /** /api/v1/plugins: the catalogue, filtered, by group, type and code (the upstream plugin handler). */
-import { HttpError, success } from '../http/jsend.js';
+import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
 import type { Catalogue, PluginFilter } from '../engine/catalogue.js';
 import { PLUGIN_GROUPS, PLUGIN_TYPES, type PluginGroup } from '../engine/types.js';
 import type { Args } from '../http/args.js';
@@ -23,7 +23,9 @@ export function registerPlugins(router: ApiRouter, catalogue: Catalogue): void {
 
   const byPath: Handler = (ctx) => {
     const [group, type, code, ...more] = restSegments(ctx.rest);
-    if (more.length > 0 || !PLUGIN_GROUPS.includes(group as PluginGroup)) throw new HttpError(404, E.pluginNotFound);
+    // past <group>/<type>/<code> a path names nothing
+    if (more.length > 0) throw new HttpError(404, HTTP_MESSAGES.notFound);
+    if (!PLUGIN_GROUPS.includes(group as PluginGroup)) throw new HttpError(404, E.pluginNotFound);
     if (type !== undefined && !PLUGIN_TYPES[group as PluginGroup].includes(type)) throw new HttpError(422, E.pluginTypeNotInGroup);
     const filter = pluginFilter(ctx.args);
     const found = catalogue.filter({ ...filter, group: [group], ...(type ? { type: [type] } : {}), ...(code ? { code: [code] } : {}) });
@@ -47,6 +49,6 @@ export function registerPlugins(router: ApiRouter, catalogue: Catalogue): void {
     summary: 'Plugins of a group, of a group and type, or the one plugin of a group, type and code: /plugins/<group>/[<type>/[<code>]]',
     args: filters,
     ok: { status: 200, description: 'An array of plugins; with a code, the one plugin', data: { oneOf: [arrayOf(ref('Plugin')), ref('Plugin')] } },
-    fails: { 404: [E.pluginNotFound], 422: [E.pluginTypeNotInGroup] },
+    fails: { 404: [E.pluginNotFound, HTTP_MESSAGES.notFound], 422: [E.pluginTypeNotInGroup] },
   });
 }

@@ -1,7 +1,7 @@
 /** /api/v1/targets/<id>/poutput: a target's plugin outputs, ranked and annotated by the tester. */
 import type { Engine } from '../engine/scheduler.js';
 import { outputText, outputView } from '../engine/output-text.js';
-import { HttpError, success } from '../http/jsend.js';
+import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
 import { MAX_NOTES, targetOutputs } from '../store/engine.js';
 import type { OutputRow } from '../store/state.js';
 import type { Store } from '../store/store.js';
@@ -53,9 +53,14 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     );
   }
 
+  /** Past <group>/<type>/<code> a path names nothing: 404, before anything is read or changed. */
+  const within = (ctx: RequestContext) => {
+    if (restSegments(ctx.rest).length > 3) throw new HttpError(404, HTTP_MESSAGES.notFound);
+  };
+
   const list: Handler = async (ctx) => {
+    within(ctx);
     const target = targetOf(ctx);
-    if (restSegments(ctx.rest).length > 3) throw new HttpError(404, E.invalidOutput);
     const rows = selected(ctx, target);
     const views = [];
     for (const row of rows) views.push({ ...outputView(row), output: await outputText(store.state, engine.catalogue, engine.outputsDir, row) });
@@ -77,14 +82,15 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   };
 
   const patch: Handler = async (ctx) => {
+    within(ctx);
     const target = targetOf(ctx);
-    const [group, type, code, ...more] = restSegments(ctx.rest);
+    const [group, type, code] = restSegments(ctx.rest);
     const rawRank = ctx.args.get('user_rank');
     const notes = ctx.args.get('user_notes');
     if (rawRank === null && notes === null) throw new HttpError(400, M.incorrectQueryParameters, { user_rank: 'user_rank or user_notes is required' });
     const userRank = rawRank === null ? undefined : rankValue(rawRank, 'user_rank');
-    if (notes !== null && notes.length > MAX_NOTES) throw new HttpError(400, M.invalidParameterType, { user_notes: `at most ${MAX_NOTES} characters` });
-    if (code === undefined || more.length > 0) throw new HttpError(400, E.invalidOutput);
+    if (notes !== null && Buffer.byteLength(notes) > MAX_NOTES) throw new HttpError(400, M.invalidParameterType, { user_notes: `at most ${MAX_NOTES} bytes` });
+    if (code === undefined) throw new HttpError(400, E.invalidOutput);
     const key = `${type}@${code}`;
     const row = targetOutputs(store.state, target).find((o) => o.plugin_key === key && o.plugin_group === group);
     if (!row) throw new HttpError(400, E.invalidOutput);
@@ -94,6 +100,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   };
 
   const remove: Handler = async (ctx) => {
+    within(ctx);
     const target = targetOf(ctx);
     const [group, type, code] = restSegments(ctx.rest);
     const result = await store.change({ op: 'deleteOutputs', target, ...(group ? { group } : {}), ...(type ? { type } : {}), ...(code ? { code } : {}) });
@@ -120,20 +127,20 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     summary: "A target's outputs with their text: /poutput/[<group>/[<type>/[<code>]]]",
     args: filters,
     ok: { status: 200, description: 'The outputs (an empty array when none), each with `output`: its text, at most 1 MiB', data: arrayOf(ref('Output')) },
-    fails: { 400: [M.invalidTargetReference, M.invalidParameterType] },
+    fails: { 400: [M.invalidTargetReference, M.invalidParameterType], 404: [HTTP_MESSAGES.notFound] },
   });
   router.add('PATCH', '/api/v1/targets/{target_id:int}/poutput/*', patch, {
     summary: "The tester's rank and notes on one output: /poutput/<group>/<type>/<code>",
     args: {
       user_rank: { type: 'integer', description: '-1 (unranked) .. 5 (critical)' },
-      user_notes: { type: 'string', description: `Notes, at most ${MAX_NOTES} characters` },
+      user_notes: { type: 'string', description: `Notes, at most ${MAX_NOTES} bytes of UTF-8` },
     },
     ok: { status: 200, description: 'Saved', data: EMPTY },
-    fails: { 400: [M.invalidTargetReference, M.incorrectQueryParameters, M.invalidParameterType, E.invalidOutput] },
+    fails: { 400: [M.invalidTargetReference, M.incorrectQueryParameters, M.invalidParameterType, E.invalidOutput], 404: [HTTP_MESSAGES.notFound] },
   });
   router.add('DELETE', '/api/v1/targets/{target_id:int}/poutput/*', remove, {
     summary: "Delete a target's outputs and their files: all, or of a group, type or code",
     ok: { status: 200, description: 'Deleted', data: EMPTY },
-    fails: { 400: [M.invalidTargetReference] },
+    fails: { 400: [M.invalidTargetReference], 404: [HTTP_MESSAGES.notFound] },
   });
 }

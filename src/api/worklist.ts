@@ -100,7 +100,8 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     // a target deleted between the check and now
     if (!result.ok) throw new HttpError(400, M.invalidTargetReference);
     engine.kick();
-    return success({ queued: result.queued, skipped: result.skipped }, 201);
+    // exactly the contract's answer: a client knows what it asked for, so skipped = asked - queued
+    return success({ queued: result.queued }, 201);
   };
 
   const idAndActionMustBeNone: Handler = () => {
@@ -173,10 +174,11 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
       force_overwrite: { type: 'boolean', description: 'Queue again plugins that already ran on the target (their output is replaced)' },
       plugin_data: { type: 'string', description: 'All of the above, form-encoded in one argument' },
     },
-    ok: { status: 201, description: 'Queued (skipped: extension, the pairs already queued or run)', data: { type: 'object', required: ['queued'], properties: { queued: { type: 'integer' }, skipped: { type: 'integer' } } } },
+    ok: { status: 201, description: 'Queued: how many works (the pairs skipped are those asked for but not queued)', data: { type: 'object', required: ['queued'], additionalProperties: false, properties: { queued: { type: 'integer' } } } },
     fails: { 400: [E.argumentsNull, M.invalidTargetReference, M.invalidParameterType, E.pluginListEmpty, E.targetListEmpty] },
   });
   router.add('POST', '/api/v1/worklist/{id:int}', idAndActionMustBeNone, { summary: 'Refused: POST takes no id', fails: { 400: [E.workerIdAndActionNone] } });
+  router.add('POST', '/api/v1/worklist/{action:word}', idAndActionMustBeNone, { summary: 'Refused: POST takes no action', fails: { 400: [E.workerIdAndActionNone] } });
   router.add('POST', '/api/v1/worklist/{id:int}/{action:word}', idAndActionMustBeNone, { summary: 'Refused: POST takes no id or action', fails: { 400: [E.workerIdAndActionNone] } });
   router.add('PATCH', '/api/v1/worklist', workIdRequired, { summary: 'Refused: PATCH needs a work id', fails: { 400: [E.workIdNone] } });
   router.add('PATCH', '/api/v1/worklist/{id:int}', actionMustBeNone, { summary: 'Refused: PATCH needs an action (pause or resume)', fails: { 400: [E.actionNone] } });

@@ -113,7 +113,7 @@ function readTestGroup(raw: unknown, file: string, i: number): TestGroup {
   return { code, group: group as PluginGroup, priority: priority as number, descrip, hint, url, mappings: mappings as TestGroup['mappings'] };
 }
 
-const ACTION_KEYS = ['checklist', 'links', 'check', 'tool'] as const;
+const ACTION_KEYS = ['checklist', 'links', 'check', 'argv'] as const;
 
 function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, TestGroup>, knownChecks: ReadonlySet<string>): CatalogueEntry {
   const fail = (problem: string): never => {
@@ -130,7 +130,7 @@ function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, T
     if (raw[field] !== undefined && raw[field] !== null && !isText(raw[field], 1024)) fail(`"${field}" must be a non-empty string`);
   }
   const present = ACTION_KEYS.filter((k) => raw[k] !== undefined);
-  if (present.length !== 1) fail(`a plugin has exactly one of ${ACTION_KEYS.map((k) => `"${k}"`).join(', ')}`);
+  if (present.length !== 1) fail(`a plugin has exactly one of "checklist", "links", "check", or "argv" (with "tool" or "program")`);
   const action = readAction(raw, present[0], type as string, fail, knownChecks);
   const name = (raw.name as string | undefined) ?? testGroup!.descrip.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
   const plugin: Plugin = {
@@ -172,16 +172,19 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
       if (typeof raw.check !== 'string' || !knownChecks.has(raw.check)) fail(`"check" must name a built-in check: ${[...knownChecks].join(', ')}`);
       return { kind: 'check', check: raw.check as string };
     }
-    case 'tool': {
-      const { tool, argv, parser, timeout } = raw;
-      if (typeof tool !== 'string' || !CONFIG_KEY.test(tool)) fail('"tool" must be a configuration key such as TOOL_NMAP');
+    case 'argv': {
+      const { tool, program, argv, parser, timeout } = raw;
+      if (tool === undefined && program === undefined) fail('a program plugin names "tool" (a configuration key such as TOOL_NMAP) or "program" (a path)');
+      if (tool !== undefined && (typeof tool !== 'string' || !CONFIG_KEY.test(tool))) fail('"tool" must be a configuration key such as TOOL_NMAP');
+      if (program !== undefined && !isText(program, 4096)) fail('"program" must be a path or a program name');
       if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string' && a.length <= 4096) || argv.length > 256) fail('"argv" must be an array of strings');
       (argv as string[]).forEach((a, i) => placeholders(a, true, `argv[${i}]`));
       if (parser !== undefined && !PARSERS.includes(parser as (typeof PARSERS)[number])) fail(`"parser" must be one of ${PARSERS.join(', ')}`);
       if (timeout !== undefined && !(Number.isInteger(timeout) && (timeout as number) > 0)) fail('"timeout" must be a positive number of seconds');
       return {
         kind: 'program',
-        tool: tool as string,
+        ...(tool === undefined ? {} : { tool: tool as string }),
+        ...(program === undefined ? {} : { program: program as string }),
         argv: argv as string[],
         ...(parser === undefined ? {} : { parser: parser as string }),
         ...(timeout === undefined ? {} : { timeout: timeout as number }),

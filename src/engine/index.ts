@@ -1,6 +1,7 @@
 /** The assessment engine, opened for a store: its catalogue, its workers, and what a crash left. */
 import { join } from 'node:path';
-import { jsonFilesIn, shippedPluginFiles } from '../paths.js';
+import { realpathSync } from 'node:fs';
+import { IN_SEA, jsonFilesIn, PLUGINS_DIR, shippedPluginFiles } from '../paths.js';
 import type { Store } from '../store/store.js';
 import { loadCatalogue, type Catalogue } from './catalogue.js';
 import { CHECKS } from './checks/index.js';
@@ -21,7 +22,18 @@ export interface OpenEngineOptions {
 
 /** The shipped plugins and the user's (DATA_DIR/plugins); throws a PluginFileError naming a bad file. */
 export function readCatalogue(dataDir: string): Catalogue {
-  return loadCatalogue(shippedPluginFiles(), jsonFilesIn(join(dataDir, 'plugins')) ?? [], new Set(Object.keys(CHECKS)));
+  const userDir = join(dataDir, 'plugins');
+  // in a clone the default data directory is the project's data/: its plugins/ are the shipped ones
+  const user = !IN_SEA && sameDir(userDir, PLUGINS_DIR) ? [] : (jsonFilesIn(userDir) ?? []);
+  return loadCatalogue(shippedPluginFiles(), user, new Set(Object.keys(CHECKS)));
+}
+
+function sameDir(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
 }
 
 /** Loads the catalogue, ends what a crashed server left running (requeuing its works), starts the workers. */

@@ -4,7 +4,7 @@
  * not count paused time. (Finding the program, and ending a group a crashed server left: proc.ts.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { close, closeSync, createWriteStream, fsync, mkdirSync, openSync } from 'node:fs';
+import { close, closeSync, constants, createWriteStream, fsync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -70,6 +70,12 @@ const fsyncFd = promisify(fsync);
 const closeFd = promisify(close);
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+function createOutputFile(path: string): number {
+  // the run's tool may write in this directory: a symlink it left here is replaced, never followed
+  rmSync(path, { force: true });
+  return openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+}
+
 /** One output stream written to its file with backpressure, past the cap read and dropped. */
 function capture(source: Readable | null | undefined, path: string, fd: number, maxBytes: number) {
   const sink = createWriteStream(path, { fd, autoClose: false });
@@ -130,10 +136,10 @@ export function runProgram(options: RunOptions): RunHandle {
   mkdirSync(outputDir, { recursive: true, mode: 0o700 });
   const outPath = join(outputDir, 'stdout.txt');
   const errPath = join(outputDir, 'stderr.txt');
-  const outFd = openSync(outPath, 'w', 0o600);
+  const outFd = createOutputFile(outPath);
   let errFd: number;
   try {
-    errFd = openSync(errPath, 'w', 0o600);
+    errFd = createOutputFile(errPath);
   } catch (err) {
     closeSync(outFd);
     throw err;
@@ -215,7 +221,9 @@ export function runProgram(options: RunOptions): RunHandle {
       phase = 'exited';
       out.stop();
       err.stop();
-      void settle({ outcome: 'failed-to-start', exitCode: null, signal: null, reason: error.message.includes(options.program) ? error.message : `${error.message} (${options.program})`, errno: error.code ?? 'UNKNOWN' }).then(resolveDone);
+      // some start errors name the program ("spawn nmap ENOENT"), the thrown ones do not
+      const reason = error.message.includes(options.program) ? error.message : `${error.message} (${options.program})`;
+      void settle({ outcome: 'failed-to-start', exitCode: null, signal: null, reason, errno: error.code ?? 'UNKNOWN' }).then(resolveDone);
     };
     if (!child || startError) return failed(startError ?? new Error('spawn failed'));
     child.on('error', (error: NodeJS.ErrnoException) => {

@@ -48,8 +48,9 @@ const MAX_PARSED_FILE = 32 * 1024 * 1024;
 
 const skipped = (reason: string): RunOutcome => ({ status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: reason });
 
+/** The highest finding's rank; 0 (passing) with none. An unranked finding alone (an interrupted scan) stays -1. */
 function highest(findings: Finding[]): number {
-  return findings.reduce((max, f) => Math.max(max, f.rank), 0);
+  return findings.length === 0 ? 0 : Math.max(...findings.map((f) => f.rank));
 }
 
 export async function runPlugin(ctx: RunContext): Promise<RunOutcome> {
@@ -82,17 +83,20 @@ async function runCheck(ctx: RunContext, name: string): Promise<RunOutcome> {
 
 async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action'], { kind: 'program' }>): Promise<RunOutcome> {
   const { plugin } = ctx.entry;
-  const program = ctx.config(action.tool);
-  if (program === undefined) return skipped(`${action.tool} is not a configuration item: set it to the program's path`);
-  if (program.trim() === '') return skipped(`${action.tool} is empty: set it to the program's path`);
+  // the configuration's value wins: tool paths are changed there; `program` is the file's own default
+  const configured = action.tool === undefined ? undefined : ctx.config(action.tool);
+  const program = configured ?? action.program;
+  const name = action.tool ?? 'program';
+  if (program === undefined) return skipped(`${name} is not a configuration item, and the plugin names no "program"`);
+  if (program.trim() === '') return skipped(`${name} is empty: set it to the program's path`);
   const found = await checkProgram(program, ctx.env.PATH ?? '');
   if (!found.ok) {
-    const message = `${action.tool}: ${found.message}`;
+    const message = `${name}: ${found.message}`;
     if (found.reason === 'missing') return skipped(message);
     return crashed(plugin.key, ctx.target, message);
   }
   const filled = fillArgv(action.argv, { target: ctx.target, outputDir: ctx.outputDir, config: ctx.config });
-  if (!filled.ok) return skipped(`refused to run ${action.tool}: ${filled.reason}`);
+  if (!filled.ok) return skipped(`refused to run ${name}: ${filled.reason}`);
   const timeoutMs = Math.min(ctx.runTimeoutMs, (action.timeout ?? Infinity) * 1000);
   let end: ProgramEnd;
   try {
@@ -109,25 +113,28 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
     end = await handle.done;
   } catch (err) {
     // the output files could not be written (a full disk, a removed directory): the run is lost
-    return crashed(plugin.key, ctx.target, `${action.tool}: ${(err as Error).message}`);
+    return crashed(plugin.key, ctx.target, `${name}: ${(err as Error).message}`);
   }
+  // the disk's fault, not the program's: the run's output is lost, so the run is
+  if (end.outputError) return crashed(plugin.key, ctx.target, `${name}: could not write its output: ${end.outputError}`);
   const capped = end.capped ? `output capped at ${ctx.maxOutputBytes} bytes per stream` : null;
   switch (end.outcome) {
     case 'failed-to-start': {
-      const message = `${action.tool}: ${found.path} could not start: ${end.reason ?? end.errno}`;
+      const message = `${name}: ${found.path} could not start: ${end.reason ?? end.errno}`;
       return end.errno === 'ENOENT' ? skipped(message) : crashed(plugin.key, ctx.target, message);
     }
     case 'aborted':
       return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: end.reason ?? 'aborted', aborted: true };
     case 'timeout':
-      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: `time limit of ${Math.round(timeoutMs / 1000)} s reached` };
+      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: `time limit of ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} reached` };
     case 'signaled':
-      return crashed(plugin.key, ctx.target, `${action.tool} died by ${end.signal}`);
+      return crashed(plugin.key, ctx.target, `${name} died by ${end.signal}`);
     case 'exited': {
       const parsed = action.parser ? await parse(action.parser, ctx.outputDir) : undefined;
       return {
         status: 'Successful',
-        owtfRank: parsed ? highest(parsed.findings) : -1,
+        // no XML to rank (the tool failed early): unranked, never "passing"
+        owtfRank: parsed && (parsed.findings.length > 0 || !parsed.error) ? highest(parsed.findings) : -1,
         findings: parsed?.findings ?? [],
         exitCode: end.exitCode,
         error: [capped, parsed?.error].filter(Boolean).join('; ') || null,

@@ -28,7 +28,7 @@ export interface EngineOptions {
   log: (line: string) => void;
 }
 
-/** A worker as the API shows it (the upstream shape, with `started_at` as an extension). */
+/** A worker as the API shows it: exactly the upstream shape. */
 export interface WorkerView {
   id: number;
   name: string;
@@ -37,7 +37,6 @@ export interface WorkerView {
   work: [] | [Target, Plugin];
   start_time: string;
   worker: number | null;
-  started_at: string | null;
 }
 
 interface Run {
@@ -102,6 +101,9 @@ export function runMarker(dataDir: string): string {
   return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
 }
 export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
+
+/** What an ended run's `error` says of who ended it. */
+const endReason = (why: 'user' | 'stop') => (why === 'stop' ? 'the server stopped' : 'aborted by a user');
 
 export function createEngine(options: EngineOptions): Engine {
   const { store, catalogue, log } = options;
@@ -185,7 +187,7 @@ export function createEngine(options: EngineOptions): Engine {
   async function execute(run: Run, entry: CatalogueEntry | undefined): Promise<RunOutcome> {
     const { outputPath } = run;
     if (!entry) return { status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: `plugin ${run.plugin.key} is no longer in the catalogue` };
-    if (run.ending) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: 'aborted before it started', aborted: true };
+    if (run.ending) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: endReason(run.ending), aborted: true };
     const outputDir = join(outputsDir, outputPath);
     if (outputPath) {
       targetDirs.add(run.target.id);
@@ -210,7 +212,7 @@ export function createEngine(options: EngineOptions): Engine {
       env: { ...env, [RUN_MARKER_VARIABLE]: `${marker}:${run.output}` },
       onProgram(handle) {
         run.program = handle;
-        if (run.ending) handle.abort(run.ending === 'stop' ? 'the server stopped' : 'aborted by a user');
+        if (run.ending) handle.abort(endReason(run.ending));
         else if (workers.find((w) => w.run === run)?.paused) handle.pause();
         // recorded so that a start after a crash can end this process group
         if (handle.pid > 0) void record(() => store.change({ op: 'runStarted', output: run.output, pid: handle.pid, pidStart: handle.startTime }), 'a run\'s process');
@@ -235,7 +237,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   function end(run: Run, why: 'user' | 'stop'): void {
     run.ending ??= why;
-    const reason = why === 'stop' ? 'the server stopped' : 'aborted by a user';
+    const reason = endReason(why);
     run.program?.abort(reason);
     run.controller.abort(reason);
   }
@@ -250,7 +252,6 @@ export function createEngine(options: EngineOptions): Engine {
       work: run ? [run.target, run.plugin] : [],
       start_time: run ? workerTime(run.startedAt) : 'NA',
       worker: run?.program && run.program.pid > 0 ? run.program.pid : null,
-      started_at: run ? new Date(run.startedAt).toISOString() : null,
     };
   }
 

@@ -30,9 +30,23 @@ function value(name: string, ctx: FillContext): string | undefined {
   return TARGET_FIELDS.has(name) ? ctx.target[name as keyof TargetFields] : undefined;
 }
 
-/** A text for people: every placeholder replaced (one with no value stays as written). */
-export function fillText(template: string, ctx: FillContext): string {
-  return template.replace(PLACEHOLDER, (whole, name: string) => value(name, ctx) ?? whole);
+/** A text for people: every placeholder replaced (one with no value stays as written), each value through `escape`. */
+export function fillText(template: string, ctx: FillContext, escape: (value: string) => string = (v) => v): string {
+  return template.replace(PLACEHOLDER, (whole, name: string) => {
+    const v = value(name, ctx);
+    return v === undefined ? whole : escape(v);
+  });
+}
+
+const SHELL_SAFE = /^[A-Za-z0-9_./:@%+=,-]*$/;
+
+/**
+ * A value as a shell reads it back unchanged: as it is when it holds nothing a shell interprets,
+ * else in single quotes. A checklist's commands are copied into a terminal: a target URL with
+ * `;`, `$(...)` or `&` must stay one inert argument there too.
+ */
+export function shellQuote(value: string): string {
+  return SHELL_SAFE.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 export type FilledArgv = { ok: true; argv: string[] } | { ok: false; reason: string };

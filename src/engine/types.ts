@@ -62,10 +62,11 @@ export type PluginAction =
   /** semi_passive: a check built into the server (its name, e.g. `robots`). */
   | { kind: 'check'; check: string }
   /**
-   * active, bruteforce...: the program that is the configuration value of `tool`, with `argv`
-   * (each element a template: placeholders are filled, never split, no shell).
+   * active, bruteforce...: the program that is the configuration value of `tool` (or `program`,
+   * when the configuration has no such key), with `argv` (each element a template: placeholders
+   * are filled, never split, no shell).
    */
-  | { kind: 'program'; tool: string; argv: string[]; parser?: string; timeout?: number };
+  | { kind: 'program'; tool?: string; program?: string; argv: string[]; parser?: string; timeout?: number };
 
 /** One plugin of the catalogue: what the API shows, and what running it does. */
 export interface CatalogueEntry {

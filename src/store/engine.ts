@@ -10,6 +10,8 @@ import type { ErrorRow, Finding, OutputRow, OutputStatus, State, WorkRow } from 
 export const MAX_NOTES = 64 * 1024;
 /** The longest stored output text (an import's, a check's summary), in characters. */
 export const MAX_SUMMARY = 1024 * 1024;
+/** Findings kept per output: a scan of a large range cannot grow the store without bound. */
+export const MAX_FINDINGS = 1000;
 
 /** A plugin as an output records it: enough to show and filter it without the catalogue. */
 export interface PluginRef {
@@ -158,7 +160,7 @@ export function endRun(state: State, op: RunEnd): Result<'unknown-output'> {
   delete row.run;
   row.status = op.status;
   row.owtf_rank = op.owtfRank;
-  row.findings = op.findings;
+  row.findings = op.findings.slice(0, MAX_FINDINGS);
   row.exit_code = op.exitCode;
   row.error = op.error;
   row.ended_at = Math.max(op.at, row.started_at);

@@ -153,21 +153,34 @@ describe('token', () => {
     }
   });
 
-  test('on loopback no token is needed, and none is written; --no-token serves beyond loopback without one, with a warning', async () => {
+  test('on loopback too a token is generated and required (the API runs programs); --no-token serves loopback without one, with a warning, and is refused beyond it', async () => {
     const dataDir = await tempDir();
     const local = await start({ port: 0, dataDir, log: () => {} });
-    await local.close();
-    assert.equal(local.token, undefined);
-    await assert.rejects(stat(join(dataDir, 'token')), { code: 'ENOENT' });
+    try {
+      assert.ok(local.token && local.token.length >= 43);
+      assert.equal((await stat(join(dataDir, 'token'))).mode & 0o777, 0o600);
+      assert.equal(local.loginUrl, `${local.url}/?token=${encodeURIComponent(local.token)}`);
+      const refused = await request(local.url, '/api/v1/sessions/');
+      assert.equal(refused.status, 401);
+      assert.equal(refused.json.message, 'Authentication required');
+      assert.equal((await request(local.url, '/api/v1/sessions/', { headers: { authorization: `Bearer ${local.token}` } })).status, 200);
+    } finally {
+      await local.close();
+    }
     const logs: string[] = [];
-    const open = await start({ host: '0.0.0.0', port: 0, dataDir, noToken: true, log: (l) => logs.push(l) });
+    const open = await start({ port: 0, dataDir, noToken: true, log: (l) => logs.push(l) });
     try {
       assert.equal(open.token, undefined);
-      assert.equal((await request(`http://127.0.0.1:${open.port}`, '/api/v1/sessions/')).status, 200);
-      assert.match(logs.join('\n'), /warning: serving 0\.0\.0\.0 without a token/);
+      assert.equal((await request(open.url, '/api/v1/sessions/')).status, 200);
+      assert.match(logs.join('\n'), /warning: serving 127\.0\.0\.1 without a token/);
     } finally {
       await open.close();
     }
+    await assert.rejects(start({ host: '0.0.0.0', port: 0, dataDir, noToken: true, log: () => {} }), (err: NodeJS.ErrnoException) => {
+      assert.equal(err.code, 'ERR_INVALID_OPTION');
+      assert.match(err.message, /noToken is for a loopback host only/);
+      return true;
+    });
   });
 
   test('a token file others can read is narrowed to 0600; one holding no token stops the start naming it', async () => {

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -165,6 +165,53 @@ test('what a program leaves behind in its group is killed when it exits', async 
   await until(() => !alive(grandchild), 'the grandchild to end');
 });
 
+test('a process that left the group and holds the pipes open does not hold the run past the grace', async () => {
+  const script = "#!/bin/sh\nsetsid sh -c 'echo $$; exec sleep 100' &\nsleep 0.3\n";
+  const { handle, stdout } = run({ program: tool('escaper', script), killGraceMs: 300 });
+  const escaped = await printedPid(stdout);
+  groups.add(escaped); // a group of its own now: the test ends it
+  const started = Date.now();
+  const end = await handle.done;
+  assert.deepEqual([end.outcome, end.exitCode], ['exited', 0]);
+  assert.ok(Date.now() - started < 3000);
+  assert.notEqual(readProcStat(escaped)?.pgrp, handle.pid);
+  assert.ok(alive(escaped), 'out of the group, out of reach');
+  process.kill(-escaped, 'SIGKILL');
+});
+
+test('an output directory that cannot be made throws before anything starts', () => {
+  const file = tool('a-file', 'x', 0o644);
+  assert.throws(() => runProgram({ program: 'true', argv: [], outputDir: join(file, 'out'), maxOutputBytes: MiB, timeoutMs: 1000 }), { code: 'ENOTDIR' });
+});
+
+test('a symlink left in the output directory as stdout.txt is replaced, never followed', async () => {
+  const victim = tool('victim', 'precious\n', 0o644);
+  const outputDir = join(dir, 'planted');
+  mkdirSync(outputDir);
+  symlinkSync(victim, join(outputDir, 'stdout.txt'));
+  const handle = runProgram({ program: 'printf', argv: ['new output'], outputDir, maxOutputBytes: MiB, timeoutMs: 5000 });
+  assert.equal((await handle.done).outcome, 'exited');
+  assert.equal(readFileSync(victim, 'utf8'), 'precious\n');
+  assert.ok(lstatSync(join(outputDir, 'stdout.txt')).isFile());
+  assert.equal(readFileSync(join(outputDir, 'stdout.txt'), 'utf8'), 'new output');
+});
+
+test('a rerun in the same output directory replaces the previous output', async () => {
+  const outputDir = join(dir, 'rerun');
+  for (const word of ['first run, longer', 'second']) {
+    const handle = runProgram({ program: 'printf', argv: [word], outputDir, maxOutputBytes: MiB, timeoutMs: 5000 });
+    await handle.done;
+    assert.equal(readFileSync(join(outputDir, 'stdout.txt'), 'utf8'), word);
+  }
+});
+
+test('an argument holding a NUL byte is failed-to-start, not a throw', async () => {
+  const { handle } = run({ program: 'printf', argv: ['a\0b'] });
+  const end = await handle.done;
+  assert.equal(end.outcome, 'failed-to-start');
+  assert.equal(end.errno, 'ERR_INVALID_ARG_VALUE');
+});
+
 test('pause stops every process of the group, resume continues them', async () => {
   const { handle, stdout } = run({ program: tool('pausable', '#!/bin/sh\nsleep 100 &\necho $!\nsleep 100\n') });
   const grandchild = await printedPid(stdout);
@@ -175,11 +222,12 @@ test('pause stops every process of the group, resume continues them', async () =
   await until(() => members.every((pid) => ['S', 'R'].includes(readProcStat(pid)?.state ?? '')), 'state S or R');
   handle.pause();
   await until(() => readProcStat(handle.pid)?.state === 'T', 'state T again');
+  await delay(50);
   // a stopped group still ends on abort: it is continued first
   handle.abort('abort while paused');
   const end = await handle.done;
   assert.equal(end.outcome, 'aborted');
-  assert.ok(end.pausedMs > 0);
+  assert.ok(end.pausedMs >= 45, `pausedMs ${end.pausedMs}`);
   await until(() => !alive(grandchild), 'the grandchild to end');
 });
 

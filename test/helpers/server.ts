@@ -97,6 +97,8 @@ export interface Response {
 }
 
 export interface RequestOptions {
+  /** false: send no token even to a server spawnServer started (whose printed token is sent by default). */
+  auth?: boolean;
   method?: string;
   /** Sent as an application/x-www-form-urlencoded body. */
   form?: Record<string, string | string[]> | [string, string][];
@@ -105,10 +107,22 @@ export interface RequestOptions {
 }
 
 /** One request over real HTTP, the path sent exactly as given (no client-side normalization). */
+/** The tokens compiled servers printed in their login URLs, by port: requests to them send it, as a user would. */
+const printedTokens = new Map<string, string>();
+
+/** Requests to this port send this token (a server started with the library, whose token the test holds). */
+export function useToken(port: number | string, token: string | undefined): void {
+  if (token !== undefined) printedTokens.set(String(port), token);
+}
+
 export function request(base: string, path: string, options: RequestOptions = {}): Promise<Response> {
   const { hostname, port } = new URL(base);
   let body = options.body;
   const headers: Record<string, string> = { ...options.headers };
+  const token = printedTokens.get(port);
+  if (token !== undefined && options.auth !== false && !Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
+    headers.authorization = `Bearer ${token}`;
+  }
   if (options.form !== undefined) {
     const params = new URLSearchParams();
     const entries = Array.isArray(options.form) ? options.form : Object.entries(options.form);
@@ -143,6 +157,8 @@ export function request(base: string, path: string, options: RequestOptions = {}
 
 export interface ChildServer {
   url: string;
+  /** The token of the login URL the start line printed (undefined with --no-token). */
+  token: string | undefined;
   proc: ChildProcess;
   output: () => string;
   /** Resolves with the exit code. */
@@ -161,7 +177,11 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promis
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const m = /assessd listening on (http:\/\/\S+) /.exec(output);
-      if (m) resolve({ url: m[1], proc, output: () => output, exited });
+      if (!m) return;
+      const login = /log in at (http:\/\/\S+)/.exec(output);
+      const token = login ? (new URL(login[1]).searchParams.get('token') ?? undefined) : undefined;
+      if (token !== undefined) printedTokens.set(new URL(m[1]).port, token);
+      resolve({ url: m[1], token, proc, output: () => output, exited });
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

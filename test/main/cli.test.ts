@@ -1,12 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseCli, UsageError } from '../../src/cli.ts';
 import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 
 test('flags, then ASSESSD_* variables, then defaults', () => {
-  const defaults = { allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864 };
+  const defaults = {
+    allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864,
+    workers: availableParallelism(), runTimeout: 3600,
+  };
   assert.deepEqual(parseCli([], {}, '/proj/data'), {
     kind: 'serve',
     options: { ...defaults, host: '127.0.0.1', port: 8009, dataDir: '/proj/data', compactAfter: undefined },
@@ -24,9 +28,14 @@ test('flags, then ASSESSD_* variables, then defaults', () => {
     kind: 'serve',
     options: { ...defaults, host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, maxImportBody: 20, compactAfter: 100, allowedHosts: '*', token: 'from-flag' },
   });
-  // --no-token wins over a token in the environment
-  const noToken = parseCli(['--no-token'], env, '/proj/data');
+  // --no-token wins over a token in the environment, on a loopback host only
+  const noToken = parseCli(['--no-token', '--host', '127.0.0.1'], env, '/proj/data');
   assert.ok(noToken.kind === 'serve' && noToken.options.noToken && noToken.options.token === undefined);
+  assert.throws(() => parseCli(['--no-token'], env, '/proj/data'), /--no-token is for a loopback host only/);
+  const engine = parseCli(['--workers', '3', '--run-timeout', '60'], {}, '/proj/data');
+  assert.ok(engine.kind === 'serve' && engine.options.workers === 3 && engine.options.runTimeout === 60);
+  const fromEnv = parseCli([], { ASSESSD_WORKERS: '0', ASSESSD_RUN_TIMEOUT: '5' }, '/proj/data');
+  assert.ok(fromEnv.kind === 'serve' && fromEnv.options.workers === 0 && fromEnv.options.runTimeout === 5);
   assert.deepEqual(parseCli(['--help'], {}, '/d'), { kind: 'help' });
   assert.deepEqual(parseCli(['-v'], {}, '/d'), { kind: 'version' });
 });
@@ -36,6 +45,7 @@ test('bad flags and values are usage errors', () => {
     ['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['extra'], ['--host', ''],
     ['--allowed-hosts', 'evil.example/x'], ['--allowed-hosts', 'a b'], ['--token', 'has space'], ['--token', ''],
     ['--token', 'x', '--no-token'], ['--no-token=yes'], ['--max-import-body', '-5'], ['--max-import-body', '1.5'],
+    ['--workers', '-1'], ['--workers', '257'], ['--run-timeout', '0'], ['--run-timeout', 'soon'], ['--host', '::', '--no-token'],
   ]) {
     assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
   }
@@ -83,7 +93,8 @@ test('start-up line, env vars, a second server refused, SIGTERM exits 0 and rele
   const dir = join(await tempDir(), 'nested', 'data');
   const first = await spawnServer(['--port', '0'], { ASSESSD_DATA_DIR: dir, ASSESSD_HOST: '127.0.0.1' });
   try {
-    assert.match(first.output(), new RegExp(`^assessd listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${dir}\\)\\n`));
+    // a token on loopback too: the API runs programs
+    assert.match(first.output(), new RegExp(`^assessd: generated an API token in ${dir}/token .*\\nassessd listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${dir}\\); log in at http://127\\.0\\.0\\.1:\\d+/\\?token=[A-Za-z0-9_-]{43}\\n`));
     assert.equal((await request(first.url, '/debug/health')).status, 200);
     const second = await runCli(['--port', '0', '--data-dir', dir]);
     assert.equal(second.code, 1);
@@ -172,7 +183,7 @@ test('beyond loopback: a token is generated into DATA_DIR/token, the start line 
     const port = new URL(server.url).port;
     assert.match(server.output(), new RegExp(`assessd listening on http://0\\.0\\.0\\.0:${port} \\(data: ${dir}\\); log in at http://127\\.0\\.0\\.1:${port}/\\?token=${token}\\n`));
     const local = `http://127.0.0.1:${port}`;
-    assert.equal((await request(local, '/api/v1/sessions/')).status, 401);
+    assert.equal((await request(local, '/api/v1/sessions/', { auth: false })).status, 401);
     assert.equal((await request(local, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } })).status, 200);
     assert.equal((await request(local, '/debug/health')).status, 200);
   } finally {
@@ -181,27 +192,30 @@ test('beyond loopback: a token is generated into DATA_DIR/token, the start line 
   }
 });
 
-test('ASSESSD_TOKEN sets the token (and no file is written); --no-token serves without one and warns', async () => {
+test('ASSESSD_TOKEN sets the token (and no file is written); --no-token serves loopback without one and warns, and is refused beyond it', async () => {
   const dir = await tempDir();
   const withToken = await spawnServer(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir], { ASSESSD_TOKEN: 'env-token-0123456789' });
   try {
     const local = `http://127.0.0.1:${new URL(withToken.url).port}`;
     assert.equal((await request(local, '/api/v1/sessions/', { headers: { authorization: 'Bearer env-token-0123456789' } })).status, 200);
-    assert.equal((await request(local, '/api/v1/sessions/')).status, 401);
+    assert.equal((await request(local, '/api/v1/sessions/', { auth: false })).status, 401);
   } finally {
     withToken.proc.kill('SIGTERM');
     await withToken.exited;
   }
   await assert.rejects(readFile(join(dir, 'token')), { code: 'ENOENT' });
-  const open = await spawnServer(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir, '--no-token']);
+  const open = await spawnServer(['--port', '0', '--data-dir', dir, '--no-token']);
   try {
-    assert.equal((await request(`http://127.0.0.1:${new URL(open.url).port}`, '/api/v1/sessions/')).status, 200);
-    assert.match(open.output(), /warning: serving 0\.0\.0\.0 without a token/);
+    assert.equal((await request(open.url, '/api/v1/sessions/')).status, 200);
+    assert.match(open.output(), /warning: serving 127\.0\.0\.1 without a token/);
     assert.doesNotMatch(open.output(), /log in at/);
   } finally {
     open.proc.kill('SIGTERM');
     await open.exited;
   }
+  const beyond = await runCli(['--host', '0.0.0.0', '--port', '0', '--data-dir', dir, '--no-token']);
+  assert.equal(beyond.code, 2);
+  assert.match(beyond.stderr, /--no-token is for a loopback host only/);
 });
 
 test('the compiled server: --allowed-hosts names the hosts that pass, and a cross-origin write is 403 and changes nothing', async () => {

@@ -26,11 +26,14 @@ test('an embedding project starts assessd, writes, closes, and finds its data af
   const dataDir = await mkdtemp(join(tmpdir(), 'embedded-'));
   const server = await start({ host: '127.0.0.1', port: 0, dataDir, log: () => {} });
   assert.match(server.url, /^http:\\/\\/127\\.0\\.0\\.1:\\d+$/);
-  const created = await fetch(server.url + '/api/v1/sessions/', { method: 'POST', body: new URLSearchParams({ name: 'from the embedder' }) });
+  assert.equal((await fetch(server.url + '/api/v1/sessions/')).status, 401, 'a token on loopback too');
+  const headers = { authorization: 'Bearer ' + server.token };
+  const created = await fetch(server.url + '/api/v1/sessions/', { method: 'POST', headers, body: new URLSearchParams({ name: 'from the embedder' }) });
   assert.equal(created.status, 201);
   await server.close();
   const again = await start({ port: 0, dataDir, log: () => {} });
-  const { data } = await (await fetch(again.url + '/api/v1/sessions/')).json();
+  assert.equal(again.token, server.token, 'the generated token is reused');
+  const { data } = await (await fetch(again.url + '/api/v1/sessions/', { headers })).json();
   assert.deepEqual(data.map((s) => s.name), ['default session', 'from the embedder']);
   await again.close();
 });

@@ -2,29 +2,40 @@
  * The single executable as a user gets it: `npm run sea` builds dist/assessd, which is copied alone
  * into an empty directory and run there with an empty PATH (no node, no node_modules to find).
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, version } from '../../src/paths.ts';
-import { request, tempDir } from '../helpers/server.ts';
+import { request, tempDir, useToken } from '../helpers/server.ts';
 
 const run = promisify(execFile);
 const skip = process.platform === 'win32' ? 'the single executable is built for Linux and macOS here' : false;
+
+/** Every executable started: a failed assertion must not leave one running (the test run would never end). */
+const launched: ChildProcess[] = [];
+after(() => {
+  for (const proc of launched) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+});
 
 /** Starts the executable with nothing but an empty PATH in its environment; resolves on its start-up line. */
 function launch(executable: string, args: string[], cwd: string) {
   // a tiny compaction threshold: the embedded compaction worker runs too
   const proc = spawn(executable, args, { cwd, env: { PATH: '', ASSESSD_COMPACT_AFTER: '300' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  launched.push(proc);
   let output = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
   const listening = new Promise<string>((resolve, reject) => {
     proc.stdout.on('data', (chunk: Buffer) => {
       output += chunk;
       const m = /assessd listening on (http:\/\/\S+) \(data: (.+?)\)/.exec(output);
-      if (m) resolve(m[1]);
+      if (!m) return;
+      // the printed login URL's token: requests to this server send it, as a user's would
+      const login = /log in at (http:\/\/\S+)/.exec(output);
+      if (login) useToken(new URL(m[1]).port, new URL(login[1]).searchParams.get('token') ?? undefined);
+      resolve(m[1]);
     });
     proc.stderr.on('data', (chunk: Buffer) => (output += chunk));
     void exited.then((code) => reject(new Error(`exited ${code}: ${output}`)));
@@ -50,6 +61,9 @@ test('npm run sea builds one file that runs alone: same flags, the page, and a s
   assert.equal(page.status, 200);
   assert.match(page.text, /<!doctype html>/i);
   assert.equal((await request(url, '/static/app.js')).status, 200);
+  // the plugin catalogue is embedded too
+  const plugins = (await request(url, '/api/v1/plugins/')).json.data as { key: string }[];
+  assert.ok(plugins.length > 100 && plugins.some((p) => p.key === 'semi_passive@OWTF-WGP-002'), `${plugins.length} plugins`);
   assert.equal((await request(url, '/', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'], 'gzip');
   assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: 'on the box' } })).status, 201);
   assert.equal((await request(url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '3' } })).status, 200);

@@ -11,8 +11,14 @@ function reference(state: State, seq: number): string {
     nextSessionId: state.nextSessionId,
     activeSessionId: state.activeSessionId,
     nextTargetId: state.nextTargetId,
+    nextWorkId: state.nextWorkId,
+    nextOutputId: state.nextOutputId,
+    nextErrorId: state.nextErrorId,
     sessions: [...state.sessions.values()].map((s) => ({ id: s.id, name: s.name, targets: s.targets ? [...s.targets] : [] })),
     targets: [...state.targets.values()].map((t) => t.target),
+    works: [...state.works.values()].map((w) => [w.id, w.target, w.plugin, w.active]),
+    outputs: [...state.outputs.values()],
+    errors: [...state.errors.values()],
   });
 }
 

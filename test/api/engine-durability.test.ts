@@ -1,0 +1,400 @@
+/**
+ * What the engine keeps across a restart (queued and paused works, ranks and notes), what a stop
+ * does to a running program (aborted, its work requeued at the head), what the next start does
+ * after a crash (kill -9 of the compiled server: the program's group ended, its work back), and
+ * the token the compiled server requires once it can run programs.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  addTarget,
+  alive,
+  configure,
+  get,
+  groupAlive,
+  ok,
+  outputs,
+  procStat,
+  queue,
+  script,
+  scriptDir,
+  toolPlugin,
+  waitFor,
+  waitForOutput,
+  waitForProgram,
+  writePluginFile,
+  type Api,
+} from '../helpers/engine.ts';
+import { request, runCli, spawnServer, startServer, tempDir, type ChildServer, type TestServer } from '../helpers/server.ts';
+
+const TOOL = 'USR-DUR-001';
+const TOOL_KEY = `active@${TOOL}`;
+const TOKEN = 'durability-test-token-0123456789abcdefghij';
+
+let tools: string;
+let sleeper: string;
+before(async () => {
+  tools = await scriptDir();
+  sleeper = await script(tools, 'sleeper.sh', 'echo started\nsleep 30');
+});
+after(() => rm(tools, { recursive: true, force: true }));
+
+async function pluginDir(): Promise<string> {
+  const dataDir = await tempDir();
+  await writePluginFile(dataDir, 'durability.json', {
+    test_groups: [{ code: TOOL, descrip: 'Sleeps' }],
+    plugins: [toolPlugin(TOOL, 'TOOL_WAFW00F', ['{target_url}'])],
+  });
+  return dataDir;
+}
+
+describe('a restart (stop, then start on the same data directory)', () => {
+  test('keeps queued works in order, paused works paused, ranks, notes and the target\'s max ranks', async () => {
+    const dataDir = await pluginDir();
+    let s: TestServer | undefined = await startServer({ dataDir, workers: 1 });
+    try {
+      const id = await addTarget(s, 'http://a.example/');
+      await queue(s, { id: String(id), type: 'external', code: 'OWTF-IG-001' });
+      await waitForOutput(s, id, 'external@OWTF-IG-001', ['Successful']);
+      await ok(s, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-001`, { user_rank: '4', user_notes: 'kept across restarts' });
+      await ok(s, 'PATCH', '/api/v1/workers/0/pause');
+      await queue(s, { id: String(id), type: 'external', code: ['OWTF-IG-002', 'OWTF-IG-003', 'OWTF-IG-004'] });
+      const queued = await get(s, '/api/v1/worklist/');
+      assert.equal(queued.length, 3);
+      await ok(s, 'PATCH', `/api/v1/worklist/${queued[1].id}/pause`);
+      const works = await get(s, '/api/v1/worklist/');
+      const outs = await outputs(s, id);
+      const target = await get(s, `/api/v1/targets/${id}`);
+      await s.stop();
+      s = await startServer({ dataDir, workers: 0 });
+      assert.deepEqual(await get(s, '/api/v1/worklist/'), works);
+      assert.deepEqual(works.map((w: { active: boolean }) => w.active), [true, false, true]);
+      assert.deepEqual(await outputs(s, id), outs);
+      assert.deepEqual([outs[0]!.user_rank, outs[0]!.user_notes], [4, 'kept across restarts']);
+      assert.deepEqual(await get(s, `/api/v1/targets/${id}`), target);
+      assert.equal(target.max_user_rank, 4);
+      // and the queue still runs, skipping the paused work
+      await ok(s, 'POST', '/api/v1/workers/');
+      await waitForOutput(s, id, 'external@OWTF-IG-004', ['Successful']);
+      assert.deepEqual((await get(s, '/api/v1/worklist/')).map((w: { id: number }) => w.id), [works[1].id]);
+    } finally {
+      await s?.close();
+    }
+  });
+
+  test('a stop while a program runs ends its group; its work is back at the head of the worklist and its output Aborted', async () => {
+    const dataDir = await pluginDir();
+    let s: TestServer | undefined = await startServer({ dataDir, workers: 1 });
+    let pid = 0;
+    try {
+      await configure(s, { TOOL_WAFW00F: sleeper });
+      const id = await addTarget(s, 'http://a.example/');
+      await queue(s, { id: String(id), code: TOOL });
+      ({ worker: pid } = await waitForProgram(s, TOOL_KEY));
+      await ok(s, 'PATCH', '/api/v1/workers/0/pause');
+      await queue(s, { id: String(id), type: 'external', code: ['OWTF-IG-001', 'OWTF-IG-002'] });
+      const behind = await get(s, '/api/v1/worklist/');
+      assert.equal(behind.length, 2);
+      await s.stop();
+      assert.equal(await groupAlive(pid), false, 'no program outlives the server');
+      s = await startServer({ dataDir, workers: 0 });
+      const works = await get(s, '/api/v1/worklist/');
+      assert.deepEqual(works.map((w: { plugin: { key: string } }) => w.plugin.key), [TOOL_KEY, 'external@OWTF-IG-001', 'external@OWTF-IG-002']);
+      assert.deepEqual(works.slice(1), behind);
+      assert.equal(works[0].active, true);
+      const [out] = await outputs(s, id, `web/active/${TOOL}`);
+      assert.equal(out!.status, 'Aborted', JSON.stringify(out));
+      assert.match(out!.error!, /stop/);
+      assert.deepEqual(await get(s, '/api/v1/plugins/progress'), { complete_count: 1, left_count: 3 });
+    } finally {
+      if (pid && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
+      await s?.close();
+    }
+  });
+});
+
+describe('a user plugin file removed between two starts', () => {
+  test('its queued work and its output still answer (no 500); the work, run, is Skipped saying the plugin is gone', async () => {
+    const dataDir = await pluginDir();
+    let s: TestServer | undefined = await startServer({ dataDir, workers: 1 });
+    try {
+      await configure(s, { TOOL_WAFW00F: await script(tools, 'quick.sh', 'echo quick') });
+      const [a, b] = [await addTarget(s, 'http://a.example/'), await addTarget(s, 'http://b.example/')];
+      await queue(s, { id: String(a), code: TOOL });
+      await waitForOutput(s, a, TOOL_KEY, ['Successful']);
+      await ok(s, 'PATCH', '/api/v1/workers/0/pause');
+      await queue(s, { id: String(b), code: TOOL });
+      await s.stop();
+      await rm(join(dataDir, 'plugins', 'durability.json'));
+      s = await startServer({ dataDir, workers: 0 });
+      const [work] = await get(s, '/api/v1/worklist/');
+      assert.equal(work.plugin.key, TOOL_KEY);
+      assert.equal(work.plugin.group, 'web');
+      assert.equal(work.plugin.type, 'active');
+      assert.deepEqual(await get(s, `/api/v1/worklist/${work.id}`), work);
+      const [out] = await outputs(s, a);
+      assert.equal(out!.status, 'Successful');
+      assert.equal(out!.output, 'quick\n');
+      const names = await get(s, `/api/v1/targets/${a}/poutput/names`);
+      assert.deepEqual(Object.keys(names), [TOOL]);
+      assert.equal(names[TOOL].details.code, TOOL);
+      await ok(s, 'POST', '/api/v1/workers/');
+      const skipped = await waitForOutput(s, b, TOOL_KEY);
+      assert.equal(skipped.status, 'Skipped');
+      assert.match(skipped.error!, /catalogue/);
+    } finally {
+      await s?.close();
+    }
+  });
+});
+
+/** The compiled server as a child process, with a bearer token. */
+async function child(dataDir: string, workers: string, extra: string[] = []): Promise<ChildServer & Api> {
+  const c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--token', TOKEN, '--workers', workers, ...extra]);
+  return Object.assign(c, { headers: { authorization: `Bearer ${TOKEN}` } });
+}
+
+async function stopChild(c: ChildServer | undefined): Promise<void> {
+  if (!c || c.proc.exitCode !== null || c.proc.signalCode !== null) return;
+  c.proc.kill('SIGTERM');
+  await c.exited;
+}
+
+describe('after a crash of the compiled server (kill -9)', () => {
+  test('the next start ends the program group the dead server left running and puts its work back', async () => {
+    const dataDir = await pluginDir();
+    let first: (ChildServer & Api) | undefined;
+    let second: (ChildServer & Api) | undefined;
+    let pid = 0;
+    try {
+      first = await child(dataDir, '1');
+      await configure(first, { TOOL_WAFW00F: sleeper });
+      const id = await addTarget(first, 'http://a.example/');
+      await queue(first, { id: String(id), code: TOOL });
+      ({ worker: pid } = await waitForProgram(first, TOOL_KEY));
+      const target = await get(first, `/api/v1/targets/${id}`);
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      // give the run's record a moment: the pid was recorded when the program started
+      assert.equal(await alive(pid), true, 'the program outlived its server (it runs in its own group)');
+      second = await child(dataDir, '0');
+      assert.equal(await groupAlive(pid), false, 'the start ended the group the dead server left');
+      const works = await get(second, '/api/v1/worklist/');
+      assert.equal(works.length, 1, JSON.stringify(works));
+      assert.equal(works[0].plugin.key, TOOL_KEY);
+      assert.deepEqual(works[0].target, target);
+      const [out] = await outputs(second, id);
+      assert.equal(out!.status, 'Aborted', JSON.stringify(out));
+      assert.deepEqual(await get(second, '/api/v1/workers/'), []);
+    } finally {
+      if (pid && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
+      first?.proc.kill('SIGKILL');
+      await stopChild(second);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a paused (stopped) program left by a crash is ended too', async () => {
+    const dataDir = await pluginDir();
+    let first: (ChildServer & Api) | undefined;
+    let second: (ChildServer & Api) | undefined;
+    let pid = 0;
+    try {
+      first = await child(dataDir, '1');
+      await configure(first, { TOOL_WAFW00F: sleeper });
+      const id = await addTarget(first, 'http://a.example/');
+      await queue(first, { id: String(id), code: TOOL });
+      ({ worker: pid } = await waitForProgram(first, TOOL_KEY));
+      await ok(first, 'PATCH', '/api/v1/workers/0/pause');
+      await waitFor('stopped', async () => (await procStat(pid))?.state === 'T', 5000);
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      second = await child(dataDir, '0');
+      assert.equal(await groupAlive(pid), false);
+      assert.equal((await get(second, '/api/v1/worklist/')).length, 1);
+    } finally {
+      if (pid && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
+      first?.proc.kill('SIGKILL');
+      await stopChild(second);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('acknowledged writes survive kill -9: queued and paused works, ranks and notes', async () => {
+    const dataDir = await pluginDir();
+    let first: (ChildServer & Api) | undefined;
+    let second: (ChildServer & Api) | undefined;
+    try {
+      first = await child(dataDir, '1');
+      const id = await addTarget(first, 'http://a.example/');
+      await queue(first, { id: String(id), type: 'external', code: 'OWTF-IG-001' });
+      await waitForOutput(first, id, 'external@OWTF-IG-001', ['Successful']);
+      await ok(first, 'PATCH', '/api/v1/workers/0/pause');
+      await queue(first, { id: String(id), type: 'external', code: ['OWTF-IG-002', 'OWTF-IG-003'] });
+      const works = await get(first, '/api/v1/worklist/');
+      await ok(first, 'PATCH', `/api/v1/worklist/${works[0].id}/pause`);
+      await ok(first, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-001`, { user_rank: '2', user_notes: 'acknowledged' });
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      second = await child(dataDir, '0');
+      const after = await get(second, '/api/v1/worklist/');
+      assert.deepEqual(after.map((w: { id: number; active: boolean }) => [w.id, w.active]), [[works[0].id, false], [works[1].id, true]]);
+      const [out] = await outputs(second, id);
+      assert.deepEqual([out!.status, out!.user_rank, out!.user_notes], ['Successful', 2, 'acknowledged']);
+      assert.equal((await get(second, `/api/v1/targets/${id}`)).max_user_rank, 2);
+    } finally {
+      first?.proc.kill('SIGKILL');
+      await stopChild(second);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a work found running after a crash is run again by the next start (with workers)', async () => {
+    const dataDir = await pluginDir();
+    let first: (ChildServer & Api) | undefined;
+    let second: (ChildServer & Api) | undefined;
+    const pids: number[] = [];
+    try {
+      first = await child(dataDir, '1');
+      await configure(first, { TOOL_WAFW00F: sleeper });
+      const id = await addTarget(first, 'http://a.example/');
+      await queue(first, { id: String(id), code: TOOL });
+      pids.push((await waitForProgram(first, TOOL_KEY)).worker);
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      second = await child(dataDir, '1');
+      const again = await waitForProgram(second, TOOL_KEY);
+      pids.push(again.worker);
+      assert.notEqual(again.worker, pids[0]);
+      assert.equal(await groupAlive(pids[0]!), false);
+      assert.deepEqual(await get(second, '/api/v1/worklist/'), []);
+      await ok(second, 'PATCH', '/api/v1/workers/0/abort');
+      const out = await waitForOutput(second, id, TOOL_KEY);
+      assert.equal(out.status, 'Aborted');
+    } finally {
+      for (const pid of pids) if (await groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+      first?.proc.kill('SIGKILL');
+      await stopChild(second);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the compiled server\'s engine options', () => {
+  test('without --workers it has one worker per available core; ASSESSD_WORKERS sets the count', async () => {
+    const { availableParallelism } = await import('node:os');
+    for (const [env, expected] of [[{}, availableParallelism()], [{ ASSESSD_WORKERS: '3' }, 3]] as const) {
+      const dataDir = await tempDir();
+      let c: ChildServer | undefined;
+      try {
+        c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--token', TOKEN], { ASSESSD_WORKERS: undefined, ...env });
+        const api = { url: c.url, headers: { authorization: `Bearer ${TOKEN}` } };
+        const ws = await get(api, '/api/v1/workers/');
+        assert.deepEqual(ws.map((w: { name: string }) => w.name), Array.from({ length: expected }, (_, i) => `Worker-${i + 1}`));
+      } finally {
+        await stopChild(c);
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  test('--run-timeout 1 aborts a longer run, saying the time limit', async () => {
+    const dataDir = await pluginDir();
+    let c: (ChildServer & Api) | undefined;
+    try {
+      c = await child(dataDir, '1', ['--run-timeout', '1']);
+      await configure(c, { TOOL_WAFW00F: sleeper });
+      const id = await addTarget(c, 'http://a.example/');
+      await queue(c, { id: String(id), code: TOOL });
+      const out = await waitForOutput(c, id, TOOL_KEY);
+      assert.equal(out.status, 'Aborted');
+      assert.match(out.error!, /time limit/);
+    } finally {
+      await stopChild(c);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('the errors of crashed runs survive a restart', async () => {
+    const dataDir = await pluginDir();
+    let s: TestServer | undefined = await startServer({ dataDir, workers: 1 });
+    try {
+      await configure(s, { TOOL_WAFW00F: tools });
+      const id = await addTarget(s, 'http://a.example/');
+      await queue(s, { id: String(id), code: TOOL });
+      await waitForOutput(s, id, TOOL_KEY, ['Crashed']);
+      const errors = await get(s, '/api/v1/errors/');
+      assert.equal(errors.length, 1);
+      await ok(s, 'PATCH', `/api/v1/errors/${errors[0].id}`, { user_message: 'noted' });
+      const patched = await get(s, '/api/v1/errors/');
+      await s.stop();
+      s = await startServer({ dataDir, workers: 0 });
+      assert.deepEqual(await get(s, '/api/v1/errors/'), patched);
+    } finally {
+      await s?.close();
+    }
+  });
+});
+
+describe('the token of the compiled server', () => {
+  test('without --token a token is generated (DATA_DIR/token, 0600), required on loopback, and the start line prints a login URL', async () => {
+    const dataDir = await tempDir();
+    let c: ChildServer | undefined;
+    try {
+      c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--workers', '0']);
+      const token = (await readFile(join(dataDir, 'token'), 'utf8')).trim();
+      assert.ok(token.length >= 43, 'at least 32 random bytes in base64url');
+      assert.equal((await stat(join(dataDir, 'token'))).mode & 0o777, 0o600);
+      const denied = await request(c.url, '/api/v1/sessions/', { auth: false });
+      assert.equal(denied.status, 401);
+      assert.equal(denied.json.message, 'Authentication required');
+      assert.equal(denied.headers['www-authenticate'], 'Bearer realm="assessd"');
+      for (const path of ['/api/v1/plugins/', '/api/v1/workers/', '/api/v1/worklist/']) {
+        assert.equal((await request(c.url, path, { auth: false })).status, 401, path);
+      }
+      assert.equal((await request(c.url, '/api/v1/worklist/', { auth: false, method: 'POST', form: { id: '1', code: 'OWTF-IG-001' } })).status, 401);
+      assert.equal((await request(c.url, '/debug/health', { auth: false })).status, 200);
+      assert.equal(c.token, token, 'the login URL carries the stored token');
+      const allowed = await request(c.url, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(allowed.status, 200);
+      assert.match(c.output(), new RegExp(`log in at ${c.url.replace(/[.]/g, '\\.')}/\\?token=${encodeURIComponent(token)}`));
+      await stopChild(c);
+      c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--workers', '0']);
+      assert.equal(c.token, token, 'the token is reused by the next start');
+      assert.equal((await request(c.url, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } })).status, 200);
+    } finally {
+      await stopChild(c);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('--no-token on 127.0.0.1 serves without a token, with a warning', async () => {
+    const dataDir = await tempDir();
+    let c: ChildServer | undefined;
+    try {
+      c = await spawnServer(['--port', '0', '--data-dir', dataDir, '--workers', '0', '--no-token', '--host', '127.0.0.1']);
+      assert.equal((await request(c.url, '/api/v1/sessions/')).status, 200);
+      assert.match(c.output(), /warning/i);
+      assert.match(c.output(), /token/);
+    } finally {
+      await stopChild(c);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('--no-token with --host 0.0.0.0 is refused at start', async () => {
+    const dataDir = await tempDir();
+    try {
+      const { code, stdout, stderr } = await runCli(['--port', '0', '--data-dir', dataDir, '--workers', '0', '--no-token', '--host', '0.0.0.0']);
+      assert.notEqual(code, 0);
+      assert.doesNotMatch(stdout, /listening/);
+      assert.match(stderr, /no-token/);
+      assert.match(stderr, /loopback/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+

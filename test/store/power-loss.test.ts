@@ -1,0 +1,161 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { compactSegments, type Compactor } from '../../src/store/compaction.ts';
+import type { DefaultItem } from '../../src/store/configuration.ts';
+import type { Op } from '../../src/store/ops.ts';
+import type { State } from '../../src/store/state.ts';
+import { openStore, type Store } from '../../src/store/store.ts';
+import { deriveTarget } from '../../src/store/targets.ts';
+import { pageCacheDisk, type PowerSwitch } from '../helpers/page-cache-fs.ts';
+import { tempDir } from '../helpers/server.ts';
+
+/** Power cuts in all: POWER_CUTS=20000 for a longer hunt, POWER_SEED to replay one run. */
+const CUTS = Number(process.env.POWER_CUTS ?? 2000);
+/** Each data directory lives through this many cuts, its history growing. */
+const CUTS_PER_DIR = 25;
+const KEYS = ['A', 'B', 'C'];
+const DEFAULTS: DefaultItem[] = KEYS.map((key) => ({ key, value: '0', section: 'S', descrip: '' }));
+const DEFAULT_SESSION = 1;
+
+/** A small seeded generator, so a failing run can be replayed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+/** What the store acknowledged, over every boot of one directory. */
+interface Acknowledged {
+  sessions: Set<string>;
+  deleted: Set<string>;
+  /** Deletions asked for but never acknowledged: they may have been made durable, or not. */
+  mayBeDeleted: Set<string>;
+  /** The last value acknowledged per key: values only grow, so a later unacknowledged one may be there instead. */
+  config: Map<string, number>;
+  targets: Set<string>;
+  /** Acknowledgements in all, for the report. */
+  count: number;
+}
+
+/** Every acknowledged change is in the state a boot loaded. */
+function check(state: State, acked: Acknowledged, what: string): void {
+  for (const name of acked.sessions) {
+    if (!acked.deleted.has(name) && !acked.mayBeDeleted.has(name)) assert.ok(state.sessionIdByName.has(name), `${what}: the acknowledged session ${name} is lost`);
+  }
+  for (const name of acked.deleted) assert.ok(!state.sessionIdByName.has(name), `${what}: the acknowledged deletion of ${name} is lost`);
+  for (const [key, value] of acked.config) {
+    const stored = Number(state.config.get(key)?.value);
+    assert.ok(stored >= value, `${what}: ${key} is ${stored}, ${value} was acknowledged`);
+  }
+  const holder = state.sessions.get(DEFAULT_SESSION)?.targets ?? new Set();
+  for (const url of acked.targets) {
+    const id = state.targetIdByUrl.get(url);
+    assert.ok(id !== undefined && holder.has(id), `${what}: the acknowledged target ${url} is lost`);
+  }
+}
+
+/** One boot's writes: random changes, several in flight, until the power goes or `count` are done. */
+async function workload(store: Store, power: PowerSwitch, rand: () => number, acked: Acknowledged, tag: string, count: number): Promise<void> {
+  const created: string[] = [...acked.sessions].filter((name) => !acked.mayBeDeleted.has(name));
+  let n = 0;
+  let value = Math.max(0, ...acked.config.values());
+  const next = (): [Op, () => void] | undefined => {
+    const i = n++;
+    const pick = rand();
+    if (pick < 0.4) {
+      const name = `${tag} s${i}`;
+      return [{ op: 'createSession', name }, () => (acked.sessions.add(name), created.push(name))];
+    }
+    if (pick < 0.7) {
+      const key = KEYS[Math.floor(rand() * KEYS.length)];
+      const v = ++value;
+      return [{ op: 'patchConfig', values: [[key, String(v)]] }, () => acked.config.set(key, Math.max(acked.config.get(key) ?? 0, v))];
+    }
+    if (pick < 0.85) {
+      const url = deriveTarget(0, `http://${tag.replace(/\W/g, '')}-${i}.test/`)!.target_url;
+      return [{ op: 'addTargetsPartial', session: DEFAULT_SESSION, urls: [url] }, () => acked.targets.add(url)];
+    }
+    const name = created.splice(Math.floor(rand() * created.length), 1)[0];
+    const id = name === undefined ? undefined : store.state.sessionIdByName.get(name);
+    if (id === undefined) return undefined;
+    acked.mayBeDeleted.add(name);
+    return [{ op: 'deleteSession', id }, () => acked.deleted.add(name)];
+  };
+  const writer = async () => {
+    while (!power.dead && n < count) {
+      const change = next();
+      if (!change) continue;
+      const [op, onAck] = change;
+      try {
+        const result = await store.change(op);
+        assert.ok(result.ok, `${op.op} was refused: ${JSON.stringify(result)}`);
+        onAck();
+        acked.count++;
+      } catch (err) {
+        if (!power.dead) throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 1 + Math.floor(rand() * 8) }, writer));
+}
+
+test(`${CUTS} power cuts at seeded random points (start-up, group commits, seals, compactions): every boot starts and keeps every acknowledged change`, { timeout: 600_000 }, async (t) => {
+  const seed = Number(process.env.POWER_SEED ?? Date.now() % 1_000_000);
+  const rand = random(seed);
+  const landed = new Map<string, number>();
+  let duringCompaction = 0;
+  let acknowledged = 0;
+  for (let first = 0; first < CUTS; first += CUTS_PER_DIR) {
+    const dir = await tempDir('assessd-power-');
+    const acked: Acknowledged = { sessions: new Set(), deleted: new Set(), mayBeDeleted: new Set(), config: new Map(), targets: new Set(), count: 0 };
+    for (let boot = first; boot < Math.min(CUTS, first + CUTS_PER_DIR); boot++) {
+      const what = `cut ${boot} (seed ${seed})`;
+      let compacting = 0;
+      // most cuts within the first forty steps of a boot, some later, some only at the end
+      const cutAt = 1 + Math.floor(rand() * (rand() < 0.8 ? 40 : 160));
+      const power = pageCacheDisk(dir, { cutAt, random: rand, onCut: () => void (compacting > 0 && duringCompaction++) });
+      const compactor: Compactor = async (job) => {
+        compacting++;
+        try {
+          return await compactSegments(job, power.fs);
+        } finally {
+          compacting--;
+        }
+      };
+      // a journal segment of a few records: seals and compactions all the time
+      const compactAfter = [256, 1024, 4096, undefined][Math.floor(rand() * 4)];
+      let store: Store | undefined;
+      try {
+        store = await openStore({ dir, defaults: DEFAULTS, fs: power.fs, compactor, compactAfter });
+      } catch (err) {
+        if (!power.dead) throw new Error(`${what}: the store did not open: ${(err as Error).message}`);
+      }
+      if (store) {
+        check(store.state, acked, what);
+        await workload(store, power, rand, acked, `b${boot}`, 10 + Math.floor(rand() * 60));
+        power.cut();
+        // a dead machine's process: its writes all fail, and its lock goes with it
+        await store.close().catch(() => {});
+      }
+      await power.settled;
+      landed.set(power.cutBefore!, (landed.get(power.cutBefore!) ?? 0) + 1);
+    }
+    // the last boot of the directory: it must start, with everything
+    const store = await openStore({ dir, defaults: DEFAULTS }).catch((err: Error) => assert.fail(`the end of directory ${first / CUTS_PER_DIR} (seed ${seed}): the store did not open: ${err.message}`));
+    check(store.state, acked, `the end of directory ${first / CUTS_PER_DIR} (seed ${seed})`);
+    await store.close();
+    acknowledged += acked.count;
+    await rm(dir, { recursive: true, force: true });
+  }
+  const where = [...landed].sort((a, b) => b[1] - a[1]).map(([step, n]) => `${step} ${n}`).join(', ');
+  t.diagnostic(`seed ${seed}: ${CUTS} cuts, before: ${where}; ${duringCompaction} during a compaction; ${acknowledged} changes acknowledged`);
+  for (const step of CUTS >= 1000 ? ['create', 'write', 'fsync', 'rename', 'fsync dir', 'open', 'fdatasync', 'unlink'] : []) {
+    assert.ok((landed.get(step) ?? 0) > 0, `no cut landed before a ${step} (seed ${seed}): ${where}`);
+  }
+  assert.ok(duringCompaction >= CUTS / 50, `only ${duringCompaction} cuts landed during a compaction (seed ${seed})`);
+});
