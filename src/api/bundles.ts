@@ -1,8 +1,8 @@
 /** /api/v1/bundles (extension): a session exported as a file, and such a file imported as a new session. */
 import { exportSession, type OutputSources } from '../engine/bundle-outputs.js';
 import { HttpError, success } from '../http/jsend.js';
-import { MAX_OUTPUT_FINDINGS, parseBundle } from '../store/bundle.js';
-import { MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
+import { parseBundle } from '../store/bundle.js';
+import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
 import type { Store } from '../store/store.js';
 import type { Handler } from './context.js';
 import { attachment } from './filename.js';
@@ -68,13 +68,13 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
       status: { type: 'string', enum: ['Successful', 'Aborted', 'Crashed', 'Skipped', 'Running'], description: 'A Running one imports as Aborted' },
       owtf_rank: rank,
       user_rank: rank,
-      user_notes: { type: 'string', maxLength: MAX_NOTES },
-      findings: { type: 'array', maxItems: MAX_OUTPUT_FINDINGS, items: ref('Finding') },
+      user_notes: { type: 'string', description: `At most ${MAX_NOTES} bytes of UTF-8` },
+      findings: { type: 'array', maxItems: MAX_FINDINGS, items: ref('Finding') },
       exit_code: { type: ['integer', 'null'] },
       error: { type: ['string', 'null'] },
       started_at: time,
       ended_at: time,
-      output: { type: 'string', maxLength: MAX_SUMMARY, description: 'Its text (at most 1 MiB); kept as the output\'s text on import, where its files do not travel' },
+      output: { type: 'string', description: `Its text, at most ${MAX_SUMMARY} bytes of UTF-8; kept as the output's text on import (its files do not travel)` },
     },
   };
   const bundle = {

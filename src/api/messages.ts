@@ -1,10 +1,10 @@
 /** Every user-facing message of the contract, in one place: handlers and tests import them from here. */
 import { PLUGIN_GROUPS } from '../engine/types.js';
 import {
-  BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_TARGETS, MAX_FINDING_DETAIL, MAX_FINDING_TITLE, MAX_OUTPUT_ERROR, MAX_OUTPUT_FINDINGS,
+  BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_TARGETS, MAX_FINDING_DETAIL, MAX_FINDING_TITLE, MAX_OUTPUT_ERROR,
   type BundleProblem, type OutputField,
 } from '../store/bundle.js';
-import { MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
+import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
 import { MAX_SESSION_NAME } from '../store/sessions.js';
 
 export { HTTP_MESSAGES } from '../http/jsend.js';
@@ -60,13 +60,13 @@ export const OUTPUT_FIELD_RULES: Record<OutputField, string> = {
   status: 'must be one of Successful, Aborted, Crashed, Skipped, Running',
   owtf_rank: RANK_RULE,
   user_rank: RANK_RULE,
-  user_notes: `must be a string of at most ${MAX_NOTES} characters`,
-  findings: `must be an array of at most ${MAX_OUTPUT_FINDINGS} findings`,
+  user_notes: `must be a string of at most ${MAX_NOTES} bytes of UTF-8`,
+  findings: `must be an array of at most ${MAX_FINDINGS} findings`,
   exit_code: 'must be an integer or null',
   error: `must be a string of at most ${MAX_OUTPUT_ERROR} characters, or null`,
   started_at: 'must be an ISO 8601 time or null',
   ended_at: 'must be an ISO 8601 time, not before started_at, or null',
-  output: `must be a string of at most ${MAX_SUMMARY} characters`,
+  output: `must be a string of at most ${MAX_SUMMARY} bytes of UTF-8`,
   finding: 'must be an object',
   'finding.rank': RANK_RULE,
   'finding.title': `must be a string of at most ${MAX_FINDING_TITLE} characters`,

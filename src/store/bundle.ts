@@ -3,7 +3,7 @@
  * boxes, `{"format":"assessd-session","version":1,"exported_at","session":{"name"},"targets":[...]}`.
  */
 import { PLUGIN_GROUPS, PLUGIN_TYPES, type PluginGroup } from '../engine/types.js';
-import { MAX_NOTES, MAX_SUMMARY, targetOutputs } from './engine.js';
+import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY, targetOutputs } from './engine.js';
 import type { ImportedOutput } from './import.js';
 import { normalizeSessionName } from './sessions.js';
 import type { Finding, OutputRow, OutputStatus, State, Target } from './state.js';
@@ -13,7 +13,6 @@ export const BUNDLE_FORMAT = 'assessd-session';
 export const BUNDLE_VERSION = 1;
 /** One import is one op applied at once: this bounds the time it holds the event loop. */
 export const MAX_BUNDLE_TARGETS = 100_000;
-export const MAX_OUTPUT_FINDINGS = 1000;
 export const MAX_FINDING_TITLE = 4096;
 /** A finding's detail and an output's error, in characters. */
 export const MAX_FINDING_DETAIL = MAX_NOTES;
@@ -208,6 +207,8 @@ const ISO_TIME = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[
 
 const isRank = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= -1 && (v as number) <= 5;
 const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
+/** Notes and texts are limited in bytes, as `PATCH .../poutput/` limits notes and an answer limits a text. */
+const isUtf8Text = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max && Buffer.byteLength(v) <= max;
 
 /** Milliseconds since the epoch, null for null, undefined for anything else. */
 function parseTime(v: unknown): number | null | undefined {
@@ -240,8 +241,8 @@ function parseOutput(value: object, url: string): ImportedOutput | FieldProblem 
   const { owtf_rank = -1, user_rank = -1, user_notes = '', findings = [], exit_code = null, error = null } = optional(value);
   if (!isRank(owtf_rank)) return { field: 'owtf_rank', what: 'invalid' };
   if (!isRank(user_rank)) return { field: 'user_rank', what: 'invalid' };
-  if (!isText(user_notes, MAX_NOTES)) return { field: 'user_notes', what: 'invalid' };
-  if (!Array.isArray(findings) || findings.length > MAX_OUTPUT_FINDINGS) return { field: 'findings', what: 'invalid' };
+  if (!isUtf8Text(user_notes, MAX_NOTES)) return { field: 'user_notes', what: 'invalid' };
+  if (!Array.isArray(findings) || findings.length > MAX_FINDINGS) return { field: 'findings', what: 'invalid' };
   const checked: Finding[] = [];
   for (let finding = 0; finding < findings.length; finding++) {
     const f: unknown = findings[finding];
@@ -263,7 +264,7 @@ function parseOutput(value: object, url: string): ImportedOutput | FieldProblem 
   if (endedAt === undefined || (endedAt !== null && startedAt !== null && endedAt < startedAt)) return { field: 'ended_at', what: 'invalid' };
   const rawOutput = own(value, 'output');
   const output = rawOutput === undefined ? '' : rawOutput;
-  if (!isText(output, MAX_SUMMARY)) return { field: 'output', what: 'invalid' };
+  if (!isUtf8Text(output, MAX_SUMMARY)) return { field: 'output', what: 'invalid' };
 
   const running = status === 'Running';
   return {
