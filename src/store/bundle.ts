@@ -220,11 +220,13 @@ function parseTime(v: unknown): number | null | undefined {
 
 /** One output of a bundle, checked field by field in the order an export writes them. */
 function parseOutput(value: object, url: string): ImportedOutput | FieldProblem {
-  const required = (field: OutputField): unknown => own(value, field);
-  const key = required('plugin_key');
-  const code = required('plugin_code');
-  const group = required('plugin_group');
-  const type = required('plugin_type');
+  const field = (name: keyof BundleOutput): unknown => own(value, name);
+  /** A field that may be left out, and what it is then. */
+  const or = (name: keyof BundleOutput, fallback: unknown): unknown => {
+    const given = field(name);
+    return given === undefined ? fallback : given;
+  };
+  const [key, code, group, type] = [field('plugin_key'), field('plugin_code'), field('plugin_group'), field('plugin_type')];
   if (key === undefined) return { field: 'plugin_key', what: 'missing' };
   if (typeof key !== 'string') return { field: 'plugin_key', what: 'invalid' };
   if (code === undefined) return { field: 'plugin_code', what: 'missing' };
@@ -234,14 +236,14 @@ function parseOutput(value: object, url: string): ImportedOutput | FieldProblem 
   if (type === undefined) return { field: 'plugin_type', what: 'missing' };
   if (typeof type !== 'string' || !PLUGIN_TYPES[group as PluginGroup].includes(type)) return { field: 'plugin_type', what: 'invalid' };
   if (key !== `${type}@${code}`) return { field: 'plugin_key', what: 'invalid' };
-
-  const status = own(value, 'status');
+  const status = field('status');
   if (status === undefined) return { field: 'status', what: 'missing' };
   if (!OUTPUT_STATUSES.includes(status as OutputStatus)) return { field: 'status', what: 'invalid' };
-  const { owtf_rank = -1, user_rank = -1, user_notes = '', findings = [], exit_code = null, error = null } = optional(value);
-  if (!isRank(owtf_rank)) return { field: 'owtf_rank', what: 'invalid' };
-  if (!isRank(user_rank)) return { field: 'user_rank', what: 'invalid' };
-  if (!isUtf8Text(user_notes, MAX_NOTES)) return { field: 'user_notes', what: 'invalid' };
+
+  const [owtfRank, userRank, notes, findings] = [or('owtf_rank', -1), or('user_rank', -1), or('user_notes', ''), or('findings', [])];
+  if (!isRank(owtfRank)) return { field: 'owtf_rank', what: 'invalid' };
+  if (!isRank(userRank)) return { field: 'user_rank', what: 'invalid' };
+  if (!isUtf8Text(notes, MAX_NOTES)) return { field: 'user_notes', what: 'invalid' };
   if (!Array.isArray(findings) || findings.length > MAX_FINDINGS) return { field: 'findings', what: 'invalid' };
   const checked: Finding[] = [];
   for (let finding = 0; finding < findings.length; finding++) {
@@ -256,14 +258,14 @@ function parseOutput(value: object, url: string): ImportedOutput | FieldProblem 
     if (!isText(detail, MAX_FINDING_DETAIL)) return { field: 'finding.detail', finding, what: 'invalid' };
     checked.push({ rank, title, detail });
   }
-  if (exit_code !== null && !Number.isSafeInteger(exit_code)) return { field: 'exit_code', what: 'invalid' };
+  const [exitCode, error] = [or('exit_code', null), or('error', null)];
+  if (exitCode !== null && !Number.isSafeInteger(exitCode)) return { field: 'exit_code', what: 'invalid' };
   if (error !== null && !isText(error, MAX_OUTPUT_ERROR)) return { field: 'error', what: 'invalid' };
-  const startedAt = parseTime(own(value, 'started_at') ?? null);
+  const startedAt = parseTime(or('started_at', null));
   if (startedAt === undefined) return { field: 'started_at', what: 'invalid' };
-  const endedAt = parseTime(own(value, 'ended_at') ?? null);
+  const endedAt = parseTime(or('ended_at', null));
   if (endedAt === undefined || (endedAt !== null && startedAt !== null && endedAt < startedAt)) return { field: 'ended_at', what: 'invalid' };
-  const rawOutput = own(value, 'output');
-  const output = rawOutput === undefined ? '' : rawOutput;
+  const output = or('output', '');
   if (!isUtf8Text(output, MAX_SUMMARY)) return { field: 'output', what: 'invalid' };
 
   const running = status === 'Running';
@@ -274,26 +276,14 @@ function parseOutput(value: object, url: string): ImportedOutput | FieldProblem 
     plugin_group: group as string,
     plugin_type: type,
     status: running ? 'Aborted' : (status as ImportedOutput['status']),
-    owtf_rank,
-    user_rank,
-    user_notes,
+    owtf_rank: owtfRank,
+    user_rank: userRank,
+    user_notes: notes,
     findings: checked,
-    exit_code: exit_code as number | null,
+    exit_code: exitCode as number | null,
     error: running ? WAS_RUNNING : (error as string | null),
     started_at: startedAt,
     ended_at: endedAt,
     output,
-  };
-}
-
-/** The fields an output may leave out, as its own properties (undefined when absent). */
-function optional(value: object): Record<'owtf_rank' | 'user_rank' | 'user_notes' | 'findings' | 'exit_code' | 'error', unknown> {
-  return {
-    owtf_rank: own(value, 'owtf_rank'),
-    user_rank: own(value, 'user_rank'),
-    user_notes: own(value, 'user_notes'),
-    findings: own(value, 'findings'),
-    exit_code: own(value, 'exit_code'),
-    error: own(value, 'error'),
   };
 }
