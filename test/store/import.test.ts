@@ -47,7 +47,7 @@ test('a refused importSession changes nothing at all', () => {
 });
 
 test('the same importSession op replayed on the same state gives the same state, whatever the clock says', () => {
-  const op = { op: 'importSession', name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT } as const;
+  const op = { op: 'importSession' as const, name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT };
   const [one, two] = [stateWith(), stateWith()];
   applyOp(one, op);
   applyOp(two, op);
@@ -180,7 +180,7 @@ test("importSession keeps a target's own output of a plugin, and stamps missing 
 });
 
 test('an importSession op with outputs replays to the same state, and one naming a URL it does not attach changes nothing', () => {
-  const op = { op: 'importSession', name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT, outputs: [OUTPUT, { ...OUTPUT, url: 'http://x.example/' }] } as const;
+  const op = { op: 'importSession' as const, name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT, outputs: [OUTPUT, { ...OUTPUT, url: 'http://x.example/' }] };
   const [one, two] = [stateWith(), stateWith()];
   applyOp(one, op);
   applyOp(two, structuredClone(op));
