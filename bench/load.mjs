@@ -23,6 +23,9 @@ import { performance } from 'node:perf_hooks';
 // Histogram: values < 128 µs exact; above, 7 bits of mantissa per power of two.
 
 const SUB = 128;
+/** The token the bench's servers are started with (the API needs one on loopback too): every request sends it. */
+export const BENCH_TOKEN = 'assessd-bench-token-0123456789abcdef';
+
 export const HISTOGRAM_SIZE = SUB + 25 * SUB;
 
 /** @param {number} us */
@@ -520,7 +523,7 @@ function workerMain() {
 
   /** @param {RequestSpec} request */
   function headBytesOf(request) {
-    const headers = { Host: `${job.host}:${job.port}`, 'User-Agent': 'assessd-bench', ...(request.headers ?? {}) };
+    const headers = { Host: `${job.host}:${job.port}`, 'User-Agent': 'assessd-bench', Authorization: `Bearer ${BENCH_TOKEN}`, ...(request.headers ?? {}) };
     return `${request.method} ${request.path} HTTP/1.1\r\n${headerText(headers)}\r\n`;
   }
 

@@ -24,7 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLoadPool } from './load.mjs';
+import { BENCH_TOKEN, createLoadPool } from './load.mjs';
 import { writeDataDir } from './dataset.mjs';
 import { runGrowth } from './growth.mjs';
 
@@ -85,6 +85,7 @@ function health(port) {
 async function start(extra) {
   const child = spawn(process.execPath, [...extra, join(app, 'dist', 'main.js'), '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ASSESSD_TOKEN: BENCH_TOKEN },
   });
   const port = await new Promise((res, rej) => {
     let out = '';

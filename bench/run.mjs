@@ -35,7 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLoadPool } from './load.mjs';
+import { BENCH_TOKEN, createLoadPool } from './load.mjs';
 import { writeDataDir } from './dataset.mjs';
 import { runGrowth } from './growth.mjs';
 
@@ -252,7 +252,7 @@ function freePort() {
  */
 function probe(port, path, headers = {}) {
   return new Promise((res, rej) => {
-    const req = httpRequest({ host: HOST, port, path, headers, agent: false, timeout: 5000 }, (r) => {
+    const req = httpRequest({ host: HOST, port, path, headers: { authorization: `Bearer ${BENCH_TOKEN}`, ...headers }, agent: false, timeout: 5000 }, (r) => {
       /** @type {Buffer[]} */
       const chunks = [];
       r.on('data', (c) => chunks.push(c));
@@ -284,7 +284,7 @@ async function startServer(kind, dataDir, env = {}) {
       ? [BARE, '--host', HOST, '--port', String(port)]
       : [MAIN, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ASSESSD_TOKEN: BENCH_TOKEN, ...env } });
   children.add(child);
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));

@@ -9,7 +9,9 @@ import { parseArgs } from 'node:util';
 import { bundleProblem } from './api/messages.js';
 import { DEFAULT_DATA_DIR, defaultConfiguration } from './paths.js';
 import { nodeFileSystem } from './store/atomic-file.js';
-import { buildBundle, parseBundle } from './store/bundle.js';
+import { exportSession } from './engine/bundle-outputs.js';
+import { readCatalogue } from './engine/index.js';
+import { parseBundle } from './store/bundle.js';
 import { parseDefaults } from './store/defaults.js';
 import { DataDirInUseError } from './store/lock.js';
 import { PART_FILES } from './store/state.js';
@@ -94,7 +96,9 @@ async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   let bundle: string | undefined;
   let summary = '';
   try {
-    bundle = buildBundle(store.state, id, new Date());
+    // the catalogue renders checklist and links outputs; a program's text is read from its run files
+    const sources = { catalogue: readCatalogue(dir), outputsDir: join(dir, 'outputs') };
+    bundle = (await exportSession(store.state, sources, id))?.text;
     const row = store.state.sessions.get(id);
     if (row) {
       const count = row.targets?.size ?? 0;
@@ -139,9 +143,10 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   const store = await open(dir, logs, (url) =>
     `curl -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/bundles/${query}`)}`,
   );
+  const { urls, outputs } = parsed;
   let result;
   try {
-    result = await store.change({ op: 'importSession', name: parsed.name, urls: parsed.urls, at: Date.now() });
+    result = await store.change({ op: 'importSession', name: parsed.name, urls, at: Date.now(), ...(outputs.length > 0 ? { outputs } : {}) });
   } finally {
     await store.close();
   }

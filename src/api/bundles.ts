@@ -1,6 +1,8 @@
 /** /api/v1/bundles (extension): a session exported as a file, and such a file imported as a new session. */
+import { exportSession, type OutputSources } from '../engine/bundle-outputs.js';
 import { HttpError, success } from '../http/jsend.js';
-import { buildBundle, parseBundle } from '../store/bundle.js';
+import { parseBundle } from '../store/bundle.js';
+import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
 import type { Store } from '../store/store.js';
 import type { Handler } from './context.js';
 import { attachment } from './filename.js';
@@ -14,16 +16,17 @@ function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';', 1)[0].trim().toLowerCase() === 'application/json';
 }
 
-export function registerBundles(router: ApiRouter, store: Store, maxImportBody: number): void {
-  const exportBundle: Handler = (ctx) => {
+/** `engine`: where outputs' texts come from (without one, an output exports its stored text only). */
+export function registerBundles(router: ApiRouter, store: Store, maxImportBody: number, engine?: OutputSources): void {
+  const exportBundle: Handler = async (ctx) => {
     const id = parseUnsigned(ctx.params.session_id);
-    const body = id === undefined ? undefined : buildBundle(store.state, id, new Date());
-    if (body === undefined) throw new HttpError(400, MESSAGES.invalidSessionId);
-    const name = store.state.sessions.get(id!)!.name;
+    const exported = id === undefined ? undefined : await exportSession(store.state, engine, id);
+    if (exported === undefined) throw new HttpError(400, MESSAGES.invalidSessionId);
+    const { name, text } = exported;
     // a file, not an envelope: it is what `import` reads back
     return {
       status: 200,
-      body,
+      body: text,
       headers: {
         'Content-Type': 'application/json; charset=utf-8',
         'Cache-Control': 'no-store',
@@ -39,7 +42,9 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
       const { message, field, detail } = bundleProblem(parsed.problem);
       throw new HttpError(400, message, { [field]: detail });
     }
-    const result = await store.change({ op: 'importSession', name: parsed.name, urls: parsed.urls, at: Date.now() });
+    const { name, urls, outputs } = parsed;
+    // without outputs the op is the one earlier builds wrote
+    const result = await store.change({ op: 'importSession', name, urls, at: Date.now(), ...(outputs.length > 0 ? { outputs } : {}) });
     if (!result.ok) {
       if (result.reason === 'duplicate-name') throw new HttpError(409, MESSAGES.dbError, { name: 'already exists' });
       // parseBundle has checked the name and every URL as the op does: the op cannot refuse them
@@ -50,6 +55,28 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
   // bundles are larger than forms: they get a body limit of their own
   importBundle.maxBody = maxImportBody;
 
+  const rank = { type: 'integer', minimum: -1, maximum: 5 };
+  const time = { type: ['string', 'null'], format: 'date-time' };
+  const bundledOutput = {
+    type: 'object',
+    required: ['plugin_key', 'plugin_code', 'plugin_group', 'plugin_type', 'status'],
+    properties: {
+      plugin_key: { type: 'string', description: '<plugin_type>@<plugin_code>' },
+      plugin_code: { type: 'string' },
+      plugin_group: { type: 'string', enum: ['web', 'network', 'auxiliary'] },
+      plugin_type: { type: 'string' },
+      status: { type: 'string', enum: ['Successful', 'Aborted', 'Crashed', 'Skipped', 'Running'], description: 'A Running one imports as Aborted' },
+      owtf_rank: rank,
+      user_rank: rank,
+      user_notes: { type: 'string', description: `At most ${MAX_NOTES} bytes of UTF-8` },
+      findings: { type: 'array', maxItems: MAX_FINDINGS, items: ref('Finding') },
+      exit_code: { type: ['integer', 'null'] },
+      error: { type: ['string', 'null'] },
+      started_at: time,
+      ended_at: time,
+      output: { type: 'string', description: `Its text, at most ${MAX_SUMMARY} bytes of UTF-8; kept as the output's text on import (its files do not travel)` },
+    },
+  };
   const bundle = {
     type: 'object',
     required: ['format', 'version', 'session', 'targets'],
@@ -58,21 +85,25 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
       version: { const: 1 },
       exported_at: { type: 'string', format: 'date-time' },
       session: { type: 'object', properties: { name: { type: 'string' } } },
-      targets: { type: 'array', items: ref('Target'), description: 'Newest first' },
+      targets: {
+        type: 'array',
+        description: 'Newest first',
+        items: { allOf: [ref('Target'), { type: 'object', properties: { outputs: { type: 'array', items: bundledOutput, description: 'Optional on import; oldest first' } } }] },
+      },
     },
   };
   router.add('GET', '/api/v1/bundles/{session_id:int}', exportBundle, {
-    summary: 'Export a session as a file (extension): its name and every target, newest first',
+    summary: 'Export a session as a file (extension): its name and every target, newest first, with its outputs and their text',
     ok: { status: 200, description: 'The bundle, not in a JSend envelope', type: 'application/json', schema: bundle, headers: { 'Content-Disposition': 'attachment; filename="<safe name>.assessd.json"' } },
     fails: { 400: [MESSAGES.invalidSessionId] },
   });
   router.add('POST', '/api/v1/bundles', importBundle, {
     summary: 'Import a bundle as a new session (extension), all or nothing, in one durable change; the active session does not change',
-    description: 'Each target whose URL is new is created (its fields derived again from target_url); all are attached to the new session.',
+    description: "Each target whose URL is new is created (its fields derived again from target_url); all are attached to the new session. Each target's outputs become its own, but for a plugin it already has an output of; its ranks follow.",
     args: { name: { type: 'string', description: "The new session's name, instead of the bundle's" } },
     body: { type: 'application/json', description: `A bundle as GET /api/v1/bundles/<id> answers it (at most --max-import-body bytes, 64 MiB by default)`, schema: bundle },
     ok: { status: 201, description: 'The new session, and how many targets it holds', data: { type: 'object', required: ['id', 'targets'], properties: { id: { type: 'integer' }, targets: { type: 'integer' } } } },
     fails: { 400: Object.values(BUNDLE_MESSAGES).filter((m) => m !== BUNDLE_MESSAGES.mediaType), 409: [MESSAGES.dbError], 415: [BUNDLE_MESSAGES.mediaType] },
-    builtFails: { 400: 'or a message naming the version, the number of targets, or the first bad target (e.g. "targets[3].target_url is not an absolute http(s) URL")' },
+    builtFails: { 400: 'or a message naming the version, the number of targets, or the first bad target or output field (e.g. "targets[3].target_url is not an absolute http(s) URL", "targets[2].outputs[0].user_rank must be an integer from -1 to 5")' },
   });
 }

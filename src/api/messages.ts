@@ -1,5 +1,10 @@
 /** Every user-facing message of the contract, in one place: handlers and tests import them from here. */
-import { BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_TARGETS, type BundleProblem } from '../store/bundle.js';
+import { PLUGIN_GROUPS } from '../engine/types.js';
+import {
+  BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_TARGETS, MAX_FINDING_DETAIL, MAX_FINDING_TITLE, MAX_OUTPUT_ERROR,
+  type BundleProblem, type OutputField,
+} from '../store/bundle.js';
+import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
 import { MAX_SESSION_NAME } from '../store/sessions.js';
 
 export { HTTP_MESSAGES } from '../http/jsend.js';
@@ -44,6 +49,30 @@ export const BUNDLE_MESSAGES = {
   targets: 'Bundle "targets" must be an array',
 } as const;
 
+const RANK_RULE = 'must be an integer from -1 to 5';
+
+/** What a bundled output's field must be, as a refusal words it after the field's path. */
+export const OUTPUT_FIELD_RULES: Record<OutputField, string> = {
+  plugin_key: 'must be "<plugin_type>@<plugin_code>"',
+  plugin_code: 'must be a code such as OWTF-IG-001',
+  plugin_group: `must be one of ${PLUGIN_GROUPS.join(', ')}`,
+  plugin_type: 'must be a type of its plugin_group',
+  status: 'must be one of Successful, Aborted, Crashed, Skipped, Running',
+  owtf_rank: RANK_RULE,
+  user_rank: RANK_RULE,
+  user_notes: `must be a string of at most ${MAX_NOTES} bytes of UTF-8`,
+  findings: `must be an array of at most ${MAX_FINDINGS} findings`,
+  exit_code: 'must be an integer or null',
+  error: `must be a string of at most ${MAX_OUTPUT_ERROR} characters, or null`,
+  started_at: 'must be an ISO 8601 time or null',
+  ended_at: 'must be an ISO 8601 time, not before started_at, or null',
+  output: `must be a string of at most ${MAX_SUMMARY} bytes of UTF-8`,
+  finding: 'must be an object',
+  'finding.rank': RANK_RULE,
+  'finding.title': `must be a string of at most ${MAX_FINDING_TITLE} characters`,
+  'finding.detail': `must be a string of at most ${MAX_FINDING_DETAIL} characters`,
+};
+
 /** A refused bundle's message, and the field it names (for the fail envelope's `data`). */
 export function bundleProblem(problem: BundleProblem): { message: string; field: string; detail: string } {
   const M = BUNDLE_MESSAGES;
@@ -72,6 +101,21 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
     case 'target-url': {
       const field = `targets[${problem.index}].target_url`;
       const detail = { missing: 'is missing', 'not-string': 'must be a string', invalid: 'is not an absolute http(s) URL' }[problem.what];
+      return { message: `${field} ${detail}`, field, detail };
+    }
+    case 'outputs': {
+      const field = `targets[${problem.index}].outputs`;
+      return { message: `${field} must be an array`, field, detail: 'must be an array' };
+    }
+    case 'output': {
+      const field = `targets[${problem.index}].outputs[${problem.output}]`;
+      return { message: `${field} must be an object`, field, detail: 'must be an object' };
+    }
+    case 'output-field': {
+      const { index, output, finding } = problem;
+      const name = problem.field === 'finding' ? '' : `.${problem.field.replace(/^finding\./, '')}`;
+      const field = `targets[${index}].outputs[${output}]${finding === undefined ? '' : `.findings[${finding}]`}${name}`;
+      const detail = { missing: 'is missing', invalid: OUTPUT_FIELD_RULES[problem.field], repeated: 'repeats another output of the same target' }[problem.what];
       return { message: `${field} ${detail}`, field, detail };
     }
   }

@@ -6,8 +6,8 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Finding, OutputStatus } from '../store/state.js';
-import type { Target } from '../store/state.js';
+import type { RunEnd } from '../store/engine.js';
+import type { Finding, Target } from '../store/state.js';
 import { CHECKS } from './checks/index.js';
 import { parseNmapXml } from './parsers/nmap.js';
 import { checkProgram, runProgram, type RunEnd as ProgramEnd, type RunHandle as ProgramHandle } from './process-group.js';
@@ -31,18 +31,11 @@ export interface RunContext {
   onProgram(handle: ProgramHandle): void;
 }
 
-export interface RunOutcome {
-  status: Exclude<OutputStatus, 'Running'>;
-  owtfRank: number;
-  findings: Finding[];
-  exitCode: number | null;
-  error: string | null;
-  summary?: string;
-  /** Set for a crash: it is listed among the errors. */
-  crash?: { message: string; traceback: string };
+/** How a run ended, as its output will record it (the op without its ids and time). */
+export type RunOutcome = Omit<RunEnd, 'output' | 'at'> & {
   /** The run was cut short by an abort: its `error` says by whom. */
   aborted?: boolean;
-}
+};
 
 const MAX_PARSED_FILE = 32 * 1024 * 1024;
 

@@ -1,4 +1,7 @@
 /** The engine's vocabulary: plugins as their files say them, findings, ranks, test groups. */
+import type { Finding, Target } from '../store/state.js';
+
+export type { Finding };
 
 /** `-1` unranked, `0` passing, `1` info, `2` low, `3` medium, `4` high, `5` critical. */
 export const RANK_LABELS: Record<number, string> = {
@@ -14,12 +17,6 @@ export const RANK_LABELS: Record<number, string> = {
 export const MIN_RANK = -1;
 export const MAX_RANK = 5;
 
-/** Something a check or a parser found, with the header or line that shows it. */
-export interface Finding {
-  rank: number;
-  title: string;
-  detail: string;
-}
 
 export const PLUGIN_GROUPS = ['web', 'network', 'auxiliary'] as const;
 export type PluginGroup = (typeof PLUGIN_GROUPS)[number];
@@ -92,17 +89,7 @@ export interface TestGroup {
  * `{host}` (the IP when known, else the name), plus `{output_dir}` for programs (the run's
  * output directory, absolute).
  */
-export interface TargetFields {
-  target_url: string;
-  host_name: string;
-  host_ip: string;
-  port_number: string;
-  url_scheme: string;
-  host_path: string;
-  ip_url: string;
-  top_domain: string;
-  top_url: string;
-}
+export type TargetFields = Pick<Target, 'target_url' | 'host_name' | 'host_ip' | 'port_number' | 'url_scheme' | 'host_path' | 'ip_url' | 'top_domain' | 'top_url'>;
 
 /** What a built-in check gets: the target, and a limit on its network time. */
 export interface CheckInput {

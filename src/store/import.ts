@@ -1,18 +1,50 @@
-/** One op for a whole imported session: the session, its new targets and their links, all or nothing. */
+/** One op for a whole imported session: the session, its new targets and their links, and their outputs, all or nothing. */
+import { insertOutput, updateTargetRanks } from './engine.js';
 import { refuse, type Result } from './result.js';
 import { checkNewSessionName, insertSession } from './sessions.js';
-import type { State, Target } from './state.js';
+import type { Finding, OutputRow, OutputStatus, State, Target } from './state.js';
 import { attachUrl, deriveTarget } from './targets.js';
 
 export type ImportRefusal = 'invalid-name' | 'duplicate-name' | 'invalid-url';
 
 /**
+ * An output carried by a bundle, checked, as the op records it: times in ms since the epoch (a
+ * missing start is the import's time), its text kept as the output's summary (files do not travel).
+ */
+export interface ImportedOutput {
+  /** Its target's URL, as `urls` holds it. */
+  url: string;
+  plugin_key: string;
+  plugin_code: string;
+  plugin_group: string;
+  plugin_type: string;
+  status: Exclude<OutputStatus, 'Running'>;
+  owtf_rank: number;
+  user_rank: number;
+  user_notes: string;
+  findings: Finding[];
+  exit_code: number | null;
+  error: string | null;
+  started_at: number | null;
+  ended_at: number | null;
+  output: string;
+}
+
+/**
  * Creates a session named `name` (without activating it), creates each URL not yet a target, in
  * the order given, and attaches every one of them to it. A URL repeated in `urls` is attached once.
+ * Then each output becomes its target's, unless the target already has one of that plugin (this
+ * box's own, or one earlier in `outputs`, is kept); the targets' ranks follow.
  * Refused, with nothing changed, for a name that is invalid or in use, or one invalid URL.
  * Returns the new session's id and how many distinct targets it holds.
  */
-export function importSession(state: State, name: string, urls: string[], at?: number): Result<ImportRefusal, { id: number; targets: number }> {
+export function importSession(
+  state: State,
+  name: string,
+  urls: string[],
+  at?: number,
+  outputs: readonly ImportedOutput[] = [],
+): Result<ImportRefusal, { id: number; targets: number }> {
   const checked = checkNewSessionName(state, name);
   if (!checked.ok) return checked;
   const derived = new Map<string, Target>();
@@ -21,7 +53,41 @@ export function importSession(state: State, name: string, urls: string[], at?: n
     if (!target) return refuse('invalid-url');
     if (!derived.has(target.target_url)) derived.set(target.target_url, target);
   }
+  // an output of a URL the op does not attach is a malformed op: refused before anything changes
+  for (const output of outputs) if (!derived.has(output.url)) return refuse('invalid-url');
   const sessionId = insertSession(state, checked.name, at, false);
-  for (const target of derived.values()) attachUrl(state, sessionId, target);
+  const ids = new Map<string, number>();
+  for (const target of derived.values()) ids.set(target.target_url, attachUrl(state, sessionId, target).id);
+  const touched = new Set<number>();
+  for (const output of outputs) {
+    const targetId = ids.get(output.url)!;
+    if (state.outputsByTarget.get(targetId)?.has(output.plugin_key)) continue;
+    insertOutput(state, importedRow(state, targetId, output, at ?? 0));
+    touched.add(targetId);
+  }
+  for (const targetId of touched) updateTargetRanks(state, targetId);
   return { ok: true, id: sessionId, targets: state.sessions.get(sessionId)!.targets?.size ?? 0 };
+}
+
+function importedRow(state: State, targetId: number, o: ImportedOutput, at: number): OutputRow {
+  const startedAt = o.started_at ?? o.ended_at ?? at;
+  return {
+    id: state.nextOutputId++,
+    target_id: targetId,
+    plugin_key: o.plugin_key,
+    plugin_code: o.plugin_code,
+    plugin_group: o.plugin_group,
+    plugin_type: o.plugin_type,
+    status: o.status,
+    owtf_rank: o.owtf_rank,
+    user_rank: o.user_rank,
+    user_notes: o.user_notes,
+    output_path: '',
+    started_at: startedAt,
+    ended_at: o.ended_at === null ? startedAt : Math.max(o.ended_at, startedAt),
+    error: o.error,
+    findings: o.findings.map((f) => ({ rank: f.rank, title: f.title, detail: f.detail })),
+    exit_code: o.exit_code,
+    summary: o.output,
+  };
 }

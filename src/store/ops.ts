@@ -4,7 +4,7 @@ import { patchConfig } from './configuration.js';
 import { activateSession, addTargetToSession, createSession, deleteSession, removeTargetFromSession } from './sessions.js';
 import type { Part, State } from './state.js';
 import { createTargets, deleteTarget } from './targets.js';
-import { importSession } from './import.js';
+import { importSession, type ImportedOutput } from './import.js';
 import {
   deleteError, deleteOutputs, deleteWork, endRun, patchError, queueWorks, rankOutput, requeueRun, runStarted, setWorkActive, startRun,
   type PluginRef, type RunEnd,
@@ -22,7 +22,8 @@ const APPLY = {
   addTargetsPartial: (state: State, op: { session: number; urls: string[] }) => addTargetsPartial(state, op.session, op.urls),
   bulkTargets: (state: State, op: BulkRequest) => bulkTargets(state, op),
   patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
-  importSession: (state: State, op: { name: string; urls: string[]; at?: number }) => importSession(state, op.name, op.urls, op.at),
+  importSession: (state: State, op: { name: string; urls: string[]; at?: number; outputs?: ImportedOutput[] }) =>
+    importSession(state, op.name, op.urls, op.at, op.outputs),
   queueWorks: (state: State, op: { targets: number[]; plugins: string[]; force: boolean }) => queueWorks(state, op.targets, op.plugins, op.force),
   setWorkActive: (state: State, op: { id: number; active: boolean }) => setWorkActive(state, op.id, op.active),
   deleteWork: (state: State, op: { id: number }) => deleteWork(state, op.id),

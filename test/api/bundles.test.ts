@@ -46,11 +46,13 @@ describe('export', () => {
     assert.deepEqual(body.session, { name: 'acme web' });
   });
 
-  test('the bundle holds each target full record, newest first, exactly as the targets list answers it', async () => {
+  test('the bundle holds each target full record, newest first, exactly as the targets list answers it, and its outputs', async () => {
     const { targets } = (await request(server.url, '/api/v1/bundles/2')).json;
-    assert.deepEqual(targets, await targetsOf(server, 2));
+    assert.deepEqual(targets.map(({ outputs: _outputs, ...target }: any) => target), await targetsOf(server, 2));
     assert.deepEqual(targets.map((t: any) => t.target_url), ['https://[2001:db8::1]/admin', 'http://10.0.0.5:8080/x', 'https://app.acme.example/login', 'http://shared.example/']);
-    assert.equal(Object.keys(targets[0]).length, 14);
+    assert.equal(Object.keys(targets[0]).length, 15);
+    assert.equal(Object.keys(targets[0]).at(-1), 'outputs');
+    assert.deepEqual(targets.map((t: any) => t.outputs), [[], [], [], []], 'none run yet');
   });
 
   test('a session without targets exports an empty list', async () => {

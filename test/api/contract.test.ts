@@ -256,7 +256,7 @@ const table: Row[] = [
         assert.equal(res.headers['content-disposition'], 'attachment; filename="default-session.assessd.json"');
         const body = res.json;
         assert.deepEqual(Object.keys(body), ['format', 'version', 'exported_at', 'session', 'targets']);
-        assert.deepEqual({ ...body, exported_at: typeof body.exported_at }, { format: 'assessd-session', version: 1, exported_at: 'string', session: { name: 'default session' }, targets: [targetA] });
+        assert.deepEqual({ ...body, exported_at: typeof body.exported_at }, { format: 'assessd-session', version: 1, exported_at: 'string', session: { name: 'default session' }, targets: [{ ...targetA, outputs: [] }] });
       },
     },
   },

@@ -116,6 +116,16 @@ export function useToken(port: number | string, token: string | undefined): void
   if (token !== undefined) printedTokens.set(String(port), token);
 }
 
+/** Reads a start line's login URL: requests to that server then send its token. */
+export function rememberPrintedToken(output: string): string | undefined {
+  const listening = /assessd listening on (http:\/\/\S+) /.exec(output);
+  const login = /log in at (http:\/\/\S+)/.exec(output);
+  if (!listening || !login) return undefined;
+  const token = new URL(login[1]).searchParams.get('token') ?? undefined;
+  useToken(new URL(listening[1]).port, token);
+  return token;
+}
+
 export function request(base: string, path: string, options: RequestOptions = {}): Promise<Response> {
   const { hostname, port } = new URL(base);
   let body = options.body;
@@ -191,9 +201,7 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promis
       output += chunk.toString();
       const m = /assessd listening on (http:\/\/\S+) /.exec(output);
       if (!m) return;
-      const login = /log in at (http:\/\/\S+)/.exec(output);
-      const token = login ? (new URL(login[1]).searchParams.get('token') ?? undefined) : undefined;
-      if (token !== undefined) printedTokens.set(new URL(m[1]).port, token);
+      const token = rememberPrintedToken(output);
       resolve({ url: m[1], token, proc, output: () => output, exited });
     };
     proc.stdout!.on('data', onData);

@@ -10,9 +10,9 @@ import { spawnServer, tempDir } from '../helpers/server.ts';
 const SESSION_WRITERS = 10;
 const CONFIG_KEYS = ['THREADS', 'SMTP_PORT', 'SBD_PORT', 'MSF_LISTENER_PORT', 'RESPONSE_WAIT', 'CONNECT_WAIT'];
 
-function post(agent: Agent, url: string, method: string, path: string, body: string): Promise<number> {
+function post(agent: Agent, url: string, method: string, path: string, body: string, token?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}${path}`, { method, agent, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = httpRequest(`${url}${path}`, { method, agent, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
       res.on('error', reject);
@@ -54,13 +54,13 @@ async function loadAndKill(dir: string, env: NodeJS.ProcessEnv, round: number, a
     ...Array.from({ length: SESSION_WRITERS }, (_, w) =>
       writer(async (seq) => {
         const name = `r${round} w${w} #${seq}`;
-        if ((await post(agent, server.url, 'POST', '/api/v1/sessions/', `name=${encodeURIComponent(name)}`)) === 201) acked.sessions.add(name);
+        if ((await post(agent, server.url, 'POST', '/api/v1/sessions/', `name=${encodeURIComponent(name)}`, server.token)) === 201) acked.sessions.add(name);
       }),
     ),
     ...CONFIG_KEYS.map((key) =>
       writer(async (seq) => {
         const value = round * 1_000_000 + seq;
-        if ((await post(agent, server.url, 'PATCH', '/api/v1/configuration/', `${key}=${value}`)) === 200) acked.config.set(key, value);
+        if ((await post(agent, server.url, 'PATCH', '/api/v1/configuration/', `${key}=${value}`, server.token)) === 200) acked.config.set(key, value);
       }),
     ),
   ];
@@ -75,8 +75,9 @@ async function loadAndKill(dir: string, env: NodeJS.ProcessEnv, round: number, a
 /** A restart serves every acknowledged write, and stops cleanly. */
 async function checkRestart(dir: string, acked: Acknowledged, what: string): Promise<void> {
   const check = await spawnServer(['--port', '0', '--data-dir', dir]);
-  const sessions = ((await (await fetch(`${check.url}/api/v1/sessions/`)).json()) as { data: { name: string; active: boolean }[] }).data;
-  const items = ((await (await fetch(`${check.url}/api/v1/configuration`)).json()) as { data: { key: string; value: string }[] }).data;
+  const headers = { authorization: `Bearer ${check.token}` };
+  const sessions = ((await (await fetch(`${check.url}/api/v1/sessions/`, { headers })).json()) as { data: { name: string; active: boolean }[] }).data;
+  const items = ((await (await fetch(`${check.url}/api/v1/configuration`, { headers })).json()) as { data: { key: string; value: string }[] }).data;
   check.proc.kill('SIGTERM');
   assert.equal(await check.exited, 0);
   const names = new Set(sessions.map((s) => s.name));

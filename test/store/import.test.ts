@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildBundle, parseBundle } from '../../src/store/bundle.ts';
+import { buildBundle, parseBundle, snapshotSession } from '../../src/store/bundle.ts';
 import type { DefaultItem } from '../../src/store/configuration.ts';
-import { importSession } from '../../src/store/import.ts';
+import { importSession, type ImportedOutput } from '../../src/store/import.ts';
 import { applyOp } from '../../src/store/ops.ts';
 import { createSession } from '../../src/store/sessions.ts';
 import { emptyState, serializePart, type State } from '../../src/store/state.ts';
@@ -47,7 +47,7 @@ test('a refused importSession changes nothing at all', () => {
 });
 
 test('the same importSession op replayed on the same state gives the same state, whatever the clock says', () => {
-  const op = { op: 'importSession', name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT } as const;
+  const op = { op: 'importSession' as const, name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT };
   const [one, two] = [stateWith(), stateWith()];
   applyOp(one, op);
   applyOp(two, op);
@@ -126,8 +126,83 @@ test('an op with a malformed time changes nothing at all, even one that would de
 test('a bundle built from a state parses back to its URLs, oldest first', () => {
   const state = stateWith();
   createTargets(state, ['http://b.example/', 'http://c.example/']);
-  const text = buildBundle(state, 1, new Date(AT))!;
+  const text = buildBundle(snapshotSession(state, 1)!, new Map(), new Date(AT));
   assert.equal(JSON.parse(text).exported_at, '2026-11-21T10:00:00.000Z');
-  assert.deepEqual(parseBundle(Buffer.from(text)), { ok: true, name: 'default session', urls: ['http://a.example/', 'http://b.example/', 'http://c.example/'] });
-  assert.equal(buildBundle(state, 9, new Date()), undefined);
+  assert.deepEqual(parseBundle(Buffer.from(text)), { ok: true, name: 'default session', urls: ['http://a.example/', 'http://b.example/', 'http://c.example/'], outputs: [] });
+  assert.equal(snapshotSession(state, 9), undefined);
+});
+
+const OUTPUT: ImportedOutput = {
+  url: 'http://a.example/',
+  plugin_key: 'external@OWTF-IG-001',
+  plugin_code: 'OWTF-IG-001',
+  plugin_group: 'web',
+  plugin_type: 'external',
+  status: 'Successful',
+  owtf_rank: 2,
+  user_rank: 4,
+  user_notes: 'notes',
+  findings: [{ rank: 2, title: 't', detail: 'd' }],
+  exit_code: 0,
+  error: null,
+  started_at: AT - 2000,
+  ended_at: AT - 1000,
+  output: 'text',
+};
+
+test('importSession adds each output to its target, with the next ids, and the ranks follow', () => {
+  const state = stateWith();
+  state.nextOutputId = 7;
+  const second = { ...OUTPUT, url: 'http://b.example/', plugin_key: 'passive@OWTF-IG-002', plugin_code: 'OWTF-IG-002', plugin_type: 'passive', owtf_rank: 5, user_rank: -1 };
+  const result = importSession(state, 'with outputs', ['http://a.example/', 'http://b.example/'], AT, [OUTPUT, second]);
+  assert.deepEqual(result, { ok: true, id: 2, targets: 2 });
+  const a = state.outputs.get(7)!;
+  assert.deepEqual(a, {
+    id: 7, target_id: 1, plugin_key: 'external@OWTF-IG-001', plugin_code: 'OWTF-IG-001', plugin_group: 'web', plugin_type: 'external',
+    status: 'Successful', owtf_rank: 2, user_rank: 4, user_notes: 'notes', output_path: '', started_at: AT - 2000, ended_at: AT - 1000,
+    error: null, findings: [{ rank: 2, title: 't', detail: 'd' }], exit_code: 0, summary: 'text',
+  });
+  assert.equal(state.outputs.get(8)!.target_id, 2);
+  assert.equal(state.nextOutputId, 9);
+  assert.deepEqual([state.targets.get(1)!.target.max_owtf_rank, state.targets.get(1)!.target.max_user_rank], [2, 4]);
+  assert.deepEqual([state.targets.get(2)!.target.max_owtf_rank, state.targets.get(2)!.target.max_user_rank], [5, -1]);
+});
+
+test("importSession keeps a target's own output of a plugin, and stamps missing times with the op's", () => {
+  const state = stateWith();
+  importSession(state, 'first', ['http://a.example/'], AT, [OUTPUT]);
+  const own = structuredClone(state.outputs.get(1));
+  const result = importSession(state, 'second', ['http://a.example/'], AT + 9, [{ ...OUTPUT, user_rank: 5 }, { ...OUTPUT, plugin_key: 'external@OWTF-IG-002', plugin_code: 'OWTF-IG-002', started_at: null, ended_at: null }]);
+  assert.equal(result.ok, true);
+  assert.deepEqual(state.outputs.get(1), own);
+  assert.deepEqual([state.outputs.get(2)!.started_at, state.outputs.get(2)!.ended_at], [AT + 9, AT + 9]);
+  assert.equal(state.targets.get(1)!.target.max_user_rank, 4);
+});
+
+test('an importSession op with outputs replays to the same state, and one naming a URL it does not attach changes nothing', () => {
+  const op = { op: 'importSession' as const, name: 'replayed', urls: ['http://x.example/', 'http://a.example/'], at: AT, outputs: [OUTPUT, { ...OUTPUT, url: 'http://x.example/' }] };
+  const [one, two] = [stateWith(), stateWith()];
+  applyOp(one, op);
+  applyOp(two, structuredClone(op));
+  assert.equal(serializePart(one, 'sessions', 0), serializePart(two, 'sessions', 0));
+  const state = stateWith();
+  const before = serializePart(state, 'sessions', 0);
+  assert.deepEqual(applyOp(state, { ...op, outputs: [{ ...OUTPUT, url: 'http://elsewhere.example/' }] }), { ok: false, reason: 'invalid-url' });
+  assert.equal(serializePart(state, 'sessions', 0), before);
+});
+
+test('imported outputs survive a reopen through the journal, then through the snapshots', async () => {
+  const dir = await tempDir();
+  let store = await openStore({ dir, defaults: DEFAULTS });
+  await store.change({ op: 'importSession', name: 'imported', urls: ['http://a.example/'], at: AT, outputs: [OUTPUT] });
+  const expected = serializePart(store.state, 'sessions', 0);
+  await store.close();
+  store = await openStore({ dir, defaults: DEFAULTS, compactAfter: 0 });
+  assert.equal(serializePart(store.state, 'sessions', 0), expected, 'replayed from the journal');
+  await store.change({ op: 'activateSession', id: 1 });
+  await store.close();
+  store = await openStore({ dir, defaults: DEFAULTS });
+  assert.deepEqual(store.state.outputs.get(1)!.summary, 'text', 'read back from the snapshot');
+  assert.equal(store.state.targets.get(1)!.target.max_user_rank, 4);
+  await store.close();
 });

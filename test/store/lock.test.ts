@@ -10,7 +10,7 @@ import { PROJECT_ROOT } from '../../src/paths.ts';
 import { abstractLockAddress, acquireLock, DataDirInUseError, LEGACY_LOCK_FILE, LOCK_SOCKET_PREFIX, type Lock, type LockKind } from '../../src/store/lock.ts';
 import { MAX_SOCKET_PATH } from '../../src/store/lock-socket.ts';
 import { openStore } from '../../src/store/store.ts';
-import { request, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
+import { request, spawnServer, tempDir, type ChildServer, rememberPrintedToken } from '../helpers/server.ts';
 
 const MAIN = join(PROJECT_ROOT, 'dist', 'main.js');
 const noLog = () => {};
@@ -89,7 +89,9 @@ function launch(command: string, args: string[]) {
     proc.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const m = /assessd listening on (http:\/\/\S+) /.exec(output);
-      if (m) resolve(m[1]);
+      if (!m) return;
+      rememberPrintedToken(output);
+      resolve(m[1]);
     });
     proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     void exited.then((code) => reject(new Error(`exited with ${code} before listening: ${output}`)));
