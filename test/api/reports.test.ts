@@ -139,3 +139,36 @@ test('session objects keep exactly id, name and active: the creation time stays 
     for (const s of [data].flat()) assert.deepEqual(Object.keys(s), ['id', 'name', 'active'], path);
   }
 });
+
+test('the findings: the severity counts on top, then each target’s outputs by effective rank, the tester’s notes escaped', async () => {
+  const url = 'https://app.acme.example/login';
+  const [target] = (await request(server.url, `/api/v1/targets/?session_id=2&target_url=${encodeURIComponent(url)}`)).json.data;
+  const queued = await request(server.url, '/api/v1/worklist/', { method: 'POST', form: [['id', String(target.id)], ['type', 'external'], ['code', 'OWTF-IG-001'], ['code', 'OWTF-CM-008'], ['code', 'OWTF-SM-002']] });
+  assert.equal(queued.status, 201, queued.text);
+  for (let i = 0; (await request(server.url, '/api/v1/plugins/progress')).json.data.left_count > 0; i++) {
+    assert.ok(i < 200, 'the checklists ran');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const rank = (code: string, form: Record<string, string>) => request(server.url, `/api/v1/targets/${target.id}/poutput/web/external/${code}`, { method: 'PATCH', form });
+  assert.equal((await rank('OWTF-SM-002', { user_rank: '4', user_notes: HOSTILE })).status, 200);
+  assert.equal((await rank('OWTF-IG-001', { user_rank: '1' })).status, 200);
+
+  const html = (await report()).text;
+  const severity = html.indexOf('<section id="severity">');
+  const findings = html.indexOf('<section id="findings">');
+  assert.ok(severity !== -1 && findings > severity, 'the counts, then the findings');
+  const counts = html.slice(severity, findings);
+  assert.match(counts, /High<\/span><\/th><td class="num">1</);
+  assert.match(counts, /Info<\/span><\/th><td class="num">1</);
+  assert.match(counts, /Critical<\/span><\/th><td class="num">0</);
+  const listed = html.slice(findings, html.indexOf('</section>\n<section>', findings));
+  assert.ok(listed.includes(`<code>${url}</code>`), 'the target, by its URL');
+  const high = listed.indexOf('OWTF-SM-002');
+  const info = listed.indexOf('OWTF-IG-001');
+  assert.ok(high !== -1 && info > high, 'the higher rank first');
+  assert.ok(!listed.includes('OWTF-CM-008'), 'an unranked output without findings or notes is left out');
+  assert.match(listed, /<span class="rank r4">High<\/span> <code>OWTF-SM-002<\/code>/);
+  assert.ok(listed.includes('ranked by the tester'));
+  assert.ok(listed.includes('Tester’s notes:</strong> &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;amp;'), 'the notes, escaped');
+  assert.ok(!/<script/i.test(html));
+});
