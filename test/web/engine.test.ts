@@ -280,6 +280,8 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
       await eventually(async () => assert.equal(await page.locator('.test-group').count(), 7));
     }, { pageLoad: true });
     assert.deepEqual(paths(made).sort(), ['GET /api/v1/auth', 'GET /api/v1/sessions/', `GET /api/v1/targets/${targetA}`, `GET /api/v1/targets/${targetA}/poutput/names`, 'GET /debug/health']);
+    assert.equal(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Targets' }).getAttribute('aria-current'), 'true', 'within Targets');
+    assert.equal(await page.title(), `Results of ${fixtureUrl} · assessd`);
     assert.deepEqual(await page.locator('.test-group').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.code)), [
       'OWTF-IG-001', 'OWTF-IG-004', 'OWTF-CM-001', 'OWTF-CM-008', 'OWTF-SM-002', 'OWTF-WGP-001', 'OWTF-WGP-002',
     ]);

@@ -25,7 +25,7 @@ const routes: Route[] = [
   { path: '/', title: 'Sessions', render: sessionsView },
   { path: '/sessions', title: 'Sessions', render: sessionsView },
   { path: '/targets', title: 'Targets', render: targetsView },
-  { path: '/targets/:id', title: 'Results', render: resultsView },
+  { path: '/targets/:id', title: 'Results', within: '/targets', render: resultsView },
   { path: '/plugins', title: 'Plugins', render: pluginsView },
   { path: '/worklist', title: 'Worklist', render: worklistView },
   { path: '/workers', title: 'Workers', render: workersView },

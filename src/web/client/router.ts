@@ -14,6 +14,8 @@ export interface Route {
   /** A fixed path, or one with named segments: `/targets/:id` (a segment of digits). */
   path: string;
   title: string;
+  /** The main navigation's link this view belongs to, when it has none of its own (a target's results: Targets). */
+  within?: string;
   render: (ctx: ViewContext) => void;
 }
 
@@ -62,6 +64,7 @@ function markNavigation(path: string): void {
   const active = routeFor(path);
   for (const link of document.querySelectorAll<HTMLAnchorElement>('[data-nav]')) {
     if (routeFor(link.pathname) === active) link.setAttribute('aria-current', 'page');
+    else if (active.within === link.pathname) link.setAttribute('aria-current', 'true');
     else link.removeAttribute('aria-current');
   }
 }
