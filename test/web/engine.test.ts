@@ -270,6 +270,17 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     // the other radio: every target of the active session
     await page.getByRole('radio', { name: 'Every target of the active session “default session” (2 targets)' }).check();
     await shows(page.getByRole('button', { name: `Queue ${n} plugins on 2 targets` }), `Queue ${n} plugins on 2 targets`);
+
+    // a selection kept in the tab whose target was deleted since: said plainly, nothing queued
+    await page.evaluate(() => sessionStorage.setItem('assessd.target-selection', JSON.stringify({ ids: [[999999, 'https://gone.example/']] })));
+    await page.reload();
+    await page.getByRole('checkbox', { name: 'OWTF-IG-001 Spiders Robots and Crawlers (external)' }).check();
+    await page.getByRole('button', { name: 'Queue 1 plugin on 1 target' }).click();
+    await shows(page.locator('#queue-result'), 'Nothing was queued: a selected target no longer exists. Select the targets again in the Targets view.');
+    const refused = consoleErrors.filter((e) => /status of 400/.test(e));
+    assert.equal(refused.length, 1, 'the refusal Chromium logs');
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/status of 400/.test(e)));
+    await page.evaluate(() => sessionStorage.removeItem('assessd.target-selection'));
     assertClean();
   });
 

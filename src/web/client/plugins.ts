@@ -3,7 +3,7 @@
  * (one by one, or a whole group or type) are queued on the targets selected in the Targets view,
  * or on every target of the active session. Two requests bring it on screen.
  */
-import { api, isAbort, type Plugin, type SessionSummary } from './api.js';
+import { api, ApiError, isAbort, type Plugin, type SessionSummary } from './api.js';
 import { append, count, h, num, replace } from './dom.js';
 import { replaceQuery, type ViewContext } from './router.js';
 import { selectedCount, targetSelection } from './selection.js';
@@ -242,7 +242,9 @@ export function pluginsView({ root, query, signal }: ViewContext): void {
         result.dataset.kind = 'ok';
         announce(text);
       } catch (err) {
-        const text = `${queued > 0 ? `Queued ${num(queued)}, then stopped` : 'Nothing was queued'}: ${describeError(err)}`;
+        const gone = err instanceof ApiError && err.status === 400 && 'id' in err.data;
+        const why = gone ? 'a selected target no longer exists. Select the targets again in the Targets view' : describeError(err);
+        const text = `${queued > 0 ? `Queued ${num(queued)}, then stopped` : 'Nothing was queued'}: ${why}.`;
         result.dataset.kind = 'error';
         replace(result, text);
         announce(text, 'error');
