@@ -117,6 +117,7 @@ const SCHEMAS: Record<string, Schema> = {
       work: { type: 'array', description: '[] or [<target>, <plugin>]' },
       start_time: { type: 'string', description: '"NA", or when the current run began (YYYY/MM/DD HH:MM:SS, local time)' },
       worker: { type: ['integer', 'null'], description: "The running program's pid" },
+      started_at: { type: ['string', 'null'], description: 'Extension, with include=started_at: when the current run began, ISO 8601' },
     },
   },
   Finding: {

@@ -2,22 +2,30 @@
  * /api/v1/workers: the workers and what they run (the upstream worker handler). Deviation: a GET
  * never changes anything; pause, resume and abort are PATCHes.
  */
-import type { Engine, WorkerAction } from '../engine/scheduler.js';
+import type { Engine, WorkerAction, WorkerView } from '../engine/scheduler.js';
 import { HttpError, success } from '../http/jsend.js';
-import type { Handler } from './context.js';
+import type { Handler, RequestContext } from './context.js';
 import { ENGINE_MESSAGES as E, MESSAGES as M } from './messages.js';
 import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
-import { parseUnsigned } from './params.js';
+import { enumListArg, parseUnsigned } from './params.js';
 
 const ACTIONS = new Set<string>(['pause', 'resume', 'abort']);
+const INCLUDES = ['started_at'] as const;
+const include = { type: 'string', enum: ['started_at'], repeatable: true, description: 'Extension: started_at adds when the current run began, ISO 8601 (null when idle)' } as const;
 
 export function registerWorkers(router: ApiRouter, engine: Engine): void {
   const invalidWorker = () => new HttpError(400, E.invalidWorker);
-  const list: Handler = () => success(engine.workers());
+  /** Extension: `include=started_at` adds when the current run began, ISO 8601 (`start_time` is the server's local time, without a zone). */
+  const withIncludes = (ctx: RequestContext, worker: WorkerView) => {
+    if (!enumListArg(ctx.args, 'include', INCLUDES).includes('started_at')) return worker;
+    const at = engine.runStartedAt(worker.id);
+    return { ...worker, started_at: at === undefined ? null : new Date(at).toISOString() };
+  };
+  const list: Handler = (ctx) => success(engine.workers().map((w) => withIncludes(ctx, w)));
   const get: Handler = (ctx) => {
     const worker = engine.workers().find((w) => w.id === parseUnsigned(ctx.params.id));
     if (!worker) throw invalidWorker();
-    return success(worker);
+    return success(withIncludes(ctx, worker));
   };
   const getWithAction: Handler = () => {
     throw new HttpError(400, M.actionMustBeNone);
@@ -50,8 +58,8 @@ export function registerWorkers(router: ApiRouter, engine: Engine): void {
     return success();
   };
 
-  router.add('GET', '/api/v1/workers', list, { summary: 'The workers: what each runs, since when, and its program\'s pid', ok: { status: 200, description: 'The workers', data: arrayOf(ref('Worker')) } });
-  router.add('GET', '/api/v1/workers/{id:int}', get, { summary: 'One worker', ok: { status: 200, description: 'The worker', data: ref('Worker') }, fails: { 400: [E.invalidWorker] } });
+  router.add('GET', '/api/v1/workers', list, { summary: 'The workers: what each runs, since when, and its program\'s pid', args: { include: { ...include, enum: [...include.enum] } }, ok: { status: 200, description: 'The workers', data: arrayOf(ref('Worker')) } });
+  router.add('GET', '/api/v1/workers/{id:int}', get, { summary: 'One worker', args: { include: { ...include, enum: [...include.enum] } }, ok: { status: 200, description: 'The worker', data: ref('Worker') }, fails: { 400: [E.invalidWorker] } });
   router.add('GET', '/api/v1/workers/{id:int}/{action:word}', getWithAction, { summary: 'Refused (deviation): a GET changes nothing; use PATCH', fails: { 400: [M.actionMustBeNone] } });
   router.add('POST', '/api/v1/workers', add, { summary: 'One more worker', ok: { status: 201, description: 'Added', data: EMPTY } });
   router.add('POST', '/api/v1/workers/{id:int}', refuseIdOrAction, { summary: 'Refused: POST takes no id', fails: { 400: [E.workerIdAndActionNone] } });

@@ -69,6 +69,8 @@ export interface Engine {
   /** DATA_DIR/outputs: every output_path is relative to it. */
   readonly outputsDir: string;
   workers(): WorkerView[];
+  /** When a worker's current run began (ms since the epoch), undefined when idle or unknown. */
+  runStartedAt(id: number): number | undefined;
   /** Applies an action to one worker, or every worker with id 0; false for an unknown worker. */
   act(id: number, action: WorkerAction): boolean;
   addWorker(): void;
@@ -291,6 +293,7 @@ export function createEngine(options: EngineOptions): Engine {
     catalogue,
     outputsDir,
     workers: () => workers.filter((w) => !w.removed).map(view),
+    runStartedAt: (id) => workers.find((w) => w.id === id && !w.removed)?.run?.startedAt,
     act(id, action) {
       const chosen = id === 0 ? workers.filter((w) => !w.removed) : workers.filter((w) => w.id === id && !w.removed);
       if (chosen.length === 0 && id !== 0) return false;

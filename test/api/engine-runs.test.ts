@@ -255,6 +255,14 @@ describe('a program that sleeps: workers and their actions', () => {
       // last: the contract's worker has exactly these keys (extensions are allowed on targets only)
       assert.deepEqual(Object.keys(worker).sort(), WORKER_KEYS);
       assert.deepEqual(Object.keys((await workers(s))[0]!).sort(), WORKER_KEYS);
+      // extension, asked for: when the run began, ISO 8601 (null for an idle worker)
+      await ok(s, 'POST', '/api/v1/workers/');
+      const [busy, idle] = await get(s, '/api/v1/workers/?include=started_at');
+      assert.ok(Math.abs(Date.parse(busy.started_at) - Date.now()) < 60_000, busy.started_at);
+      assert.match(busy.started_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(idle.started_at, null);
+      assert.equal((await get(s, '/api/v1/workers/1?include=started_at')).started_at, busy.started_at);
+      assertFail(await send(s, 'GET', '/api/v1/workers/?include=nope'), 400, M.invalidParameterType);
     }));
 
   test('pause stops the whole process group (T in /proc), resume continues it, abort ends it: Aborted', () =>

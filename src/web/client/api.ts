@@ -122,6 +122,8 @@ export interface Worker {
   /** `"NA"`, or when the run began in the server's local time: `2026/11/24 18:09:17`. */
   start_time: string;
   worker: number | null;
+  /** Asked for with include=started_at: when the run began, ISO 8601. */
+  started_at?: string | null;
 }
 
 export interface Finding {
@@ -349,7 +351,7 @@ export const api = {
   /** `id` 0: every queued work. */
   deleteWork: (id: number) => send<object>('DELETE', `/api/v1/worklist/${id}`),
 
-  workers: (signal?: AbortSignal) => get<Worker[]>('/api/v1/workers/', signal),
+  workers: (signal?: AbortSignal) => get<Worker[]>('/api/v1/workers/?include=started_at', signal),
   addWorker: () => send<object>('POST', '/api/v1/workers/'),
   removeWorker: (id: number) => send<object>('DELETE', `/api/v1/workers/${id}`),
   /** `id` 0: every worker. */

@@ -32,12 +32,14 @@ export function duration(ms: number): string {
 const firstSeen = new Map<string, number>();
 
 /**
- * When the worker's run began. The server says it in its local time, without a zone: read as
- * this browser's local time (the same box, or the same zone); a time in the future (another
- * zone) falls back to when this page first saw the run.
+ * When the worker's run began: `started_at` (ISO 8601, asked for with include=started_at); else
+ * `start_time`, the server's local time without a zone, read as this browser's (the same box, or
+ * the same zone), and a time in the future (another zone) falls back to when this page first saw
+ * the run.
  */
 function startedAt(worker: Worker): number | undefined {
   if (!worker.busy || worker.start_time === 'NA') return undefined;
+  if (worker.started_at) return Date.parse(worker.started_at);
   const key = `${worker.id} ${worker.start_time}`;
   const m = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(worker.start_time);
   const local = m ? new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]).getTime() : NaN;
