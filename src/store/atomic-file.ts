@@ -1,4 +1,5 @@
 /** The store's file operations: atomic replacement of a file, and a journal appended in place. */
+import { constants } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -7,7 +8,7 @@ import { threadId } from 'node:worker_threads';
 export interface AppendableFile {
   /** Whether opening it created it: its directory entry then needs an fsync of the directory. */
   readonly created: boolean;
-  /** Writes `data` at `position`, then fdatasync. */
+  /** Writes `data` at `position`, durably (as write + fdatasync) before it resolves. */
   writeAt(data: Buffer, position: number): Promise<void>;
   /** Cuts the file to `length`, then fsync. */
   truncate(length: number): Promise<void>;
@@ -27,6 +28,14 @@ export interface FileSystem {
   /** Deletes a file (a missing one is no error). */
   remove(path: string): Promise<void>;
 }
+
+/**
+ * O_DSYNC: each write is as durable as write + fdatasync when it returns, in one system call and
+ * one round trip through the thread pool instead of two (each a thread woken on a machine whose
+ * cores the event loop and its clients already use). Where there is none (Windows), an fdatasync.
+ */
+const DATA_SYNC = constants.O_DSYNC ?? 0;
+const READ_WRITE = constants.O_RDWR;
 
 let tempCounter = 0;
 
@@ -72,10 +81,10 @@ export const nodeFileSystem: FileSystem = {
   async openAppendable(path) {
     // not 'a': O_APPEND ignores the position, and a failed write must be overwritable
     let created = false;
-    const handle = await open(path, 'r+').catch((err: NodeJS.ErrnoException) => {
+    const handle = await open(path, READ_WRITE | DATA_SYNC).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
       created = true;
-      return open(path, 'w+', 0o600);
+      return open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
     });
     return {
       created,
@@ -85,7 +94,7 @@ export const nodeFileSystem: FileSystem = {
           const { bytesWritten } = await handle.write(data, written, data.length - written, position + written);
           written += bytesWritten;
         }
-        await handle.datasync();
+        if (DATA_SYNC === 0) await handle.datasync();
       },
       async truncate(length) {
         await handle.truncate(length);
