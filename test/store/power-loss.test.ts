@@ -38,6 +38,10 @@ interface Acknowledged {
   /** The last value acknowledged per key: values only grow, so a later unacknowledged one may be there instead. */
   config: Map<string, number>;
   targets: Set<string>;
+  /** The engine's writes: works queued (`<url> <plugin>`), runs ended, the tester's notes (a growing number). */
+  queued: Set<string>;
+  ended: Set<string>;
+  notes: Map<string, number>;
   /** Acknowledgements in all, for the report. */
   count: number;
 }
@@ -57,16 +61,61 @@ function check(state: State, acked: Acknowledged, what: string): void {
     const id = state.targetIdByUrl.get(url);
     assert.ok(id !== undefined && holder.has(id), `${what}: the acknowledged target ${url} is lost`);
   }
+  const outputOf = (pair: string) => {
+    const [url, plugin] = pair.split(' ');
+    const id = state.outputsByTarget.get(state.targetIdByUrl.get(url)!)?.get(plugin);
+    return id === undefined ? undefined : state.outputs.get(id);
+  };
+  for (const pair of acked.queued) {
+    const [url, plugin] = pair.split(' ');
+    // queued, or taken by a worker since (then it has an output)
+    assert.ok(state.queued.has(`${state.targetIdByUrl.get(url)} ${plugin}`) || outputOf(pair), `${what}: the acknowledged work ${pair} is lost`);
+  }
+  for (const pair of acked.ended) assert.ok(outputOf(pair) && outputOf(pair)!.status !== 'Running', `${what}: the acknowledged end of ${pair} is lost`);
+  for (const [pair, notes] of acked.notes) assert.ok(Number(outputOf(pair)?.user_notes) >= notes, `${what}: the acknowledged notes ${notes} on ${pair} are lost`);
+}
+
+/** An engine op on the targets the workload made: queue a work, take one and run it to its end, or annotate an output. */
+function engineChange(store: Store, rand: () => number, acked: Acknowledged, value: () => number): [Op, () => void] | undefined {
+  const state = store.state;
+  const pick = rand();
+  const urls = [...acked.targets];
+  if (pick < 0.4 && urls.length > 0) {
+    const url = urls[Math.floor(rand() * urls.length)];
+    const plugin = `active@P-${Math.floor(rand() * 4)}`;
+    return [{ op: 'queueWorks', targets: [state.targetIdByUrl.get(url)!], plugins: [plugin], force: false }, () => acked.queued.add(`${url} ${plugin}`)];
+  }
+  if (pick < 0.7) {
+    const work = [...state.works.values()].find((w) => w.active);
+    if (!work) return undefined;
+    const url = state.targets.get(work.target)!.target.target_url;
+    return [{ op: 'startRun', work: work.id, plugin: { key: work.plugin, code: work.plugin.split('@')[1], group: 'network', type: 'active' }, outputPath: `${work.target}/network/active/x`, at: 1 }, () => {}];
+  }
+  const running = [...state.outputs.values()].filter((o) => o.run);
+  if (pick < 0.85 && running.length > 0) {
+    const o = running[Math.floor(rand() * running.length)];
+    const pair = `${state.targets.get(o.target_id)!.target.target_url} ${o.plugin_key}`;
+    if (o.run!.pid === null && rand() < 0.5) return [{ op: 'runStarted', output: o.id, pid: 1000 + o.id, pidStart: '42' }, () => {}];
+    return [{ op: 'endRun', output: o.id, at: 2, status: 'Successful', owtfRank: 1, findings: [{ rank: 1, title: 't', detail: 'd' }], exitCode: 0, error: null }, () => acked.ended.add(pair)];
+  }
+  const ended = [...state.outputs.values()].filter((o) => !o.run);
+  if (ended.length === 0) return undefined;
+  const o = ended[Math.floor(rand() * ended.length)];
+  const pair = `${state.targets.get(o.target_id)!.target.target_url} ${o.plugin_key}`;
+  const notes = value();
+  return [{ op: 'rankOutput', target: o.target_id, key: o.plugin_key, userRank: notes % 6, notes: String(notes) }, () => acked.notes.set(pair, Math.max(acked.notes.get(pair) ?? 0, notes))];
 }
 
 /** One boot's writes: random changes, several in flight, until the power goes or `count` are done. */
 async function workload(store: Store, power: PowerSwitch, rand: () => number, acked: Acknowledged, tag: string, count: number): Promise<void> {
   const created: string[] = [...acked.sessions].filter((name) => !acked.mayBeDeleted.has(name));
   let n = 0;
-  let value = Math.max(0, ...acked.config.values());
+  // values only grow, across boots too: configuration values and notes alike
+  let value = Math.max(0, ...acked.config.values(), ...acked.notes.values());
   const next = (): [Op, () => void] | undefined => {
     const i = n++;
     const pick = rand();
+    if (pick < 0.25) return engineChange(store, rand, acked, () => ++value);
     if (pick < 0.4) {
       const name = `${tag} s${i}`;
       return [{ op: 'createSession', name }, () => (acked.sessions.add(name), created.push(name))];
@@ -104,7 +153,7 @@ async function workload(store: Store, power: PowerSwitch, rand: () => number, ac
   await Promise.all(Array.from({ length: 1 + Math.floor(rand() * 8) }, writer));
 }
 
-test(`${CUTS} power cuts at seeded random points (start-up, group commits, seals, compactions): every boot starts and keeps every acknowledged change`, { timeout: 600_000 }, async (t) => {
+test(`${CUTS} power cuts at seeded random points (start-up, group commits, seals, compactions, the engine's runs): every boot starts and keeps every acknowledged change`, { timeout: 600_000 }, async (t) => {
   const seed = Number(process.env.POWER_SEED ?? Date.now() % 1_000_000);
   const rand = random(seed);
   const landed = new Map<string, number>();
@@ -112,7 +161,9 @@ test(`${CUTS} power cuts at seeded random points (start-up, group commits, seals
   let acknowledged = 0;
   for (let first = 0; first < CUTS; first += CUTS_PER_DIR) {
     const dir = await tempDir('assessd-power-');
-    const acked: Acknowledged = { sessions: new Set(), deleted: new Set(), mayBeDeleted: new Set(), config: new Map(), targets: new Set(), count: 0 };
+    const acked: Acknowledged = {
+      sessions: new Set(), deleted: new Set(), mayBeDeleted: new Set(), config: new Map(), targets: new Set(), queued: new Set(), ended: new Set(), notes: new Map(), count: 0,
+    };
     for (let boot = first; boot < Math.min(CUTS, first + CUTS_PER_DIR); boot++) {
       const what = `cut ${boot} (seed ${seed})`;
       let compacting = 0;
