@@ -5,25 +5,27 @@
  * paths.ts); and the web application's script into one file, app.js (a browser fetching twenty
  * modules in four rounds waits ~100 ms before it can ask for any data), beside the page's static files.
  */
-import { cp, mkdir, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
 
+// chunks from an earlier build would be packed with this one's
+for (const name of await readdir(join(PROJECT_ROOT, 'dist')).catch(() => [])) {
+  if (name.startsWith('chunk-')) await rm(join(PROJECT_ROOT, 'dist', name));
+}
+const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', sourcemap: true, logLevel: 'warning' } as const;
+// What runs plugins (the checks with https and tls, the runner with child_process, the parsers)
+// is imported with the first run: split into a chunk, a server that runs nothing never loads it.
 await build({
-  entryPoints: {
-    main: join(PROJECT_ROOT, 'src', 'main.ts'),
-    index: join(PROJECT_ROOT, 'src', 'index.ts'),
-    compactor: join(PROJECT_ROOT, 'src', 'store', 'compaction-worker.ts'),
-  },
+  ...common,
+  entryPoints: { main: join(PROJECT_ROOT, 'src', 'main.ts'), index: join(PROJECT_ROOT, 'src', 'index.ts') },
   outdir: join(PROJECT_ROOT, 'dist'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  sourcemap: true,
-  logLevel: 'warning',
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
 });
+// the compaction worker stays one self-contained file (paths.ts starts it by its path)
+await build({ ...common, entryPoints: { compactor: join(PROJECT_ROOT, 'src', 'store', 'compaction-worker.ts') }, outdir: join(PROJECT_ROOT, 'dist') });
 // the declarations of the build's and the CLI's own entry points describe nothing a library user imports
 for (const entry of ['build', 'build-sea', 'main']) await rm(join(PROJECT_ROOT, 'dist', 'types', `${entry}.d.ts`), { force: true });
 // every file in the folder is served: nothing from an earlier build may stay

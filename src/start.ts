@@ -95,11 +95,17 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   // Compressed once, now that the first requests can be answered: beside the store's reads they
   // would have queued behind it (a gzip request meanwhile compresses its own file).
   const assets = web;
-  setTimeout(() => assets.compress(), 100).unref();
+  // set once the try above did not throw
+  const runningEngine = engine!;
+  const catalogue = runningEngine.catalogue;
+  setTimeout(() => {
+    assets.compress();
+    // the shipped plugins, read now rather than by the first request that needs them
+    void catalogue.plugins;
+  }, 100).unref();
 
   let closing: Promise<void> | undefined;
   const listening = server;
-  const runningEngine = engine;
   return {
     url,
     host,

@@ -14,7 +14,9 @@ import { renderReport, reportPolicy, type RankedOutput, type ReportInput } from 
 
 export function registerReports(router: ApiRouter, store: Store, defaults: DefaultItem[], catalogue?: Catalogue): void {
   const defaultValues = new Map(defaults.map((d) => [d.key, d.value]));
-  const guideOrder = new Map((catalogue?.testGroups ?? []).map((g, i) => [g.code, i]));
+  /** The testing guide's order of codes, made on the first report (the catalogue is read when first needed). */
+  let order: Map<string, number> | undefined;
+  const guideOrder = () => (order ??= new Map((catalogue?.testGroups ?? []).map((g, i) => [g.code, i])));
 
   /**
    * A target's outputs worth reporting (ranked, or with findings or notes), highest effective rank
@@ -33,7 +35,7 @@ export function registerReports(router: ApiRouter, store: Store, defaults: Defau
         notes: o.user_notes,
         byTester: o.user_rank !== -1,
       }))
-      .sort((a, b) => b.rank - a.rank || (guideOrder.get(a.code) ?? 1e9) - (guideOrder.get(b.code) ?? 1e9) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0) || (a.type < b.type ? -1 : 1));
+      .sort((a, b) => b.rank - a.rank || (guideOrder().get(a.code) ?? 1e9) - (guideOrder().get(b.code) ?? 1e9) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0) || (a.type < b.type ? -1 : 1));
 
   /** Dirty items whose value is not the default's (an item set back to its default is not news). */
   const changedConfiguration = (): ReportInput['changed'] =>

@@ -4,7 +4,7 @@ import { realpathSync } from 'node:fs';
 import { IN_SEA, jsonFilesIn, PLUGINS_DIR, shippedPluginFiles } from '../paths.js';
 import type { Store } from '../store/store.js';
 import { loadCatalogue, type Catalogue } from './catalogue.js';
-import { CHECKS } from './checks/index.js';
+import { CHECK_NAMES } from './checks/names.js';
 import { recoverRuns } from './recovery.js';
 import { createEngine, type Engine } from './scheduler.js';
 
@@ -20,12 +20,33 @@ export interface OpenEngineOptions {
   log: (line: string) => void;
 }
 
-/** The shipped plugins and the user's (DATA_DIR/plugins); throws a PluginFileError naming a bad file. */
+/**
+ * The shipped plugins and the user's (DATA_DIR/plugins); throws a PluginFileError naming a bad user
+ * file. Without user files, the shipped ones (which the tests check) are read when first needed,
+ * not on the way to the first answer: they would add a tenth to the start-up.
+ */
 export function readCatalogue(dataDir: string): Catalogue {
   const userDir = join(dataDir, 'plugins');
   // in a clone the default data directory is the project's data/: its plugins/ are the shipped ones
   const user = !IN_SEA && sameDir(userDir, PLUGINS_DIR) ? [] : (jsonFilesIn(userDir) ?? []);
-  return loadCatalogue(shippedPluginFiles(), user, new Set(Object.keys(CHECKS)));
+  const load = () => loadCatalogue(shippedPluginFiles(), user, new Set(CHECK_NAMES));
+  return user.length > 0 ? load() : lazyCatalogue(load);
+}
+
+function lazyCatalogue(load: () => Catalogue): Catalogue {
+  let loaded: Catalogue | undefined;
+  const catalogue = () => (loaded ??= load());
+  return {
+    get plugins() {
+      return catalogue().plugins;
+    },
+    get testGroups() {
+      return catalogue().testGroups;
+    },
+    get: (key) => catalogue().get(key),
+    testGroup: (code) => catalogue().testGroup(code),
+    filter: (filter) => catalogue().filter(filter),
+  };
 }
 
 function sameDir(a: string, b: string): boolean {
@@ -36,10 +57,11 @@ function sameDir(a: string, b: string): boolean {
   }
 }
 
-/** Loads the catalogue, ends what a crashed server left running (requeuing its works), starts the workers. */
+/** Reads the catalogue, ends what a crashed server left running (requeuing its works), starts the workers. */
 export async function openEngine(options: OpenEngineOptions, catalogue = readCatalogue(options.dataDir)): Promise<Engine> {
   await recoverRuns(options.store, options.dataDir, options.log);
   const engine = createEngine({ ...options, catalogue });
-  engine.kick();
+  // works left queued by the last run start at once; with none, the catalogue waits for its first use
+  if (options.store.state.works.size > 0) engine.kick();
   return engine;
 }

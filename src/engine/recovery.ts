@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Store } from '../store/store.js';
-import { endStaleGroup, processStartTime } from './process-group.js';
+import { endStaleGroup, processStartTime } from './proc.js';
 import { RUN_MARKER_VARIABLE, runMarker } from './scheduler.js';
 
 /** Process-group leaders whose environment carries this data directory's marker, by output id. */

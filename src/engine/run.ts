@@ -8,9 +8,9 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunEnd } from '../store/engine.js';
 import type { Finding, Target } from '../store/state.js';
-import { CHECKS } from './checks/index.js';
-import { parseNmapXml } from './parsers/nmap.js';
-import { checkProgram, runProgram, type RunEnd as ProgramEnd, type RunHandle as ProgramHandle } from './process-group.js';
+import type { CheckName } from './checks/names.js';
+import { checkProgram } from './proc.js';
+import type { RunEnd as ProgramEnd, RunHandle as ProgramHandle } from './process-group.js';
 import { fillArgv } from './template.js';
 import type { CatalogueEntry } from './types.js';
 
@@ -60,8 +60,12 @@ export async function runPlugin(ctx: RunContext): Promise<RunOutcome> {
   }
 }
 
+// The checks, the runner and the parsers are loaded with their first run (https, tls and
+// child_process with them): a server that runs nothing starts without them.
+
 async function runCheck(ctx: RunContext, name: string): Promise<RunOutcome> {
-  const check = CHECKS[name];
+  const { CHECKS } = await import('./checks/index.js');
+  const check = CHECKS[name as CheckName];
   if (!check) return skipped(`no built-in check is named ${name}`);
   try {
     const result = await check({ target: ctx.target, timeoutMs: ctx.checkTimeoutMs, signal: ctx.signal });
@@ -91,6 +95,7 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
   const filled = fillArgv(action.argv, { target: ctx.target, outputDir: ctx.outputDir, config: ctx.config });
   if (!filled.ok) return skipped(`refused to run ${name}: ${filled.reason}`);
   const timeoutMs = Math.min(ctx.runTimeoutMs, (action.timeout ?? Infinity) * 1000);
+  const { runProgram } = await import('./process-group.js');
   let end: ProgramEnd;
   try {
     const handle = runProgram({
@@ -165,5 +170,6 @@ async function parse(parser: string, outputDir: string): Promise<{ findings: Fin
   } catch (err) {
     return { findings: [], error: `no nmap XML to rank (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
   }
+  const { parseNmapXml } = await import('./parsers/nmap.js');
   return parseNmapXml(text);
 }

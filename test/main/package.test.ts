@@ -30,6 +30,17 @@ test('an embedding project starts assessd, writes, closes, and finds its data af
   const headers = { authorization: 'Bearer ' + server.token };
   const created = await fetch(server.url + '/api/v1/sessions/', { method: 'POST', headers, body: new URLSearchParams({ name: 'from the embedder' }) });
   assert.equal(created.status, 201);
+  // a built-in check runs from the installed package too (its code is loaded with the first run)
+  await fetch(server.url + '/api/v1/targets/', { method: 'POST', headers, body: new URLSearchParams({ target_url: 'http://127.0.0.1:9/' }) });
+  const queued = await fetch(server.url + '/api/v1/worklist/', { method: 'POST', headers, body: new URLSearchParams({ id: '1', type: 'semi_passive', code: 'OWTF-IG-001' }) });
+  assert.deepEqual((await queued.json()).data, { queued: 1 });
+  let outputs = [];
+  for (let i = 0; i < 200 && !(outputs[0] && outputs[0].status !== 'Running'); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    outputs = (await (await fetch(server.url + '/api/v1/targets/1/poutput/', { headers })).json()).data;
+  }
+  assert.equal(outputs[0].status, 'Successful', JSON.stringify(outputs[0]));
+  assert.equal(outputs[0].findings[0].title, 'Target did not answer');
   await server.close();
   const again = await start({ port: 0, dataDir, log: () => {} });
   assert.equal(again.token, server.token, 'the generated token is reused');

@@ -7,8 +7,9 @@ import { checkHttpMethods } from './http-methods.js';
 import { checkRobots } from './robots.js';
 import { checkTls } from './tls.js';
 import type { Check } from '../types.js';
+import type { CheckName } from './names.js';
 
-export const CHECKS: Record<string, Check> = {
+export const CHECKS: Record<CheckName, Check> = {
   robots: (input) => checkRobots(input),
   banners: (input) => checkBanners(input),
   tls: (input) => checkTls(input),
