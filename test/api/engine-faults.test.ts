@@ -1,0 +1,97 @@
+/**
+ * Disk faults while programs run: the outputs directory full (a real tmpfs of 256 KiB, where this
+ * machine lets the test mount one), and the journal refusing writes as a run ends.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { addTarget, configure, get, ok, queue, script, scriptDir, send, toolPlugin, waitFor, waitForOutput, writePluginFile } from '../helpers/engine.ts';
+import { failingDisk } from '../helpers/failing-fs.ts';
+import { startServer, tempDir, type StartOptions } from '../helpers/server.ts';
+
+const CODE = 'USR-DISK-001';
+const KEY = `active@${CODE}`;
+
+let tools: string;
+before(async () => {
+  tools = await scriptDir();
+});
+after(() => rm(tools, { recursive: true, force: true }));
+
+async function server(options: StartOptions = {}) {
+  const dataDir = await tempDir();
+  await writePluginFile(dataDir, 'disk.json', { test_groups: [{ code: CODE, descrip: 'Writes output' }], plugins: [toolPlugin(CODE, 'TOOL_WAFW00F', ['{target_url}'])] });
+  return { dataDir, options: { workers: 1, ...options, dataDir } };
+}
+
+/** Mounts a tmpfs of `size` at `dir`; false where this machine does not let the test (not root, no mount). */
+function mountTmpfs(dir: string, size: string): boolean {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('a full disk under the outputs during a run: the run ends Crashed (listed in the errors), the store keeps working', async (t) => {
+  const { dataDir, options } = await server();
+  const outputs = join(dataDir, 'outputs');
+  await mkdir(outputs, { recursive: true });
+  if (!mountTmpfs(outputs, '256k')) return t.skip('this machine does not let the test mount a tmpfs (needs root)');
+  const s = await startServer(options);
+  try {
+    // 4 MiB of output into 256 KiB of disk
+    const program = await script(tools, 'loud.sh', 'head -c 4194304 /dev/zero | tr "\\0" x');
+    await configure(s, { TOOL_WAFW00F: program });
+    const id = await addTarget(s, 'http://127.0.0.1:1/');
+    assert.equal(await queue(s, { id: String(id), type: 'active', code: CODE }), 1);
+    const output = await waitForOutput(s, id, KEY, ['Crashed', 'Successful', 'Aborted', 'Skipped']);
+    assert.equal(output.status, 'Crashed', JSON.stringify(output));
+    assert.match(output.error ?? '', /could not write its output: .*ENOSPC/);
+    const errors = await get(s, '/api/v1/errors/');
+    assert.equal(errors.length, 1);
+    assert.match(errors[0].owtf_message, new RegExp(`${KEY} on http://127\\.0\\.0\\.1:1/`));
+    // the store is elsewhere: it goes on answering and writing
+    assert.equal((await send(s, 'POST', '/api/v1/sessions/', { name: 'after the full disk' })).status, 201);
+  } finally {
+    await s.stop();
+    execFileSync('umount', [outputs]);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('the journal refusing writes as runs end: each end is recorded once the disk recovers, nothing lost', async () => {
+  const disk = failingDisk();
+  const { options } = await server({ fs: disk.fs });
+  const s = await startServer(options);
+  try {
+    const program = await script(tools, 'slow.sh', 'sleep 0.3; echo done');
+    await configure(s, { TOOL_WAFW00F: program });
+    const id = await addTarget(s, 'http://127.0.0.1:1/');
+    assert.equal(await queue(s, { id: String(id), type: 'active', code: CODE }), 1);
+    await waitFor('the program', async () => (await get(s, '/api/v1/workers/1')).worker);
+    disk.fail('ENOSPC');
+    // the program ends meanwhile; its end cannot be written: a write answers 500, reads go on
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal((await send(s, 'POST', '/api/v1/sessions/', { name: 'refused' })).status, 500);
+    assert.equal((await get(s, `/api/v1/targets/${id}/poutput/`))[0].status, 'Running');
+    disk.fail(undefined);
+    const output = await waitForOutput(s, id, KEY, ['Successful'], 5_000);
+    assert.equal(output.exit_code, 0);
+    assert.match(output.output ?? '', /done/);
+    assert.ok(s.logs.some((l) => l.includes('could not record the end of a run')), s.logs.join('\n'));
+    await ok(s, 'POST', '/api/v1/sessions/', { name: 'after' });
+  } finally {
+    await s.stop();
+  }
+  // and after a restart, the run's end is there
+  const again = await startServer({ ...options, fs: undefined });
+  try {
+    assert.equal((await get(again, '/api/v1/targets/1/poutput/'))[0].status, 'Successful');
+  } finally {
+    await again.close();
+  }
+});
