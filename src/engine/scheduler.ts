@@ -279,7 +279,7 @@ export function createEngine(options: EngineOptions): Engine {
   const sweep = setInterval(() => {
     for (const worker of workers) {
       const run = worker.run;
-      if (run && run.output && !store.state.outputs.has(run.output)) end(run, 'user');
+      if (run && run.output && !run.ending && !store.state.outputs.has(run.output)) end(run, 'user');
     }
     for (const id of targetDirs) {
       if (store.state.targets.has(id) || workers.some((w) => w.run?.target.id === id)) continue;
