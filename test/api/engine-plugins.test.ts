@@ -4,9 +4,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { ENGINE_MESSAGES as E } from '../../src/api/messages.ts';
 import { openEngine } from '../../src/engine/index.ts';
 import { defaultConfiguration, PROJECT_ROOT } from '../../src/paths.ts';
@@ -34,13 +34,9 @@ interface Plugin {
   min_time: string | null;
 }
 
-/** shared/reference/test-groups.tsv beside the project (or a worktree's project) or above it. */
+/** The upstream framework's test groups (group, code, priority, name): a copy kept with the tests. */
 function referenceFile(): string {
-  for (let dir = PROJECT_ROOT; ; dir = dirname(dir)) {
-    const file = join(dir, 'shared', 'reference', 'test-groups.tsv');
-    if (existsSync(file)) return file;
-    if (dirname(dir) === dir) throw new Error('shared/reference/test-groups.tsv not found above the project');
-  }
+  return join(PROJECT_ROOT, 'test', 'fixtures', 'upstream-test-groups.tsv');
 }
 
 /** The upstream test groups: group, code, priority, name. */
