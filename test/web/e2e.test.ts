@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
+import { eventually, shows, text } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 // The README's pictures are redrawn on purpose (UPDATE_SCREENSHOTS=1 npm test); a plain run draws
@@ -108,31 +109,6 @@ function assertClean(): void {
   assert.deepEqual(unexpectedConsole, [], 'console errors');
 }
 
-/** Retries an assertion until it holds (the page updates after its requests answer). */
-async function eventually(check: () => Promise<void> | void, timeout = 5000): Promise<void> {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
-
-/** What the user sees: rendered text only, white space collapsed. */
-async function text(locator: Locator): Promise<string> {
-  return (await locator.innerText()).replace(/\s+/g, ' ').trim();
-}
-
-/** Waits until the element shows every one of these texts. */
-async function shows(locator: Locator, ...expected: string[]): Promise<void> {
-  await eventually(async () => {
-    const actual = await text(locator);
-    for (const part of expected) assert.ok(actual.includes(part), `expected “${part}” in “${actual}”`);
-  });
-}
 
 async function apiData<T = any>(path: string): Promise<T> {
   const res = await request(server.url, path);

@@ -15,9 +15,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
+import { eventually, shows, text } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : join(tmpdir(), 'assessd-screenshots');
@@ -138,28 +139,6 @@ function assertClean(): void {
   assert.deepEqual(consoleErrors, [], 'console errors');
 }
 
-async function eventually(check: () => Promise<void> | void, timeout = 5000): Promise<void> {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
-
-async function text(locator: Locator): Promise<string> {
-  return (await locator.innerText()).replace(/\s+/g, ' ').trim();
-}
-
-async function shows(locator: Locator, ...expected: string[]): Promise<void> {
-  await eventually(async () => {
-    const actual = await text(locator);
-    for (const part of expected) assert.ok(actual.includes(part), `expected “${part}” in “${actual}”`);
-  });
-}
 
 /** The requests a step makes (the health check only when it is a page load). */
 async function apiCalls(step: () => Promise<void>, { pageLoad = false } = {}): Promise<string[]> {
