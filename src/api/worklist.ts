@@ -1,4 +1,5 @@
 /** /api/v1/worklist: queued runs (the upstream worklist handler), queued as one durable change. */
+import { pluginOrStandIn } from '../engine/catalogue.js';
 import type { Engine } from '../engine/scheduler.js';
 import type { Plugin } from '../engine/types.js';
 import type { Args } from '../http/args.js';
@@ -28,12 +29,7 @@ interface WorkFilter {
 
 export function registerWorklist(router: ApiRouter, store: Store, engine: Engine): void {
   const { catalogue } = engine;
-  const pluginOf = (key: string): Plugin => {
-    const entry = catalogue.get(key);
-    if (entry) return entry.plugin;
-    const [type = '', code = key] = key.split('@');
-    return { key, code, group: 'web', type, name: key, title: key, descrip: 'no longer in the catalogue', file: '', attr: null, min_time: null };
-  };
+  const pluginOf = (key: string): Plugin => pluginOrStandIn(catalogue, key);
   const view = (w: WorkRow): WorkView => ({ id: w.id, active: w.active, target: store.state.targets.get(w.target)!.target, plugin: pluginOf(w.plugin) });
 
   function matching(filter: WorkFilter): WorkRow[] {

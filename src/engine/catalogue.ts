@@ -113,6 +113,17 @@ function readTestGroup(raw: unknown, file: string, i: number): TestGroup {
   return { code, group: group as PluginGroup, priority: priority as number, descrip, hint, url, mappings: mappings as TestGroup['mappings'] };
 }
 
+/**
+ * The plugin a key names, or a stand-in built from the key (`<type>@<code>`) when the catalogue no
+ * longer holds it (a plugin file removed while works or outputs still name it).
+ */
+export function pluginOrStandIn(catalogue: Catalogue, key: string): Plugin {
+  const entry = catalogue.get(key);
+  if (entry) return entry.plugin;
+  const [type = '', code = key] = key.split('@');
+  return { key, code, group: 'web', type, name: key, title: key, descrip: 'no longer in the catalogue', file: '', attr: null, min_time: null };
+}
+
 const ACTION_KEYS = ['checklist', 'links', 'check', 'argv'] as const;
 
 function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, TestGroup>, knownChecks: ReadonlySet<string>): CatalogueEntry {

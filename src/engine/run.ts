@@ -39,7 +39,7 @@ export type RunOutcome = Omit<RunEnd, 'output' | 'at'> & {
 
 const MAX_PARSED_FILE = 32 * 1024 * 1024;
 
-const skipped = (reason: string): RunOutcome => ({ status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: reason });
+export const skipped = (reason: string): RunOutcome => ({ status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: reason });
 
 /** The highest finding's rank; 0 (passing) with none. An unranked finding alone (an interrupted scan) stays -1. */
 function highest(findings: Finding[]): number {
@@ -142,7 +142,8 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
   }
 }
 
-function crashed(key: string, target: Target, message: string): RunOutcome {
+/** A run that crashed (or could not start): its error listed, naming the plugin and the target. */
+export function crashed(key: string, target: Target, message: string): RunOutcome {
   return {
     status: 'Crashed',
     owtfRank: -1,

@@ -9,9 +9,9 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { Target, WorkRow } from '../store/state.js';
-import type { Catalogue } from './catalogue.js';
+import { pluginOrStandIn, type Catalogue } from './catalogue.js';
 import type { RunHandle as ProgramHandle } from './process-group.js';
-import { runPlugin, type RunOutcome } from './run.js';
+import { crashed, runPlugin, skipped, type RunOutcome } from './run.js';
 import type { CatalogueEntry, Plugin } from './types.js';
 
 export interface EngineOptions {
@@ -149,15 +149,9 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
-  function pluginOf(key: string): { entry?: CatalogueEntry; plugin: Plugin } {
-    const entry = catalogue.get(key);
-    if (entry) return { entry, plugin: entry.plugin };
-    const [type, code] = key.split('@');
-    return { plugin: { key, code: code ?? key, group: 'web', type: type ?? '', name: key, title: key, descrip: '', file: '', attr: null, min_time: null } };
-  }
-
   function start(worker: Worker, work: WorkRow): void {
-    const { entry, plugin } = pluginOf(work.plugin);
+    const entry = catalogue.get(work.plugin);
+    const plugin = pluginOrStandIn(catalogue, work.plugin);
     const target = { ...store.state.targets.get(work.target)!.target };
     const outputPath = entry?.action.kind === 'program' ? [String(target.id), plugin.group, plugin.type, plugin.code].join('/') : '';
     const at = Date.now();
@@ -188,7 +182,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   async function execute(run: Run, entry: CatalogueEntry | undefined): Promise<RunOutcome> {
     const { outputPath } = run;
-    if (!entry) return { status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: `plugin ${run.plugin.key} is no longer in the catalogue` };
+    if (!entry) return skipped(`plugin ${run.plugin.key} is no longer in the catalogue`);
     if (run.ending) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: endReason(run.ending), aborted: true };
     const outputDir = join(outputsDir, outputPath);
     if (outputPath) {
@@ -198,8 +192,7 @@ export function createEngine(options: EngineOptions): Engine {
         await rm(outputDir, { recursive: true, force: true });
         await mkdir(outputDir, { recursive: true, mode: 0o700 });
       } catch (err) {
-        const message = `could not make the output directory: ${(err as Error).message}`;
-        return { status: 'Crashed', owtfRank: -1, findings: [], exitCode: null, error: message, crash: { message: `${run.plugin.key} on ${run.target.target_url}: ${message}`, traceback: message } };
+        return crashed(run.plugin.key, run.target, `could not make the output directory: ${(err as Error).message}`);
       }
     }
     return runPlugin({

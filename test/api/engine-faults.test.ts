@@ -95,3 +95,22 @@ test('the journal refusing writes as runs end: each end is recorded once the dis
     await again.close();
   }
 });
+
+test('a plugin file removed while its works are queued: the worklist shows a stand-in, and the run is Skipped saying why', async () => {
+  const { dataDir, options } = await server({ workers: 0 });
+  const first = await startServer(options);
+  const id = await addTarget(first, 'http://127.0.0.1:1/');
+  assert.equal(await queue(first, { id: String(id), type: 'active', code: CODE }), 1);
+  await first.stop();
+  await rm(join(dataDir, 'plugins'), { recursive: true });
+  const again = await startServer({ ...options, workers: 0 });
+  try {
+    const [work] = await get(again, '/api/v1/worklist/');
+    assert.deepEqual(work.plugin, { key: KEY, code: CODE, group: 'web', type: 'active', name: KEY, title: KEY, descrip: 'no longer in the catalogue', file: '', attr: null, min_time: null });
+    await ok(again, 'POST', '/api/v1/workers/');
+    const output = await waitForOutput(again, id, KEY, ['Skipped']);
+    assert.equal(output.error, `plugin ${KEY} is no longer in the catalogue`);
+  } finally {
+    await again.close();
+  }
+});
