@@ -124,7 +124,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine);
   registerReports(router, store, options.defaults ?? [], options.engine?.catalogue);
   if (options.engine) {
-    registerMisc(router, store, options.engine);
+    registerMisc(router, store);
     registerPlugins(router, options.engine.catalogue);
     registerWorklist(router, store, options.engine);
     registerWorkers(router, options.engine);

@@ -2,7 +2,6 @@
  * The upstream misc handlers: progress, the severity panel, the errors of crashed runs.
  * Deviation: they answer in the JSend envelope like every other route.
  */
-import type { Engine } from '../engine/scheduler.js';
 import { RANK_LABELS } from '../engine/types.js';
 import { HttpError, success } from '../http/jsend.js';
 import { effectiveRank, targetOutputs } from '../store/engine.js';
@@ -25,11 +24,12 @@ export function severityCounts(store: Store, sessionId: number): { id: number; l
   return counts.map((value, id) => ({ id, label: RANK_LABELS[id], value })).reverse();
 }
 
-export function registerMisc(router: ApiRouter, store: Store, engine: Engine): void {
+export function registerMisc(router: ApiRouter, store: Store): void {
   const progress: Handler = () => {
-    let complete = 0;
-    for (const row of store.state.outputs.values()) if (row.status !== 'Running') complete++;
-    return success({ complete_count: complete, left_count: store.state.works.size + engine.running() });
+    // a running output is a work still left, a queued one is not an output yet
+    let running = 0;
+    for (const row of store.state.outputs.values()) if (row.status === 'Running') running++;
+    return success({ complete_count: store.state.outputs.size - running, left_count: store.state.works.size + running });
   };
 
   const severity: Handler = (ctx) => {

@@ -40,7 +40,6 @@ export interface WorkerView {
 }
 
 interface Run {
-  work: WorkRow;
   output: number;
   target: Target;
   plugin: Plugin;
@@ -78,8 +77,6 @@ export interface Engine {
   removeWorker(id: number): boolean;
   /** Works were queued or resumed: idle workers take them. */
   kick(): void;
-  /** How many runs are in progress. */
-  running(): number;
   /** Removes output directories (after their outputs or targets were deleted). */
   removeOutputDirs(paths: string[]): Promise<void>;
   /** Aborts every run, requeues their works, and waits for them to be recorded. */
@@ -157,7 +154,7 @@ export function createEngine(options: EngineOptions): Engine {
     const at = Date.now();
     // applied at once (the work leaves the worklist now: no other worker takes it), durable later
     const started = store.change({ op: 'startRun', work: work.id, plugin: { key: plugin.key, code: plugin.code, group: plugin.group, type: plugin.type }, outputPath, at });
-    const run: Run = { work: { ...work }, output: 0, target, plugin, outputPath, startedAt: at, controller: new AbortController(), done: Promise.resolve() };
+    const run: Run = { output: 0, target, plugin, outputPath, startedAt: at, controller: new AbortController(), done: Promise.resolve() };
     worker.run = run;
     run.done = (async () => {
       let result: Awaited<typeof started>;
@@ -320,7 +317,6 @@ export function createEngine(options: EngineOptions): Engine {
       return true;
     },
     kick: pump,
-    running: () => workers.filter((w) => w.run).length,
     removeOutputDirs,
     async close() {
       closing = true;
