@@ -9,7 +9,7 @@ import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, version } from '../../src/paths.ts';
-import { request, tempDir, useToken } from '../helpers/server.ts';
+import { rememberPrintedToken, request, tempDir } from '../helpers/server.ts';
 
 const run = promisify(execFile);
 const skip = process.platform === 'win32' ? 'the single executable is built for Linux and macOS here' : false;
@@ -33,8 +33,7 @@ function launch(executable: string, args: string[], cwd: string) {
       const m = /assessd listening on (http:\/\/\S+) \(data: (.+?)\)/.exec(output);
       if (!m) return;
       // the printed login URL's token: requests to this server send it, as a user's would
-      const login = /log in at (http:\/\/\S+)/.exec(output);
-      if (login) useToken(new URL(m[1]).port, new URL(login[1]).searchParams.get('token') ?? undefined);
+      rememberPrintedToken(output);
       resolve(m[1]);
     });
     proc.stderr.on('data', (chunk: Buffer) => (output += chunk));
