@@ -6,10 +6,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { addTarget, configure, get, ok, queue, script, scriptDir, send, toolPlugin, waitFor, waitForOutput, writePluginFile } from '../helpers/engine.ts';
 import { failingDisk } from '../helpers/failing-fs.ts';
-import { startServer, tempDir, type StartOptions } from '../helpers/server.ts';
+import { spawnServer, startServer, tempDir, type StartOptions } from '../helpers/server.ts';
 
 const CODE = 'USR-DISK-001';
 const KEY = `active@${CODE}`;
@@ -112,5 +113,21 @@ test('a plugin file removed while its works are queued: the worklist shows a sta
     assert.equal(output.error, `plugin ${KEY} is no longer in the catalogue`);
   } finally {
     await again.close();
+  }
+});
+
+test('under the command line, whose background threads run nicer, a tool still runs at the server\'s own priority', async () => {
+  const dataDir = await tempDir();
+  await writePluginFile(dataDir, 'nice.json', { test_groups: [{ code: 'USR-NICE-001', descrip: 'Says its niceness' }], plugins: [{ ...toolPlugin('USR-NICE-001', 'TOOL_NONE', []), tool: undefined, program: '/usr/bin/nice' }] });
+  const s = await spawnServer(['--port', '0', '--data-dir', dataDir, '--workers', '1']);
+  try {
+    const id = await addTarget(s, 'http://127.0.0.1:1/');
+    assert.equal(await queue(s, { id: String(id), code: 'USR-NICE-001' }), 1);
+    const output = await waitForOutput(s, id, 'active@USR-NICE-001', ['Successful']);
+    assert.equal(output.output?.trim(), String(getPriority()));
+  } finally {
+    s.proc.kill('SIGTERM');
+    await s.exited;
+    await rm(dataDir, { recursive: true, force: true });
   }
 });
