@@ -115,7 +115,7 @@ describe('cross-origin writes', () => {
   });
 
   test('reads are not refused for their Origin, and no Access-Control-Allow-* header is ever sent', async () => {
-    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }]) {
+    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
       const res = await request(server.url, '/api/v1/sessions/', { headers });
       assert.equal(res.status, 200);
       assert.deepEqual(Object.keys(res.headers).filter((h) => h.startsWith('access-control-')), []);
@@ -222,7 +222,7 @@ describe('token', () => {
         ['/api/v1/sessions/1', { method: 'DELETE' }],
         ['/debug/health', { method: 'POST' }],
       ];
-      for (const credentials of [{}, bearer('wrong'), bearer(token.slice(0, -1)), bearer(`${token}x`), bearer(`${token} junk`), { authorization: `Basic ${token}` }, { cookie: `assessd-${server.port}=${token}` }]) {
+      for (const credentials of [{}, bearer('wrong'), bearer(token.slice(0, -1)), bearer(`${token}x`), bearer(`${token} junk`), { authorization: `Basic ${token}` }, { cookie: `assessd-${server.port}=${token}` }] as Record<string, string>[]) {
         for (const [path, options] of calls) {
           const res = await request(server.url, path, { ...options, headers: credentials });
           assertFail(res, 401, HTTP_MESSAGES.authenticationRequired, `${options.method ?? 'GET'} ${path} ${JSON.stringify(credentials)}`);

@@ -12,7 +12,7 @@ type Form = Record<string, string | string[]> | [string, string][];
 
 interface Row {
   name: string;
-  /** Server options for this row (e.g. a small body limit). */
+  /** Server options for this row (e.g. a small body limit, a token). */
   options?: StartOptions;
   setup?: (server: TestServer) => Promise<void>;
   method: string;
@@ -36,8 +36,6 @@ interface Row {
   };
   /** Follow-up GETs and the exact `data` each must answer. */
   then?: { path: string; data: unknown }[];
-  /** The server's options, when the row needs some (a token). */
-  options?: { token?: string };
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';

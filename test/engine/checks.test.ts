@@ -109,7 +109,7 @@ describe('header variants', () => {
   for (const [check, headers, rank, evidence] of VARIANTS) {
     test(`${check} ranks ${rank} for ${headers.join(' + ')}`, async () => {
       const query = headers.map((h) => `h=${encodeURIComponent(h)}`).join('&');
-      const findings = findingsOf(await CHECKS[check]!(inputFor(`${target.url}?${query}`)));
+      const findings = findingsOf(await CHECKS[check as keyof typeof CHECKS](inputFor(`${target.url}?${query}`)));
       assert.equal(highestRank(findings), rank, details(findings));
       assert.ok(details(findings).includes(evidence), details(findings));
     });

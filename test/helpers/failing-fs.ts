@@ -29,6 +29,7 @@ export function failingDisk(): FailingDisk {
     async openAppendable(path) {
       const file = await nodeFileSystem.openAppendable(path);
       return {
+        created: file.created,
         async writeAt(data, position) {
           // a failing disk may take part of the write, or all of it, before it fails
           if (code) await file.writeAt(mode === 'after' ? data : data.subarray(0, data.length >> 1), position);

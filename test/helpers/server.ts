@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from '../../src/api/page.ts';
 import { defaultConfiguration, PROJECT_ROOT, webFiles } from '../../src/paths.ts';
-import { createServer, type ServerOptions } from '../../src/server.ts';
+import { createServer, type AssessdHttpServer, type ServerOptions } from '../../src/server.ts';
 import type { FileSystem } from '../../src/store/atomic-file.ts';
 import { parseDefaults } from '../../src/store/defaults.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
@@ -20,7 +20,7 @@ export interface TestServer {
   dataDir: string;
   store: Store;
   engine: Engine;
-  server: Server;
+  server: AssessdHttpServer;
   logs: string[];
   /** Stops the server and releases the data dir (the dir stays, for a restart). */
   stop(): Promise<void>;
