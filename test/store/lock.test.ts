@@ -38,11 +38,16 @@ function lockTest(name: string, options: { timeout?: number; skip?: string | fal
   }
 }
 
-/** The abstract socket names listening now (without their leading NUL), from /proc/net/unix. */
+/**
+ * The abstract socket names listening now (without their leading NUL), from /proc/net/unix. Only
+ * listening sockets (flag __SO_ACCEPTCON, 0x10000): a connection the lock has accepted (a refused
+ * start asking who holds it) shows the same name until it is closed.
+ */
 function abstractSockets(): string[] {
   return readFileSync('/proc/net/unix', 'utf8').split('\n').flatMap((line) => {
-    const path = line.trim().split(/\s+/)[7];
-    return path?.startsWith('@') ? [path.slice(1)] : [];
+    const [, , , flags, , , , path] = line.trim().split(/\s+/);
+    const listening = (Number.parseInt(flags ?? '0', 16) & 0x10000) !== 0;
+    return listening && path?.startsWith('@') ? [path.slice(1)] : [];
   });
 }
 
