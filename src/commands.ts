@@ -16,6 +16,7 @@ import { parseDefaults } from './store/defaults.js';
 import { DataDirInUseError } from './store/lock.js';
 import { PART_FILES } from './store/state.js';
 import { openStore, type Store } from './store/store.js';
+import { TOKEN_FILE } from './store/token-file.js';
 
 export const EXPORT_USAGE = 'Usage: assessd export --session ID [--data-dir DIR] [--out FILE]';
 export const IMPORT_USAGE = 'Usage: assessd import FILE [--data-dir DIR] [--name NAME]   (FILE - reads standard input)';
@@ -78,6 +79,15 @@ async function open(dir: string, logs: string[], instead: (server: string) => st
   }
 }
 
+/**
+ * The header that sends the server's token, for a command we suggest: read from the data
+ * directory's token file where the server keeps it; else the token it was given (`ASSESSD_TOKEN`).
+ */
+function authHeader(dir: string): string {
+  const file = join(dir, TOKEN_FILE);
+  return `-H "Authorization: Bearer ${existsSync(file) ? `$(cat ${shellQuote(file)})` : '$ASSESSD_TOKEN'}"`;
+}
+
 async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
   const { values, positionals } = parse(argv, ['session', 'data-dir', 'out'], EXPORT_USAGE);
   if (values.help) return io.out(`${EXPORT_USAGE}\n`);
@@ -92,7 +102,7 @@ async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   const out = values.out === undefined ? undefined : resolve(values.out as string);
 
   const logs: string[] = [];
-  const store = await open(dir, logs, (url) => `curl -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
+  const store = await open(dir, logs, (url) => `curl -f ${authHeader(dir)} -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
   let bundle: string | undefined;
   let summary = '';
   try {
@@ -141,7 +151,7 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   const logs: string[] = [];
   const query = name === undefined ? '' : `?name=${encodeURIComponent(name)}`;
   const store = await open(dir, logs, (url) =>
-    `curl -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/bundles/${query}`)}`,
+    `curl ${authHeader(dir)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/bundles/${query}`)}`,
   );
   const { urls, outputs } = parsed;
   let result;

@@ -1,7 +1,7 @@
 /** `assessd export` and `assessd import` through the compiled binary, on the directories of stopped servers. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
@@ -14,6 +14,18 @@ async function stop(server: ChildServer): Promise<void> {
 }
 
 /** A failure: exit 1, nothing on stdout, one line on stderr matching `pattern`. */
+/** The command a refusal suggests instead. */
+function suggested(stderr: string): string {
+  return stderr.trimEnd().replace(/^.*use its API instead: /s, '');
+}
+
+/** Runs a command line as a user's shell does. */
+function shell(line: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', line], { env: { ...process.env, ...env } }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+  });
+}
+
 function assertRefused(run: { code: number | null; stdout: string; stderr: string }, pattern: RegExp): void {
   assert.equal(run.code, 1, run.stderr);
   assert.equal(run.stdout, '');
@@ -109,10 +121,15 @@ describe('while a server holds the directory', () => {
   });
   after(() => stop(server));
 
-  test('export refuses in one line naming the server and the API call to use instead', async () => {
-    const run = await runCli(['export', '--data-dir', dir, '--session', '1', '--out', '/tmp/x.json']);
-    // the server's own address, as its lock advertises it: a command the user can paste
-    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -o /tmp/x\\.json ${server.url.replace(/\./g, '\\.')}/api/v1/bundles/1$`));
+  test('export refuses in one line naming the server and the API call to use instead, which works pasted', async () => {
+    const out = join(await tempDir(), 'x.json');
+    const run = await runCli(['export', '--data-dir', dir, '--session', '1', '--out', out]);
+    // the server's own address, as its lock advertises it, and its token: a command the user can paste
+    const auth = `-H "Authorization: Bearer $(cat ${dir}/token)"`.replace(/[$()./]/g, '\\$&');
+    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -f ${auth} -o ${out.replace(/\./g, '\\.')} ${server.url.replace(/\./g, '\\.')}/api/v1/bundles/1$`));
+    const pasted = await shell(suggested(run.stderr));
+    assert.equal(pasted.code, 0, pasted.stderr);
+    assert.equal(JSON.parse(await readFile(out, 'utf8')).session.name, 'default session');
   });
 
   test('import refuses in one line naming the POST to use instead, and changes nothing', async () => {
@@ -120,10 +137,32 @@ describe('while a server holds the directory', () => {
     await writeFile(file, bundle('n', ['http://a.example/']));
     const before = await storeBytes(dir);
     const run = await runCli(['import', file, '--data-dir', dir, '--name', 'x y']);
-    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl -H 'Content-Type: application/json' --data-binary @${file} '${server.url.replace(/\./g, '\\.')}/api/v1/bundles/\\?name=x%20y'$`));
+    const auth = `-H "Authorization: Bearer $(cat ${dir}/token)"`.replace(/[$()./]/g, '\\$&');
+    assertRefused(run, new RegExp(`process ${server.proc.pid}.*use its API instead: curl ${auth} -H 'Content-Type: application/json' --data-binary @${file} '${server.url.replace(/\./g, '\\.')}/api/v1/bundles/\\?name=x%20y'$`));
     assert.deepEqual(await storeBytes(dir), before);
     assert.equal((await request(server.url, '/api/v1/sessions/')).json.data.length, 1);
+    // pasted, the suggestion imports through the server
+    const pasted = await shell(suggested(run.stderr));
+    assert.equal(pasted.code, 0, pasted.stderr);
+    assert.equal(JSON.parse(pasted.stdout).status, 'success', pasted.stdout);
+    assert.deepEqual((await request(server.url, '/api/v1/sessions/')).json.data.map((row: { name: string }) => row.name), ['default session', 'x y']);
   });
+});
+
+test('a server given its token (ASSESSD_TOKEN, no token file): the suggested call sends $ASSESSD_TOKEN, and works pasted where it is set', async () => {
+  const dir = await tempDir();
+  const token = 'given-token-0123456789';
+  const server = await spawnServer(['--port', '0', '--data-dir', dir], { ASSESSD_TOKEN: token });
+  try {
+    const out = join(await tempDir(), 'given.json');
+    const run = await runCli(['export', '--data-dir', dir, '--session', '1', '--out', out]);
+    assertRefused(run, /use its API instead: curl -f -H "Authorization: Bearer \$ASSESSD_TOKEN" -o /);
+    const pasted = await shell(suggested(run.stderr), { ASSESSD_TOKEN: token });
+    assert.equal(pasted.code, 0, pasted.stderr);
+    assert.equal(JSON.parse(await readFile(out, 'utf8')).session.name, 'default session');
+  } finally {
+    await stop(server);
+  }
 });
 
 test('after a server was killed (-9), its directory is exported and imported into at once', async () => {
