@@ -1,7 +1,7 @@
 /** Starts the real server on port 0 with a temp data dir, in this process or as a child process. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
-import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
