@@ -27,7 +27,6 @@ import {
   waitForProgram,
   workers,
   writePluginFile,
-  type Output,
 } from '../helpers/engine.ts';
 import { startServer, tempDir, type StartOptions, type TestServer } from '../helpers/server.ts';
 

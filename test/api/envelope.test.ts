@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { HTTP_MESSAGES, MESSAGES } from '../../src/api/messages.ts';
 import { assertFail, assertSuccess, JSON_TYPE } from '../helpers/jsend.ts';
-import { request, startServer, type RequestOptions, type Response, type TestServer } from '../helpers/server.ts';
+import { request, startServer, type RequestOptions, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 beforeEach(async () => (server = await startServer()));

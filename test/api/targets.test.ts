@@ -2,7 +2,7 @@ import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MESSAGES } from '../../src/api/messages.ts';
 import { assertFail, assertSuccess } from '../helpers/jsend.ts';
-import { request, startServer, type RequestOptions, type Response, type TestServer } from '../helpers/server.ts';
+import { request, startServer, type RequestOptions, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
 beforeEach(async () => (server = await startServer()));

@@ -88,7 +88,6 @@ function engineChange(store: Store, rand: () => number, acked: Acknowledged, val
   if (pick < 0.7) {
     const work = [...state.works.values()].find((w) => w.active);
     if (!work) return undefined;
-    const url = state.targets.get(work.target)!.target.target_url;
     return [{ op: 'startRun', work: work.id, plugin: { key: work.plugin, code: work.plugin.split('@')[1], group: 'network', type: 'active' }, outputPath: `${work.target}/network/active/x`, at: 1 }, () => {}];
   }
   const running = [...state.outputs.values()].filter((o) => o.run);

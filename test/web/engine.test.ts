@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
-import { eventually, shows, text } from '../helpers/page.ts';
+import { eventually, shows } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : join(tmpdir(), 'assessd-screenshots');
