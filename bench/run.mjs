@@ -15,7 +15,8 @@
  * --growth-only  only the growth scenario (every run has it: 32 clients write until the store
  *              holds 400,000 sessions, a health prober beside them; quick: 5,000 sessions)
  * --out FILE   also write the markdown report to FILE
- * --dist DIR   measure the compiled server in DIR instead of ./dist (a copy of an earlier build)
+ * --dist DIR   measure the compiled server in DIR instead of ./dist (a copy of an earlier build; still
+ *              started with the node flags of this package.json's start script)
  * --quiet-wait S  before each measurement, wait up to S seconds (default 30; quick: 0) for other
  *              processes to use less than a fifth of a core; how busy they were is reported anyway
  *
@@ -36,6 +37,7 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_TOKEN, createLoadPool } from './load.mjs';
+import { startFlags } from './start-flags.mjs';
 import { writeDataDir } from './dataset.mjs';
 import { runGrowth } from './growth.mjs';
 
@@ -282,7 +284,7 @@ async function startServer(kind, dataDir, env = {}) {
   const args =
     kind === 'bare'
       ? [BARE, '--host', HOST, '--port', String(port)]
-      : [MAIN, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
+      : [...START_FLAGS, MAIN, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ASSESSD_TOKEN: BENCH_TOKEN, ...env } });
   children.add(child);
@@ -366,6 +368,8 @@ const APP = join(work, 'app');
 for (const file of ['package.json', join('data', 'default-configuration.json')]) cpSync(join(ROOT, file), join(APP, file));
 cpSync(DIST, join(APP, 'dist'), { recursive: true });
 const MAIN = join(APP, 'dist', 'main.js');
+/** The node flags the build's `npm start` gives its server (its package.json's start script): measured as users run it. */
+const START_FLAGS = startFlags(APP);
 const build = (() => {
   const git = (/** @type {string[]} */ ...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   if (flags.dist) return `the copy in ${DIST}, built ${statSync(join(DIST, 'main.js')).mtime.toISOString()}`;
@@ -620,7 +624,7 @@ function machine(background) {
     `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
     `- Node ${process.version}, Linux ${release()}`,
     `- Data directories: ${tmpRoot} on ${tmpFs.type} (${disk})`,
-    `- Build: ${build}`,
+    `- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/main.js'].join(' ')}\``,
     `- Other processes' CPU during the measured windows: median ${median(background).toFixed(0)}%, ` +
       `max ${Math.max(...background).toFixed(0)}% of one core; waited ${Math.round(quietWaitedMs / 1000)} s in all for them to quieten ` +
       `(load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,

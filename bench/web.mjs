@@ -38,6 +38,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+import { startFlags } from './start-flags.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -97,7 +98,7 @@ let token;
 
 /** @returns {Promise<{ url: string, stop: () => Promise<void> }>} */
 function startServer() {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolvePromise, reject) => {
     child.stdout.on('data', (chunk) => {

@@ -2,7 +2,6 @@
 /** CLI: a thin shell over start(): flags, the start-up line, signals and exit codes. */
 import { setFlagsFromString } from 'node:v8';
 import { parseCli, UsageError, USAGE } from './cli.js';
-import { lowerBackgroundThreads } from './background-threads.js';
 import { isCommand, runCommand } from './commands.js';
 import { DEFAULT_DATA_DIR, version } from './paths.js';
 import { start } from './start.js';
@@ -37,8 +36,6 @@ async function main(): Promise<void> {
   // No handler while starting: a signal then stops the process at once (nothing is acknowledged yet,
   // every file is written atomically), even if the start is stuck in a synchronous call.
   const server = await start({ ...command.options, log });
-  // once started, the thread pool and V8's helpers all exist: behind the event loop from now on
-  lowerBackgroundThreads();
   // Handlers before the start-up line: a signal that comes as soon as it is out stops cleanly.
   let stopping = false;
   const stop = async (signal: string) => {

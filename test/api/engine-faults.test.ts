@@ -116,7 +116,7 @@ test('a plugin file removed while its works are queued: the worklist shows a sta
   }
 });
 
-test('under the command line, whose background threads run nicer, a tool still runs at the server\'s own priority', async () => {
+test('under the command line, a tool runs at the server\'s own priority', async () => {
   const dataDir = await tempDir();
   await writePluginFile(dataDir, 'nice.json', { test_groups: [{ code: 'USR-NICE-001', descrip: 'Says its niceness' }], plugins: [{ ...toolPlugin('USR-NICE-001', 'TOOL_NONE', []), tool: undefined, program: '/usr/bin/nice' }] });
   const s = await spawnServer(['--port', '0', '--data-dir', dataDir, '--workers', '1']);

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,7 +177,6 @@ export interface ChildServer {
   exited: Promise<number | null>;
 }
 
-/** Spawns the compiled server (`dist/main.js`) and waits for its start-up line. */
 /** Servers spawned and not yet exited: killed when the test file's process exits (or is told to), so that none outlives it. */
 const spawned = new Set<ChildProcess>();
 const killSpawned = () => {
@@ -186,8 +186,14 @@ process.on('exit', killSpawned);
 // a failed assertion skips a test's own kill: at the end of the file, none is left to hold its process open
 after(killSpawned);
 
+/** The node flags `npm start` gives the server (package.json's start script): spawned servers run as users run them. */
+export const START_FLAGS: string[] = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
+
+/** Spawns the compiled server (`dist/main.js`) as `npm start` does and waits for its start-up line. */
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
-  const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
+  const proc = spawn(process.execPath, [...START_FLAGS, join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

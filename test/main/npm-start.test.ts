@@ -1,0 +1,69 @@
+/** `npm start` as a user runs it: the node flags its script gives the server are in force. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths.ts';
+import { spawnServer, START_FLAGS, tempDir } from '../helpers/server.ts';
+
+const linux = process.platform === 'linux' ? false : 'reads /proc';
+
+/** The processes of a process group, with their command lines (arguments split). */
+function processesOfGroup(pgid: number): { pid: number; argv: string[] }[] {
+  const found: { pid: number; argv: string[] }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its closing parenthesis
+      const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+      if (pgrp === pgid) found.push({ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean) });
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return found;
+}
+
+const threads = (pid: number) => readdirSync(`/proc/${pid}/task`).length;
+
+test('npm start runs the server with V8 keeping one helper thread (--v8-pool-size=1: the write tails at saturation)', { skip: linux }, async () => {
+  assert.deepEqual(START_FLAGS, ['--v8-pool-size=1']);
+  const [dir, plainDir, spawnedDir] = [await tempDir(), await tempDir(), await tempDir()];
+  const npm = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir], { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      npm.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('assessd listening on ')) resolve();
+      });
+      npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
+    });
+    const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'main.js'))));
+    assert.ok(server, 'the server is in npm start\'s process group');
+    assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('main.js'))), ['--v8-pool-size=1']);
+
+    // and it does what it says: three fewer threads than the same server under plain node
+    const plain = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', plainDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((resolve) => plain.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve()));
+      const asSpawned = await spawnServer(['--port', '0', '--data-dir', spawnedDir]);
+      try {
+        // both idle after their start: the same threads but V8's helpers
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.equal(threads(plain.pid!) - threads(server.pid), 3, 'V8 keeps 1 helper thread instead of 4');
+        assert.equal(threads(asSpawned.proc.pid!), threads(server.pid), 'the test helper spawns servers as npm start does');
+      } finally {
+        asSpawned.proc.kill('SIGKILL');
+      }
+    } finally {
+      plain.kill('SIGKILL');
+    }
+  } finally {
+    process.kill(-npm.pid!, 'SIGKILL');
+    for (const d of [dir, plainDir, spawnedDir]) await rm(d, { recursive: true, force: true });
+  }
+});
