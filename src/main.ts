@@ -1,14 +1,13 @@
 #!/usr/bin/env node
 /** CLI: a thin shell over start(): flags, the start-up line, signals and exit codes. */
-import { setFlagsFromString } from 'node:v8';
 import { parseCli, UsageError, USAGE } from './cli.js';
 import { isCommand, runCommand } from './commands.js';
 import { DEFAULT_DATA_DIR, version } from './paths.js';
 import { start } from './start.js';
+import { keepYoungGenerationSmall } from './young-generation.js';
 
-// Under concurrent load V8 grows its young generation up to 48 MB, for a few per cent of speed:
-// measured, keeping it at its start size cost 2-4% of req/s and saved 12-24 MB of RSS.
-setFlagsFromString('--semi-space-growth-factor=1');
+// V8's young generation kept at its start size (src/young-generation.ts)
+keepYoungGenerationSmall();
 
 const log = (line: string) => console.error(`assessd: ${line}`);
 

@@ -4,6 +4,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { compactionWorker } from '../paths.js';
+import { afterNewIsolate } from '../young-generation.js';
 import type { CompactionJob, CompactionResult, Compactor } from './compaction.js';
 
 type Reply = { ok: true; result: CompactionResult } | { ok: false; message: string };
@@ -15,6 +16,10 @@ export const workerCompactor: Compactor = (job: CompactionJob) => {
   const source = compactionWorker();
   const options = { workerData: job, resourceLimits: LIMITS };
   const worker = 'file' in source ? new Worker(source.file, options) : new Worker(source.code, { ...options, eval: true });
+  // a worker's heap resets V8's young-generation growth factor for the whole process, seen both
+  // after it is online and after it has ended
+  worker.once('online', afterNewIsolate);
+  worker.once('exit', afterNewIsolate);
   return new Promise<CompactionResult>((resolve, reject) => {
     worker.once('message', (reply: Reply) => {
       if (reply.ok) resolve(reply.result);

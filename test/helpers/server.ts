@@ -108,7 +108,6 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** One request over real HTTP, the path sent exactly as given (no client-side normalization). */
 /** The tokens compiled servers printed in their login URLs, by port: requests to them send it, as a user would. */
 const printedTokens = new Map<string, string>();
 
@@ -127,6 +126,7 @@ export function rememberPrintedToken(output: string): string | undefined {
   return token;
 }
 
+/** One request over real HTTP, the path sent exactly as given (no client-side normalization). */
 export function request(base: string, path: string, options: RequestOptions = {}): Promise<Response> {
   const { hostname, port } = new URL(base);
   let body = options.body;
