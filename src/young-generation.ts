@@ -1,12 +1,13 @@
 /**
  * The CLI keeps V8's young generation at its start size: under concurrent load V8 grows it up to
- * 32 MB, for a few per cent of speed (measured: kept small, 2-4% fewer requests a second and
- * 12-24 MB less RSS, docs/PERFORMANCE.md).
+ * 32 MB. Measured (docs/PERFORMANCE.md): kept small, 20-40 MB less RSS under writes, for the same
+ * rate and tails.
  *
- * The setting is V8's process-wide growth factor, and V8 raises that factor back to at least 2
- * whenever it configures a new heap, that is for every worker thread: after the first compaction
- * (which runs in a worker) the young generation grew again. So a worker's creator calls
- * `afterNewIsolate()` once the worker is online, which sets the factor again where it was set.
+ * The setting is V8's process-wide growth factor, and a worker thread's new heap undoes it for the
+ * whole process (seen: after a worker has run, the young generation grows as if it had never been
+ * set; test/main/young-generation.test.ts), so from the first compaction on (compactions run in a
+ * worker) it grew again. A worker's creator therefore calls `afterNewIsolate()` once the worker is
+ * online and again once it has ended.
  */
 import { setFlagsFromString } from 'node:v8';
 

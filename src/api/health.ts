@@ -1,6 +1,6 @@
 /** /debug/health, and the store's write counters beside it. */
-import { success, successBody } from '../http/jsend.js';
 import { getHeapSpaceStatistics } from 'node:v8';
+import { success, successBody } from '../http/jsend.js';
 import { prepared } from '../http/respond.js';
 import type { Store } from '../store/store.js';
 import type { ApiRouter } from './openapi.js';

@@ -16,8 +16,7 @@ export const workerCompactor: Compactor = (job: CompactionJob) => {
   const source = compactionWorker();
   const options = { workerData: job, resourceLimits: LIMITS };
   const worker = 'file' in source ? new Worker(source.file, options) : new Worker(source.code, { ...options, eval: true });
-  // a worker's heap resets V8's young-generation growth factor for the whole process, seen both
-  // after it is online and after it has ended
+  // a worker's heap undoes the CLI's young-generation setting for the whole process: set it again
   worker.once('online', afterNewIsolate);
   worker.once('exit', afterNewIsolate);
   return new Promise<CompactionResult>((resolve, reject) => {
