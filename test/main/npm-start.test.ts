@@ -44,7 +44,7 @@ test('npm start runs the server with V8 keeping one helper thread (--v8-pool-siz
     });
     const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'main.js'))));
     assert.ok(server, 'the server is in npm start\'s process group');
-    assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('main.js'))), ['--v8-pool-size=1']);
+    assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('main.js'))), START_FLAGS);
 
     // and it does what it says: three fewer threads than the same server under plain node
     const plain = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', plainDir], { stdio: ['ignore', 'pipe', 'pipe'] });
