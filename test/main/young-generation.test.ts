@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../../src/paths.ts';
@@ -49,7 +50,8 @@ test('a worker thread undoes it for the whole process: after one made by hand, t
 async function compactingServer(nodeFlags: string[]): Promise<{ url: string; stop(): Promise<void> }> {
   const dataDir = await tempDir();
   const proc = spawn(process.execPath, [...nodeFlags, join(PROJECT_ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', dataDir], {
-    env: { ...process.env, ASSESSD_COMPACT_AFTER: '65536' },
+    // no NODE_OPTIONS of the caller's: the flags are the test's
+    env: { ...process.env, NODE_OPTIONS: '', ASSESSD_COMPACT_AFTER: '65536' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise((resolve) => proc.once('exit', resolve));
@@ -62,7 +64,12 @@ async function compactingServer(nodeFlags: string[]): Promise<{ url: string; sto
     });
     void exited.then(() => reject(new Error(`the server exited: ${output}`)));
   });
-  return { url, stop: async () => void (proc.kill('SIGKILL'), await exited) };
+  const stop = async () => {
+    proc.kill('SIGKILL');
+    await exited;
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  return { url, stop };
 }
 
 /** The young generation's bytes at the start and after 3,000 writes from 16 clients, with the compactions done meanwhile. */
@@ -92,8 +99,9 @@ const MB = 2 ** 20;
 test('the command line without node flags (npx assessd, the assessd command) keeps the young generation small through writes and the compactions they bring', async () => {
   const { start, after, compactions } = await youngGenerationThroughWrites([]);
   assert.ok(compactions >= 2, `${compactions} compactions`);
-  assert.ok(start > 0 && start <= 2 * MB, `${start} bytes at the start`);
-  // a step may slip in while a compaction worker starts; unchecked, it grows to 16-32 MB
+  // 2 MB (4 under coverage, which allocates more before the CLI's first line runs)
+  assert.ok(start > 0 && start <= 4 * MB, `${start} bytes at the start`);
+  // a step may slip in while a compaction worker starts (2 -> 4 MB here); unchecked, it grows to 16-32 MB
   assert.ok(after <= 8 * MB, `${start} -> ${after} bytes`);
 });
 
