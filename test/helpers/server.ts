@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import type { FileSystem } from '../../src/store/atomic-file.ts';
 import { parseDefaults } from '../../src/store/defaults.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
 import { openEngine, type Engine } from '../../src/engine/index.ts';
+import { startFlags } from '../../bench/start-flags.mjs';
 
 export interface TestServer {
   url: string;
@@ -187,13 +187,14 @@ process.on('exit', killSpawned);
 after(killSpawned);
 
 /** The node flags `npm start` gives the server (package.json's start script): spawned servers run as users run them. */
-export const START_FLAGS: string[] = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
+export const START_FLAGS: string[] = startFlags(PROJECT_ROOT);
 
-/** Spawns the compiled server (`dist/main.js`) as `npm start` does and waits for its start-up line. */
-export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
-  const proc = spawn(process.execPath, [...START_FLAGS, join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
+/**
+ * Spawns the compiled server (`dist/main.js`) and waits for its start-up line: with node's flags as
+ * `npm start` gives them, or `nodeFlags` (`[]`: as `npx assessd` runs it).
+ */
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = START_FLAGS): Promise<ChildServer> {
+  const proc = spawn(process.execPath, [...nodeFlags, join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readProcStat } from '../../src/engine/proc.ts';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { spawnServer, START_FLAGS, tempDir } from '../helpers/server.ts';
 
@@ -12,19 +13,15 @@ const linux = process.platform === 'linux' ? false : 'reads /proc';
 
 /** The processes of a process group, with their command lines (arguments split). */
 function processesOfGroup(pgid: number): { pid: number; argv: string[] }[] {
-  const found: { pid: number; argv: string[] }[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its closing parenthesis
-      const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-      if (pgrp === pgid) found.push({ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean) });
-    } catch {
-      // the process ended while being read
-    }
-  }
-  return found;
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && readProcStat(Number(entry))?.pgrp === pgid)
+    .flatMap((entry) => {
+      try {
+        return [{ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean) }];
+      } catch {
+        return []; // the process ended while being read
+      }
+    });
 }
 
 const threads = (pid: number) => readdirSync(`/proc/${pid}/task`).length;
@@ -47,20 +44,19 @@ test('npm start runs the server with V8 keeping one helper thread (--v8-pool-siz
     assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('main.js'))), START_FLAGS);
 
     // and it does what it says: three fewer threads than the same server under plain node
-    const plain = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', plainDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const plain = await spawnServer(['--port', '0', '--data-dir', plainDir], {}, []);
     try {
-      await new Promise<void>((resolve) => plain.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve()));
       const asSpawned = await spawnServer(['--port', '0', '--data-dir', spawnedDir]);
       try {
         // both idle after their start: the same threads but V8's helpers
         await new Promise((resolve) => setTimeout(resolve, 300));
-        assert.equal(threads(plain.pid!) - threads(server.pid), 3, 'V8 keeps 1 helper thread instead of 4');
+        assert.equal(threads(plain.proc.pid!) - threads(server.pid), 3, 'V8 keeps 1 helper thread instead of 4');
         assert.equal(threads(asSpawned.proc.pid!), threads(server.pid), 'the test helper spawns servers as npm start does');
       } finally {
         asSpawned.proc.kill('SIGKILL');
       }
     } finally {
-      plain.kill('SIGKILL');
+      plain.proc.kill('SIGKILL');
     }
   } finally {
     process.kill(-npm.pid!, 'SIGKILL');

@@ -1,12 +1,12 @@
 /** The command line keeps V8's young generation small, compactions (worker threads) or not. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../../src/paths.ts';
-import { rememberPrintedToken, request, tempDir } from '../helpers/server.ts';
+import { request, spawnServer, tempDir } from '../helpers/server.ts';
 
 const MODULE = JSON.stringify(pathToFileURL(join(PROJECT_ROOT, 'src', 'young-generation.ts')).href);
 
@@ -46,35 +46,11 @@ test('a worker thread undoes it for the whole process: after one made by hand, t
   assert.ok(before <= 4 && after > before, `${before} -> ${after} MB`);
 });
 
-/** A compiled server, spawned with `nodeFlags` before dist/main.js, compacting every 64 KiB of journal. */
-async function compactingServer(nodeFlags: string[]): Promise<{ url: string; stop(): Promise<void> }> {
-  const dataDir = await tempDir();
-  const proc = spawn(process.execPath, [...nodeFlags, join(PROJECT_ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', dataDir], {
-    // no NODE_OPTIONS of the caller's: the flags are the test's
-    env: { ...process.env, NODE_OPTIONS: '', ASSESSD_COMPACT_AFTER: '65536' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    proc.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /assessd listening on (\S+) /.exec(output);
-      if (m && rememberPrintedToken(output)) resolve(m[1]);
-    });
-    void exited.then(() => reject(new Error(`the server exited: ${output}`)));
-  });
-  const stop = async () => {
-    proc.kill('SIGKILL');
-    await exited;
-    await rm(dataDir, { recursive: true, force: true });
-  };
-  return { url, stop };
-}
-
 /** The young generation's bytes at the start and after 3,000 writes from 16 clients, with the compactions done meanwhile. */
 async function youngGenerationThroughWrites(nodeFlags: string[]): Promise<{ start: number; after: number; compactions: number }> {
-  const server = await compactingServer(nodeFlags);
+  const dataDir = await tempDir();
+  // compacting every 64 KiB of journal; no NODE_OPTIONS of the caller's: the flags are the test's
+  const server = await spawnServer(['--port', '0', '--data-dir', dataDir], { NODE_OPTIONS: '', ASSESSD_COMPACT_AFTER: '65536' }, nodeFlags);
   try {
     const stats = async () => (await request(server.url, '/debug/stats')).json.data as { store: { compactions: number }; memory: { youngGeneration: number } };
     const start = (await stats()).memory.youngGeneration;
@@ -90,7 +66,9 @@ async function youngGenerationThroughWrites(nodeFlags: string[]): Promise<{ star
     const after = await stats();
     return { start, after: after.memory.youngGeneration, compactions: after.store.compactions };
   } finally {
-    await server.stop();
+    server.proc.kill('SIGKILL');
+    await server.exited;
+    await rm(dataDir, { recursive: true, force: true });
   }
 }
 
