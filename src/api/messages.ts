@@ -100,7 +100,12 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
     case 'target': return { message: `targets[${problem.index}] must be an object`, field: `targets[${problem.index}]`, detail: 'must be an object' };
     case 'target-url': {
       const field = `targets[${problem.index}].target_url`;
-      const detail = { missing: 'is missing', 'not-string': 'must be a string', invalid: 'is not an absolute http(s) URL' }[problem.what];
+      const detail = {
+        missing: 'is missing',
+        'not-string': 'must be a string',
+        invalid: 'is not an absolute http(s) URL',
+        'not-one-host': 'is not one host (a DNS name, an IPv4 or an IPv6 address; no *, ranges or lists)',
+      }[problem.what];
       return { message: `${field} ${detail}`, field, detail };
     }
     case 'outputs': {
@@ -124,6 +129,7 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
 /** Why a line of a bulk add was refused, as `POST /api/v1/targets/bulk` words it. */
 export const ADD_FAILURE_REASONS = {
   'invalid-url': 'invalid URL',
+  'not-one-host': 'not one host (a DNS name, an IPv4 or an IPv6 address; no *, ranges or lists)',
   'already-in-session': 'already in the session',
   repeated: 'repeated in the request',
 } as const;

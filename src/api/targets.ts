@@ -2,7 +2,7 @@
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import { normalizeQ, orderSessionTargets, queryTargets, searchTargets, TARGET_SORTS } from '../store/target-query.js';
-import { getTarget } from '../store/targets.js';
+import { deriveTarget, getTarget, notOneHost } from '../store/targets.js';
 import { memoPerGeneration } from './cache.js';
 import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
@@ -14,6 +14,17 @@ const invalidTarget = () => new HttpError(400, MESSAGES.invalidTargetReference);
 
 /** Extensions: `include=sessions` adds to each target the ids of the sessions that hold it. */
 const INCLUDES = ['sessions'] as const;
+
+/** What is wrong with the first refused URL of a create: not a URL, or not one host. */
+function invalidUrlReason(urls: string[]): string {
+  for (const url of urls) {
+    const derived = deriveTarget(0, url);
+    if (!derived) return 'must be an absolute http or https URL';
+    const why = notOneHost(derived.host_name);
+    if (why) return why;
+  }
+  return 'must be an absolute http or https URL';
+}
 
 export function registerTargets(router: ApiRouter, store: Store): void {
   // A page of a large session must not sort it again: its order, searched, kept until the next change.
@@ -57,10 +68,10 @@ export function registerTargets(router: ApiRouter, store: Store): void {
   const create: Handler = async (ctx) => {
     const urls = ctx.args.getAll('target_url');
     if (urls.length === 0) throw new HttpError(400, MESSAGES.incorrectQueryParameters, { target_url: 'required' });
-    const result = await store.change({ op: 'createTargets', urls });
+    const result = await store.change({ op: 'createTargets', urls, oneHost: true });
     if (!result.ok) {
       if (result.reason === 'duplicate') throw new HttpError(409, MESSAGES.dbError, { target_url: 'already in the active session' });
-      throw new HttpError(400, MESSAGES.invalidTargetUrl, { target_url: 'must be an absolute http or https URL' });
+      throw new HttpError(400, MESSAGES.invalidTargetUrl, { target_url: invalidUrlReason(urls) });
     }
     return success({}, 201);
   };

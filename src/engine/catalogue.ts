@@ -40,6 +40,8 @@ const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null &
 const isText = (v: unknown, max = 256): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
 const CODE = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
 const CONFIG_KEY = /^[A-Z][A-Z0-9_-]*$/;
+/** Links a page shows: the web's own schemes only (never `javascript:` or `data:`). */
+const WEB_URL = /^https?:\/\/[^\s]/i;
 
 /** Reads every file; `knownChecks` names the built-in checks a semi_passive plugin may use. */
 export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownChecks: ReadonlySet<string>): Catalogue {
@@ -108,6 +110,7 @@ function readTestGroup(raw: unknown, file: string, i: number): TestGroup {
   if (!isText(descrip) || typeof hint !== 'string' || typeof url !== 'string') {
     throw new PluginFileError(file, `${where} (${code}): "descrip" must be a non-empty string, "hint" and "url" strings`);
   }
+  if (url !== '' && !WEB_URL.test(url)) throw new PluginFileError(file, `${where} (${code}): "url" must be an http:// or https:// address`);
   const pairs = isObject(mappings) && Object.values(mappings).every((m) => Array.isArray(m) && m.length === 2 && m.every((s) => typeof s === 'string'));
   if (!pairs) throw new PluginFileError(file, `${where} (${code}): "mappings" must map names to [code, name] pairs`);
   return { code, group: group as PluginGroup, priority: priority as number, descrip, hint, url, mappings: mappings as TestGroup['mappings'] };
@@ -175,7 +178,10 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
       if (!Array.isArray(links) || links.length === 0 || !links.every((l) => isObject(l) && isText(l.title) && isText(l.url, 2048))) {
         fail('"links" must be a non-empty array of {"title", "url"}');
       }
-      for (const link of links as { title: string; url: string }[]) placeholders(link.url, false, `link ${JSON.stringify(link.title)}`);
+      for (const link of links as { title: string; url: string }[]) {
+        placeholders(link.url, false, `link ${JSON.stringify(link.title)}`);
+        if (!WEB_URL.test(link.url)) fail(`link ${JSON.stringify(link.title)}: "url" must begin with http:// or https://`);
+      }
       return { kind: 'links', links: (links as { title: string; url: string }[]).map(({ title, url }) => ({ title, url })) };
     }
     case 'check': {

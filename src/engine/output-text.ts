@@ -2,11 +2,10 @@
  * An output as the API shows it, and its text: a checklist or links rendered for the target, a
  * check's or an import's stored summary, a program's files (read up to 1 MiB, never whole).
  */
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { OutputRow, State } from '../store/state.js';
 import type { Catalogue } from './catalogue.js';
+import { readRegularFile } from './regular-file.js';
 import { fillText, shellQuote } from './template.js';
 
 /** At most this many bytes of text per output in an answer. */
@@ -53,18 +52,10 @@ export function outputView(row: OutputRow): OutputView {
 
 async function readHead(file: string, max: number): Promise<string | undefined> {
   if (max <= 0) return '';
-  try {
-    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      const buffer = Buffer.alloc(Math.min(max, (await handle.stat()).size));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      return buffer.toString('utf8', 0, bytesRead);
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return undefined;
-  }
+  const read = await readRegularFile(file, max);
+  if (read.ok) return read.bytes.toString('utf8');
+  // a FIFO, socket or device where the run's file should be: said, never opened for reading
+  return read.code === 'ENOTREG' || read.code === 'ELOOP' ? `[${basename(file)} is ${read.reason}]` : undefined;
 }
 
 /** The text of an output, at most MAX_OUTPUT_TEXT bytes. */

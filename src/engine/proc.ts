@@ -3,8 +3,9 @@
  * group, start time), signals to a whole group, the recovery of a group a crashed server left
  * running, and a program looked up as execvp would.
  */
+import { createHash } from 'node:crypto';
 import { constants, readFileSync } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, readdir, readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -122,4 +123,50 @@ export async function checkProgram(program: string, pathEnv: string | undefined 
     if (verdict.reason !== 'missing') refusal ??= verdict;
   }
   return refusal ?? { ok: false, reason: 'missing', message: `${program} was not found in PATH` };
+}
+
+/** The marker in each program's environment: which data directory's run it is, found again after a crash. */
+export function runMarker(dataDir: string): string {
+  return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+}
+export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
+
+/**
+ * Kills (SIGKILL) every live process whose environment holds `entry` (`ASSESSD_RUN=<marker>:<id>`,
+ * inherited by everything a run starts): what a program left outside its process group (a child
+ * that called setsid) still ends with its run. Only pids above `afterPid` are read: a run's
+ * processes start after its leader, and pids grow until they wrap (which this does not follow).
+ * Two passes, for what a killed process forked meanwhile. Answers how many it killed.
+ */
+export async function killMarkedProcesses(entry: string, afterPid: number): Promise<number> {
+  let killed = 0;
+  for (let pass = 0; pass < 2; pass++) {
+    let names: string[];
+    try {
+      names = await readdir('/proc');
+    } catch {
+      return killed; // not Linux: the process group is all there is
+    }
+    let found = 0;
+    for (const name of names) {
+      const pid = Number(name);
+      if (!Number.isSafeInteger(pid) || pid <= afterPid || pid === process.pid) continue;
+      let environ: string;
+      try {
+        environ = await readFile(`/proc/${pid}/environ`, 'latin1');
+      } catch {
+        continue; // gone, or another user's
+      }
+      if (!environ.startsWith(`${entry}\0`) && !environ.includes(`\0${entry}\0`)) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+        found++;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    killed += found;
+    if (found === 0) break;
+  }
+  return killed;
 }

@@ -3,13 +3,14 @@
  * send), a built-in check (the server's own requests), or a program (its process group). Answers
  * how the run ended, as the output will record it.
  */
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunEnd } from '../store/engine.js';
 import type { Finding, Target } from '../store/state.js';
+import { notOneHost } from '../store/targets.js';
 import type { CheckName } from './checks/names.js';
-import { checkProgram } from './proc.js';
+import { highestRank } from './findings.js';
+import { checkProgram, RUN_MARKER_VARIABLE } from './proc.js';
+import { readRegularFile } from './regular-file.js';
 import type { RunEnd as ProgramEnd, RunHandle as ProgramHandle } from './process-group.js';
 import { fillArgv } from './template.js';
 import type { CatalogueEntry } from './types.js';
@@ -41,10 +42,6 @@ const MAX_PARSED_FILE = 32 * 1024 * 1024;
 
 export const skipped = (reason: string): RunOutcome => ({ status: 'Skipped', owtfRank: -1, findings: [], exitCode: null, error: reason });
 
-/** The highest finding's rank; 0 (passing) with none. An unranked finding alone (an interrupted scan) stays -1. */
-function highest(findings: Finding[]): number {
-  return findings.length === 0 ? 0 : Math.max(...findings.map((f) => f.rank));
-}
 
 export async function runPlugin(ctx: RunContext): Promise<RunOutcome> {
   const { action } = ctx.entry;
@@ -70,7 +67,7 @@ async function runCheck(ctx: RunContext, name: string): Promise<RunOutcome> {
   try {
     const result = await check({ target: ctx.target, timeoutMs: ctx.checkTimeoutMs, signal: ctx.signal });
     if (result.status === 'Skipped') return skipped(result.reason);
-    return { status: 'Successful', owtfRank: highest(result.findings), findings: result.findings, exitCode: null, error: null, summary: result.summary };
+    return { status: 'Successful', owtfRank: highestRank(result.findings), findings: result.findings, exitCode: null, error: null, summary: result.summary };
   } catch (err) {
     if (ctx.signal.aborted) return { ...skipped(String(ctx.signal.reason ?? 'aborted')), status: 'Aborted', aborted: true };
     const message = `built-in check ${name} failed: ${(err as Error).message}`;
@@ -92,6 +89,9 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
     if (found.reason === 'missing') return skipped(message);
     return crashed(plugin.key, ctx.target, message);
   }
+  // a target stored before hosts had to be one host: a tool would expand it into many
+  const several = notOneHost(ctx.target.host_name);
+  if (several) return skipped(`refused to run ${name}: ${several}`);
   const filled = fillArgv(action.argv, { target: ctx.target, outputDir: ctx.outputDir, config: ctx.config });
   if (!filled.ok) return skipped(`refused to run ${name}: ${filled.reason}`);
   const timeoutMs = Math.min(ctx.runTimeoutMs, (action.timeout ?? Infinity) * 1000);
@@ -106,6 +106,7 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
       outputDir: ctx.outputDir,
       maxOutputBytes: ctx.maxOutputBytes,
       timeoutMs,
+      ...(ctx.env[RUN_MARKER_VARIABLE] ? { marker: `${RUN_MARKER_VARIABLE}=${ctx.env[RUN_MARKER_VARIABLE]}` } : {}),
     });
     ctx.onProgram(handle);
     end = await handle.done;
@@ -128,11 +129,17 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
     case 'signaled':
       return crashed(plugin.key, ctx.target, `${name} died by ${end.signal}`);
     case 'exited': {
-      const parsed = action.parser ? await parse(action.parser, ctx.outputDir) : undefined;
+      let parsed: Awaited<ReturnType<typeof parse>>;
+      try {
+        parsed = action.parser ? await parse(action.parser, ctx.outputDir, ctx.signal) : undefined;
+      } catch (err) {
+        if (ctx.signal.aborted) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: end.exitCode, error: `${String(ctx.signal.reason ?? 'aborted')} (while its output was read)`, aborted: true };
+        throw err;
+      }
       return {
         status: 'Successful',
         // no XML to rank (the tool failed early): unranked, never "passing"
-        owtfRank: parsed && (parsed.findings.length > 0 || !parsed.error) ? highest(parsed.findings) : -1,
+        owtfRank: parsed && (parsed.findings.length > 0 || !parsed.error) ? highestRank(parsed.findings) : -1,
         findings: parsed?.findings ?? [],
         exitCode: end.exitCode,
         error: [capped, parsed?.error].filter(Boolean).join('; ') || null,
@@ -154,23 +161,14 @@ export function crashed(key: string, target: Target, message: string): RunOutcom
   };
 }
 
-/** A parser's findings from the file the program wrote; a missing or unreadable file is said, not fatal. */
-async function parse(parser: string, outputDir: string): Promise<{ findings: Finding[]; summary?: string; error?: string } | undefined> {
+/** A parser's findings from the file the program wrote; a missing, unreadable or irregular file is said, not fatal. */
+async function parse(parser: string, outputDir: string, signal: AbortSignal): Promise<{ findings: Finding[]; summary?: string; error?: string } | undefined> {
   if (parser !== 'nmap-xml') return undefined;
-  const file = join(outputDir, 'nmap.xml');
-  let text: string;
-  try {
-    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      const buffer = Buffer.alloc(Math.min((await handle.stat()).size, MAX_PARSED_FILE));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      text = buffer.toString('utf8', 0, bytesRead);
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    return { findings: [], error: `no nmap XML to rank (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
-  }
-  const { parseNmapXml } = await import('./parsers/nmap.js');
-  return parseNmapXml(text);
+  // a FIFO, socket or device left in its place is never opened for reading (see regular-file.ts)
+  const read = await readRegularFile(join(outputDir, 'nmap.xml'), MAX_PARSED_FILE);
+  if (!read.ok) return { findings: [], error: `no nmap XML to rank (nmap.xml: ${read.reason})` };
+  const cut = read.size > MAX_PARSED_FILE ? `nmap.xml is ${read.size} bytes: only its first ${MAX_PARSED_FILE} were read` : undefined;
+  const { parseNmapXmlInSlices } = await import('./parsers/nmap.js');
+  const result = await parseNmapXmlInSlices(read.bytes.toString('utf8'), { signal });
+  return cut ? { ...result, error: cut } : result;
 }

@@ -3,7 +3,6 @@
  * next. Pause, resume and abort act on a worker's program (its whole process group); a stop
  * aborts every run and puts its work back at the head of the worklist.
  */
-import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
@@ -11,6 +10,8 @@ import type { Store } from '../store/store.js';
 import type { Target, WorkRow } from '../store/state.js';
 import { pluginOrStandIn, type Catalogue } from './catalogue.js';
 import type { RunHandle as ProgramHandle } from './process-group.js';
+import { RUN_MARKER_VARIABLE, runMarker } from './proc.js';
+import { boundFindings, boundSummary, boundText } from './findings.js';
 import { crashed, runPlugin, skipped, type RunOutcome } from './run.js';
 import type { CatalogueEntry, Plugin } from './types.js';
 
@@ -95,11 +96,7 @@ export function workerTime(ms: number): string {
   return `${d.getFullYear()}/${p(d.getMonth() + 1)}/${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
-/** The marker in each program's environment: which data directory's run it is, found again after a crash. */
-export function runMarker(dataDir: string): string {
-  return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
-}
-export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
+export { RUN_MARKER_VARIABLE, runMarker } from './proc.js';
 
 /** What an ended run's `error` says of who ended it. */
 const endReason = (why: 'user' | 'stop') => (why === 'stop' ? 'the server stopped' : 'aborted by a user');
@@ -168,9 +165,19 @@ export function createEngine(options: EngineOptions): Engine {
       }
       if (!result.ok) return;
       run.output = result.output;
-      const outcome = await execute(run, entry);
+      let outcome: RunOutcome;
+      try {
+        outcome = await execute(run, entry);
+      } catch (err) {
+        // a check, a parser or the runner failed: this run crashed, never the server
+        const error = err as Error;
+        log(`${plugin.key} on ${target.target_url} crashed: ${error.stack ?? error.message}`);
+        outcome = crashed(plugin.key, target, `internal error: ${error.message}`);
+      }
       await finish(run, outcome);
-    })().finally(() => {
+    })()
+      .catch((err: Error) => log(`the run of ${plugin.key} on ${target.target_url} failed: ${err.stack ?? err.message}`))
+      .finally(() => {
       worker.run = undefined;
       if (worker.removed) workers.splice(workers.indexOf(worker), 1);
       pump();
@@ -218,7 +225,12 @@ export function createEngine(options: EngineOptions): Engine {
       await record(() => store.change({ op: 'requeueRun', output: run.output, at, reason: 'aborted by the server\'s stop; queued again' }), 'a requeued run');
       return;
     }
-    const { status, owtfRank, findings, exitCode, error, summary, crash } = outcome;
+    // bounded before the journal sees it: a run's end is never bigger than what the store keeps
+    const { status, owtfRank, exitCode } = outcome;
+    const findings = boundFindings(outcome.findings);
+    const error = outcome.error === null ? null : boundText(outcome.error);
+    const summary = outcome.summary === undefined ? undefined : boundSummary(outcome.summary);
+    const crash = outcome.crash && { message: boundText(outcome.crash.message), traceback: boundText(outcome.crash.traceback) };
     const result = await record(
       () => store.change({ op: 'endRun', output: run.output, at, status, owtfRank, findings, exitCode, error, ...(summary === undefined ? {} : { summary }), ...(crash ? { crash } : {}) }),
       'the end of a run',

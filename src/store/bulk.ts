@@ -6,9 +6,9 @@ import { refuse, type Result } from './result.js';
 import { addTargetToSession } from './sessions.js';
 import type { State } from './state.js';
 import { searchTargets } from './target-query.js';
-import { attachUrl, deleteTarget, deriveTarget, detachTarget } from './targets.js';
+import { attachUrl, deleteTarget, deriveTarget, detachTarget, notOneHost } from './targets.js';
 
-export type AddFailureReason = 'invalid-url' | 'already-in-session' | 'repeated';
+export type AddFailureReason = 'invalid-url' | 'not-one-host' | 'already-in-session' | 'repeated';
 
 export interface AddFailure {
   /** Position of the URL in the request's list, from 0. */
@@ -29,7 +29,7 @@ export interface AddSummary {
  * Each URL is created if new and attached to the session; unlike `createTargets`, the others go
  * in even when some lines are refused (each refusal says why).
  */
-export function addTargetsPartial(state: State, sessionId: number, urls: string[]): Result<'unknown-session', AddSummary> {
+export function addTargetsPartial(state: State, sessionId: number, urls: string[], oneHost = false): Result<'unknown-session', AddSummary> {
   const session = state.sessions.get(sessionId);
   if (!session) return refuse('unknown-session');
   const summary: AddSummary = { added: 0, created: 0, failed: [] };
@@ -38,6 +38,7 @@ export function addTargetsPartial(state: State, sessionId: number, urls: string[
     const derived = deriveTarget(0, raw);
     const fail = (reason: AddFailureReason) => void summary.failed.push({ index, target_url: raw, reason });
     if (!derived) return fail('invalid-url');
+    if (oneHost && notOneHost(derived.host_name) !== undefined) return fail('not-one-host');
     const url = derived.target_url;
     if (seen.has(url)) return fail('repeated');
     seen.add(url);

@@ -7,7 +7,7 @@ import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY, targetOutputs } from './engine.js
 import type { ImportedOutput } from './import.js';
 import { normalizeSessionName } from './sessions.js';
 import type { Finding, OutputRow, OutputStatus, State, Target } from './state.js';
-import { deriveTarget, listTargets } from './targets.js';
+import { deriveTarget, listTargets, notOneHost } from './targets.js';
 
 export const BUNDLE_FORMAT = 'assessd-session';
 export const BUNDLE_VERSION = 1;
@@ -101,7 +101,7 @@ export type BundleProblem =
   | { kind: 'invalid-name'; from: 'argument' | 'bundle' }
   | { kind: 'too-many'; count: number }
   | { kind: 'target'; index: number }
-  | { kind: 'target-url'; index: number; what: 'missing' | 'not-string' | 'invalid' }
+  | { kind: 'target-url'; index: number; what: 'missing' | 'not-string' | 'invalid' | 'not-one-host' }
   | { kind: 'outputs'; index: number }
   | { kind: 'output'; index: number; output: number }
   | { kind: 'output-field'; index: number; output: number; field: OutputField; finding?: number; what: 'missing' | 'invalid' | 'repeated' };
@@ -175,6 +175,7 @@ export function parseBundle(bytes: Uint8Array, nameArgument?: string): ParsedBun
     if (typeof url !== 'string') return fail({ kind: 'target-url', index, what: 'not-string' });
     const derived = deriveTarget(0, url);
     if (!derived) return fail({ kind: 'target-url', index, what: 'invalid' });
+    if (notOneHost(derived.host_name) !== undefined) return fail({ kind: 'target-url', index, what: 'not-one-host' });
     urls.push(derived.target_url);
 
     const outputs = own(target, 'outputs');

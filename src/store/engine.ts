@@ -125,7 +125,7 @@ export function startRun(
     error: null,
     findings: [],
     exit_code: null,
-    run: { work: work.id, active: work.active, pid: null, pidStart: null },
+    run: { work: work.id, active: work.active, pid: null, pidStart: null, ...(work.crashes ? { crashes: work.crashes } : {}) },
   };
   insertOutput(state, row);
   return { ok: true, output: id };
@@ -174,18 +174,21 @@ export function endRun(state: State, op: RunEnd): Result<'unknown-output'> {
 }
 
 /**
- * A run cut short by a stop (or found running by a start after a crash): its output says
- * `Aborted` and why, and its work goes back to the head of the worklist, as it was.
+ * A run cut short by a stop (or found running by a start after a crash, `crashed`): its output
+ * says `Aborted` and why, and its work goes back to the head of the worklist, as it was, counting
+ * the crash (a run that a crash cut short twice in a row is not requeued again: recovery.ts).
  */
-export function requeueRun(state: State, op: { output: number; at: number; reason: string }): Result<'unknown-output'> {
+export function requeueRun(state: State, op: { output: number; at: number; reason: string; crashed?: boolean }): Result<'unknown-output'> {
   const row = state.outputs.get(op.output);
   if (!row?.run) return refuse('unknown-output');
   const { work, active } = row.run;
+  // a stop in between neither counts nor forgets a crash
+  const crashes = (row.run.crashes ?? 0) + (op.crashed === true ? 1 : 0);
   endRun(state, { output: op.output, at: op.at, status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: op.reason });
   // the head of the worklist: a Map keeps insertion order, so the queue is rebuilt with it first
   const rest = [...state.works.values()];
   state.works.clear();
-  const requeued: WorkRow = { id: work, target: row.target_id, plugin: row.plugin_key, active };
+  const requeued: WorkRow = { id: work, target: row.target_id, plugin: row.plugin_key, active, ...(crashes > 0 ? { crashes } : {}) };
   for (const w of [requeued, ...rest]) state.works.set(w.id, w);
   state.queued.add(queuedKey(row.target_id, row.plugin_key));
   return OK;

@@ -17,9 +17,11 @@ const APPLY = {
   deleteSession: (state: State, op: { id: number; at?: number }) => deleteSession(state, op.id, op.at),
   addTarget: (state: State, op: { session: number; target: number }) => addTargetToSession(state, op.session, op.target),
   removeTarget: (state: State, op: { session: number; target: number }) => removeTargetFromSession(state, op.session, op.target),
-  createTargets: (state: State, op: { urls: string[] }) => createTargets(state, op.urls),
+  // oneHost: set by every request since hosts must be one host; journal records from before lack it
+  createTargets: (state: State, op: { urls: string[]; oneHost?: boolean }) => createTargets(state, op.urls, op.oneHost === true),
   deleteTarget: (state: State, op: { id: number }) => deleteTarget(state, op.id),
-  addTargetsPartial: (state: State, op: { session: number; urls: string[] }) => addTargetsPartial(state, op.session, op.urls),
+  addTargetsPartial: (state: State, op: { session: number; urls: string[]; oneHost?: boolean }) =>
+    addTargetsPartial(state, op.session, op.urls, op.oneHost === true),
   bulkTargets: (state: State, op: BulkRequest) => bulkTargets(state, op),
   patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
   importSession: (state: State, op: { name: string; urls: string[]; at?: number; outputs?: ImportedOutput[] }) =>
@@ -30,7 +32,7 @@ const APPLY = {
   startRun: (state: State, op: { work: number; plugin: PluginRef; outputPath: string; at: number }) => startRun(state, op),
   runStarted: (state: State, op: { output: number; pid: number; pidStart: string }) => runStarted(state, op),
   endRun: (state: State, op: RunEnd) => endRun(state, op),
-  requeueRun: (state: State, op: { output: number; at: number; reason: string }) => requeueRun(state, op),
+  requeueRun: (state: State, op: { output: number; at: number; reason: string; crashed?: boolean }) => requeueRun(state, op),
   rankOutput: (state: State, op: { target: number; key: string; userRank?: number; notes?: string }) => rankOutput(state, op),
   deleteOutputs: (state: State, op: { target: number; group?: string; type?: string; code?: string }) => deleteOutputs(state, op),
   patchError: (state: State, op: { id: number; message: string }) => patchError(state, op),

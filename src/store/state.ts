@@ -52,6 +52,8 @@ export interface WorkRow {
   target: number;
   plugin: string;
   active: boolean;
+  /** How many of its runs a server's crash cut short, in a row (absent: none). */
+  crashes?: number;
 }
 
 export interface Finding {
@@ -84,7 +86,7 @@ export interface OutputRow {
   /** The output's text when the store keeps it (a check's summary, an imported output). */
   summary?: string;
   /** While it runs: its work (to requeue it) and its program's process group, once started. */
-  run?: { work: number; active: boolean; pid: number | null; pidStart: string | null };
+  run?: { work: number; active: boolean; pid: number | null; pidStart: string | null; crashes?: number };
 }
 
 /** A run that crashed or could not start, as the upstream error list shows it. */
@@ -205,9 +207,9 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
       piece = '';
     }
   }
-  // the engine's rows: works as [id, target, plugin, active], in queue order
+  // the engine's rows: works as [id, target, plugin, active(, crashes)], in queue order
   const lists: [string, Iterable<unknown>, (row: never) => unknown][] = [
-    ['works', state.works.values(), (w: WorkRow) => [w.id, w.target, w.plugin, w.active]],
+    ['works', state.works.values(), (w: WorkRow) => (w.crashes ? [w.id, w.target, w.plugin, w.active, w.crashes] : [w.id, w.target, w.plugin, w.active])],
     ['outputs', state.outputs.values(), (o: OutputRow) => o],
     ['errors', state.errors.values(), (e: ErrorRow) => e],
   ];
@@ -360,7 +362,8 @@ function isOutput(o: Record<string, unknown>): boolean {
     (o.ended_at === null || isTime(o.ended_at)) && isStringOrNull(o.error) && Array.isArray(o.findings) && o.findings.every(isFinding) &&
     (o.exit_code === null || Number.isInteger(o.exit_code)) && (o.summary === undefined || typeof o.summary === 'string') &&
     (run === undefined ||
-      (isObject(run) && isId(run.work) && typeof run.active === 'boolean' && (run.pid === null || isId(run.pid)) && isStringOrNull(run.pidStart)))
+      (isObject(run) && isId(run.work) && typeof run.active === 'boolean' && (run.pid === null || isId(run.pid)) && isStringOrNull(run.pidStart) &&
+        (run.crashes === undefined || isId(run.crashes))))
   );
 }
 
@@ -373,12 +376,14 @@ function loadEngine(fresh: State, data: Record<string, unknown>, check: Check): 
   fresh.nextOutputId = nextOutputId;
   fresh.nextErrorId = nextErrorId;
   for (const w of works as unknown[]) {
-    const [id, target, plugin, active] = Array.isArray(w) ? w : [];
-    const ok = isId(id) && id < nextWorkId && !fresh.works.has(id) && isId(target) && fresh.targets.has(target) && typeof plugin === 'string' && typeof active === 'boolean';
-    if (!ok) check(false, `work ${JSON.stringify(w)} must be [id below "nextWorkId", a listed target, plugin key, active]`);
+    const [id, target, plugin, active, crashes] = Array.isArray(w) ? w : [];
+    const ok =
+      isId(id) && id < nextWorkId && !fresh.works.has(id) && isId(target) && fresh.targets.has(target) && typeof plugin === 'string' &&
+      typeof active === 'boolean' && (crashes === undefined || isId(crashes));
+    if (!ok) check(false, `work ${JSON.stringify(w)} must be [id below "nextWorkId", a listed target, plugin key, active, optional crash count]`);
     const key = `${target} ${plugin}`;
     if (fresh.queued.has(key)) check(false, `work ${id}: its target and plugin are queued twice`);
-    fresh.works.set(id, { id, target, plugin, active });
+    fresh.works.set(id, crashes === undefined ? { id, target, plugin, active } : { id, target, plugin, active, crashes });
     fresh.queued.add(key);
   }
   for (const o of outputs as unknown[]) {

@@ -9,12 +9,34 @@ export type { TargetQuery } from './target-query.js';
 
 export const MAX_TARGET_URL = 2048;
 
+/** A DNS label: letters, digits, hyphens (and the underscore some internal names hold), not at its ends. */
+const LABEL = /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$/;
+
+/**
+ * Why `host` (a URL's hostname, IPv6 without brackets) is not one host, or undefined when it is:
+ * a DNS name, an IPv4 address or an IPv6 address. Tools read targets their own way (nmap expands
+ * `10.0.0.*`, `10.0.0.1-255` and `192.168.0-255.1-254` into thousands of addresses): anything that
+ * is not plainly one host is refused, so a target never reaches beyond itself.
+ */
+export function notOneHost(host: string): string | undefined {
+  if (isIP(host)) return undefined;
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  const why = `${host} is not one host: a target's host must be a DNS name, an IPv4 address or an IPv6 address (no *, ranges or lists, which tools expand into several hosts)`;
+  if (name.length === 0 || name.length > 253) return why;
+  const labels = name.split('.');
+  if (!labels.every((label) => LABEL.test(label))) return why;
+  // a last label without a letter is an address or a range of them, never a top-level domain
+  if (!/[A-Za-z]/.test(labels[labels.length - 1]!)) return why;
+  return undefined;
+}
+
 /**
  * The upstream framework's derived fields, without network access: the port from the scheme when
  * absent, `host_ip` only for an IP literal, `top_domain` the host without its first label.
- * Returns undefined for anything but an absolute http(s) URL with a host.
+ * Returns undefined for anything but an absolute http(s) URL with a host, and, with `oneHost`,
+ * for a host that is not one host (notOneHost; off for journal records written before the rule).
  */
-export function deriveTarget(id: number, rawUrl: string): Target | undefined {
+export function deriveTarget(id: number, rawUrl: string, { oneHost = false } = {}): Target | undefined {
   const targetUrl = rawUrl.trim();
   // The URL parser silently drops tabs and newlines: refuse them, and any other control character.
   if (targetUrl.length === 0 || targetUrl.length > MAX_TARGET_URL || /[\u0000-\u0020\u007f]/.test(targetUrl)) return undefined;
@@ -30,6 +52,7 @@ export function deriveTarget(id: number, rawUrl: string): Target | undefined {
   const scheme = url.protocol.slice(0, -1);
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port || (scheme === 'https' ? '443' : '80');
+  if (oneHost && notOneHost(host) !== undefined) return undefined;
   const hostIp = isIP(host) ? host : '';
   const hasPath = /^https?:\/\/[^/?#]*\//i.test(targetUrl);
   return {
@@ -54,13 +77,13 @@ export function deriveTarget(id: number, rawUrl: string): Target | undefined {
  * Each URL is created if new and attached to the active session, all or nothing: one invalid URL,
  * or one already in the active session (or twice in the list), and nothing changes.
  */
-export function createTargets(state: State, urls: string[]): Result<'invalid-url' | 'duplicate'> {
+export function createTargets(state: State, urls: string[], oneHost = false): Result<'invalid-url' | 'duplicate'> {
   const sessionId = state.activeSessionId;
   const session = state.sessions.get(sessionId)!;
   const plan: Target[] = [];
   const seen = new Set<string>();
   for (const raw of urls) {
-    const derived = deriveTarget(0, raw);
+    const derived = deriveTarget(0, raw, { oneHost });
     if (!derived) return refuse('invalid-url');
     const url = derived.target_url;
     const existing = state.targetIdByUrl.get(url);

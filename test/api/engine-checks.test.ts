@@ -47,7 +47,7 @@ const HARDENED_SELF_SIGNED: Record<Code, Expected> = { ...HARDENED, 'OWTF-CM-001
 
 /** A port that refuses: every check ran and saw nothing wrong (rank 0), and says why. */
 const REFUSED: Record<Code, Expected> = Object.fromEntries(
-  CODES.map((code) => [code, code === 'OWTF-CM-001' ? { status: 'Skipped', rank: -1 } : { status: 'Successful', rank: 0, evidence: /127\.0\.0\.1/ }]),
+  CODES.map((code) => [code, code === 'OWTF-CM-001' ? { status: 'Skipped', rank: -1 } : { status: 'Successful', rank: -1, evidence: /127\.0\.0\.1/ }]),
 ) as Record<Code, Expected>;
 
 let targets: { misconfigured: Target; hardened: Target; https: Target; refused: string };
@@ -152,10 +152,10 @@ for (const way of WAYS) {
           assert.equal(out.error, null);
           for (const f of out.findings) {
             assert.deepEqual(Object.keys(f).sort(), ['detail', 'rank', 'title']);
-            assert.ok(Number.isInteger(f.rank) && f.rank >= 0 && f.rank <= 5);
+            assert.ok(Number.isInteger(f.rank) && f.rank >= -1 && f.rank <= 5);
             assert.ok(f.title.length > 0 && f.detail.length > 0);
           }
-          const top = out.findings.reduce((max, f) => Math.max(max, f.rank), 0);
+          const top = out.findings.length === 0 ? 0 : out.findings.reduce((max, f) => Math.max(max, f.rank), -1);
           assert.equal(out.owtf_rank, top, 'owtf_rank is the highest finding\'s rank');
           if (expected.rank > 0) assert.ok(out.findings.some((f) => f.rank === expected.rank));
           if (expected.evidence) {

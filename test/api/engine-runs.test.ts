@@ -47,7 +47,7 @@ async function engineServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
   await writePluginFile(dataDir, 'runs.json', {
     test_groups: [{ code: RUN, descrip: 'Runs a program' }, { code: DASH, descrip: 'Runs a program on the host name' }],
-    plugins: [toolPlugin(RUN, 'TOOL_WAFW00F', ['{target_url}', '{output_dir}', 'literal arg']), toolPlugin(DASH, 'TOOL_LBD', ['--host', '{host_name}'])],
+    plugins: [toolPlugin(RUN, 'TOOL_WAFW00F', ['{target_url}', '{output_dir}', 'literal arg']), toolPlugin(DASH, 'TOOL_LBD', ['--host', '{host_name}', '-p', '{config:TCP_PORTS}'])],
   });
   return startServer({ workers: 1, ...options, dataDir });
 }
@@ -147,15 +147,23 @@ describe('output caps', () => {
 });
 
 describe('runs that do not run', () => {
-  test('a value starting with "-" (a target http://-oX/, {host_name}) is Skipped with the reason in error; the program never runs', () =>
+  test('a host beginning with "-" (http://-oX/) is not one host: refused when the target is added', () =>
+    withRun(async (s) => {
+      const res = await send(s, 'POST', '/api/v1/targets/', { target_url: 'http://-oX/' });
+      assertFail(res, 400, 'Invalid target URL provided');
+      assert.match(res.json.data.target_url, /-ox is not one host/);
+    }));
+
+  test('a value starting with "-" (a configuration item, {config:TCP_PORTS}) is Skipped with the reason in error; the program never runs', () =>
     withRun(async (s) => {
       const marker = join(tools, 'dash-ran');
       const program = await script(tools, 'dash.sh', `touch '${marker}'`);
-      const id = await runOn(s, program, 'http://-oX/', DASH);
+      await configure(s, { TCP_PORTS: '-oX' });
+      const id = await runOn(s, program, 'http://127.0.0.1:1/', DASH);
       const out = await waitForOutput(s, id, DASH_KEY);
       assert.equal(out.status, 'Skipped', JSON.stringify(out));
-      assert.match(out.error!, /\{host_name\}/);
-      assert.match(out.error!, /-ox/i);
+      assert.match(out.error!, /\{config:TCP_PORTS\}/);
+      assert.match(out.error!, /-oX/);
       assert.match(out.error!, /"-"|option/);
       assert.equal(existsSync(marker), false);
     }));

@@ -222,14 +222,14 @@ describe('time limits and built-in checks', () => {
     }
   });
 
-  test('a check whose target does not answer in the check time limit is Successful, rank 0, saying so', () =>
+  test('a check whose target does not answer in the check time limit is Successful and unranked (never Passing), saying so', () =>
     withServer(
       async (s) => {
         const id = await addTarget(s, silence.url);
         await queue(s, { id: String(id), code: CHECK });
         const out = await waitForOutput(s, id, CHECK_KEY);
         assert.equal(out.status, 'Successful', JSON.stringify(out));
-        assert.equal(out.owtf_rank, 0);
+        assert.equal(out.owtf_rank, -1);
         assert.match(out.findings.map((f) => f.title + f.detail).join('\n'), /answer/);
       },
       { checkTimeoutMs: 300 },

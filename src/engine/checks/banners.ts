@@ -1,5 +1,6 @@
 /** OWTF-IG-004: headers and a generator tag that name the software, worse with its version. */
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
+import { startTags } from './html.js';
 import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
@@ -28,15 +29,10 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
 /** Every `<meta name="generator">` tag and its `content`, attributes in any order. */
 export function generatorMetas(html: string): Array<{ tag: string; content: string }> {
   const found: Array<{ tag: string; content: string }> = [];
-  for (const [tag] of html.matchAll(/<meta\b[^>]*>/gi)) {
-    if (attribute(tag, 'name')?.toLowerCase() !== 'generator') continue;
-    const content = attribute(tag, 'content');
-    if (content) found.push({ tag, content });
+  for (const { raw, attributes } of startTags(html, 'meta')) {
+    if (attributes.get('name')?.trim().toLowerCase() !== 'generator') continue;
+    const content = attributes.get('content');
+    if (content) found.push({ tag: raw, content });
   }
   return found;
-}
-
-function attribute(tag: string, name: string): string | undefined {
-  const match = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(tag);
-  return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
 }

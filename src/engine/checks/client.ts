@@ -1,4 +1,4 @@
-/** The checks' one HTTP client: a single page, a time limit, a size cap, redirects kept on the target's host. */
+/** The checks' one HTTP client: a single page, a time limit, a size cap, redirects kept on the target's origin. */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
@@ -7,6 +7,8 @@ import { endsAtTrustedRoot } from './trust.js';
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 export const MAX_REDIRECTS = 5;
 export const USER_AGENT = 'assessd';
+/** Response headers read in all (Node's own default is 16 KiB; browsers read far more: a target with big headers is not silent). */
+export const MAX_HEADER_BYTES = 256 * 1024;
 
 export interface FetchOptions {
   method?: string;
@@ -16,7 +18,7 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** The body is cut there (default 1 MiB) and `truncated` says so. */
   maxBytes?: number;
-  /** Redirects to follow (default and at most 5), never to another host. */
+  /** Redirects to follow (default and at most 5), never to another origin (scheme, host and port). */
   maxRedirects?: number;
   /** Extra certificate authorities to trust (tests, private PKIs); trust only decides `tls.authorized`. */
   ca?: string | Buffer | Array<string | Buffer>;
@@ -47,7 +49,7 @@ export interface Page extends Hop {
   truncated: boolean;
   /** The redirects followed, oldest first (each a response before this one). */
   redirects: Hop[];
-  /** A redirect's `Location` that was not followed: another host, or one redirect too many. */
+  /** A redirect's `Location` that was not followed: another origin, or one redirect too many. */
   stoppedRedirect?: { location: string; reason: string };
   /** The TLS socket of the last response (https only). */
   tls?: TlsInfo;
@@ -66,14 +68,43 @@ export function isAbortError(error: unknown): boolean {
   return (error instanceof Error || error instanceof DOMException) && error.name === 'AbortError';
 }
 
-/** What every other failure rejects with: the target refused, reset, or did not answer in time. */
-export function isNoAnswer(error: unknown): error is Error {
+/**
+ * What every other failure rejects with: the target refused, reset, or did not answer in time,
+ * or it answered with bytes that are not HTTP, or its TLS handshake failed; `title` says which.
+ * Its message names the request and the reason, never a file of ours.
+ */
+export type NoAnswerError = Error & { name: 'NoAnswerError'; title: string };
+
+export const NO_ANSWER = 'Target did not answer';
+export const NOT_HTTP = 'Target answered, but not valid HTTP';
+export const TLS_FAILED = 'Target answered, but the TLS handshake failed';
+
+export function isNoAnswer(error: unknown): error is NoAnswerError {
   return error instanceof Error && error.name === 'NoAnswerError';
 }
 
-function noAnswerError(method: string, url: string, cause: unknown): Error {
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return Object.assign(new Error(`${method} ${url}: ${message}`, { cause }), { name: 'NoAnswerError' });
+/** The reason of a failure, as a tester reads it: OpenSSL's reason without its source file and line. */
+export function failureReason(cause: unknown): { reason: string; title: string } {
+  if (!(cause instanceof Error)) return { reason: String(cause), title: NO_ANSWER };
+  const { code, reason } = cause as NodeJS.ErrnoException & { reason?: string };
+  if (typeof code === 'string' && code.startsWith('HPE_')) {
+    return { reason: `not valid HTTP (${code}: ${cause.message.replace(/^Parse Error: /, '')})`, title: NOT_HTTP };
+  }
+  if (typeof code === 'string' && (code.startsWith('ERR_SSL_') || /error:[0-9A-F]{8}:/.test(cause.message))) {
+    const said = typeof reason === 'string' && reason ? reason : withoutSourcePaths(cause.message);
+    return { reason: `the TLS handshake failed (${code}: ${said})`, title: TLS_FAILED };
+  }
+  return { reason: withoutSourcePaths(cause.message), title: NO_ANSWER };
+}
+
+/** `...:excessive message size:../deps/openssl/openssl/ssl/statem/statem_clnt.c:1923:` loses its file and line. */
+function withoutSourcePaths(message: string): string {
+  return message.replace(/:?(?:\.\.\/|\/)[^\s:]*\.[ch]:\d+:?/g, '').trim();
+}
+
+function noAnswerError(method: string, url: string, cause: unknown): NoAnswerError {
+  const { reason, title } = failureReason(cause);
+  return Object.assign(new Error(`${method} ${url}: ${reason}`, { cause }), { name: 'NoAnswerError' as const, title });
 }
 
 /** The lines of `name` (any case) among `lines`, as sent. */
@@ -110,10 +141,10 @@ export const fetchPage: FetchPage = (url, options) => {
 };
 
 async function followRedirects(startUrl: string, options: FetchOptions, deadline: AbortSignal): Promise<Page> {
-  const origin = new URL(startUrl);
+  const { origin } = new URL(startUrl);
   const maxRedirects = Math.min(options.maxRedirects ?? MAX_REDIRECTS, MAX_REDIRECTS);
   const redirects: Hop[] = [];
-  let url = origin;
+  let url = new URL(startUrl);
   let method = (options.method ?? 'GET').toUpperCase();
   for (;;) {
     const page = await requestOnce(url, method, options, deadline);
@@ -125,10 +156,11 @@ async function followRedirects(startUrl: string, options: FetchOptions, deadline
     } catch {
       return { ...page, redirects, stoppedRedirect: { location, reason: 'not a URL' } };
     }
+    // the target's own origin only: another port of the same host may be anything (assessd's own API)
     const reason = !/^https?:$/.test(next.protocol)
       ? 'not http or https'
-      : next.hostname.toLowerCase() !== origin.hostname.toLowerCase()
-        ? `another host than ${origin.hostname}`
+      : next.origin !== origin
+        ? `another origin than ${origin}`
         : redirects.length >= maxRedirects
           ? `more than ${maxRedirects} redirects`
           : '';
@@ -159,6 +191,9 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       rejectUnauthorized: false,
       // Reach old servers too (TLS 1.0, weak ciphers): the TLS check says what was negotiated.
       ...(https ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
+      // Read the answer as a browser would: big headers and odd characters are still an answer.
+      maxHeaderSize: MAX_HEADER_BYTES,
+      insecureHTTPParser: true,
       ...(options.ca ? { ca: options.ca } : {}),
     });
     const fail = () => request.destroy(deadline.reason);

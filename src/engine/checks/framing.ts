@@ -1,43 +1,128 @@
-/** OWTF-WGP-001: whether the page forbids being framed by another site (clickjacking). */
+/**
+ * OWTF-WGP-001: whether another site can frame the page (clickjacking), decided as a browser
+ * decides it: an enforced CSP `frame-ancestors` governs when one is present (X-Frame-Options is
+ * then ignored, CSP Level 3); otherwise X-Frame-Options as the HTML standard processes it.
+ */
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
 import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
-import type { CheckInput, CheckResult, Finding } from '../types.js';
+import type { CheckInput, CheckResult } from '../types.js';
 
 export function checkFraming(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
   return unlessNoAnswer(input, async () => {
     const page = await fetch(input.target.target_url, { timeoutMs: input.timeoutMs, signal: input.signal });
     const frameOptions = headerLinesNamed(page.headerLines, 'x-frame-options');
-    const policies = headerLinesNamed(page.headerLines, 'content-security-policy');
-    const protective = [
-      ...frameOptions.filter((line) => /^(deny|sameorigin)$/i.test(headerValue(line))),
-      ...policies.filter((line) => frameAncestors(headerValue(line)) !== undefined),
-    ];
+    const policyLines = headerLinesNamed(page.headerLines, 'content-security-policy');
     const summary = [describeRequest(page)];
-    if (protective.length > 0) {
-      return successful([{ rank: 0, title: 'Framing restricted', detail: protective.map(quote).join('\n') }], summary);
-    }
-    const seen = [...frameOptions, ...policies].map(quote);
-    const finding: Finding = {
-      rank: 2,
-      title: 'Page may be framed by any site',
-      detail:
-        seen.length > 0
-          ? `Neither X-Frame-Options DENY/SAMEORIGIN nor CSP frame-ancestors; seen:\n${seen.join('\n')}`
-          : 'No X-Frame-Options header and no Content-Security-Policy frame-ancestors',
-    };
-    return successful([finding], summary);
+    const verdict = framingVerdict(frameOptions.map(headerValue), policyLines.map(headerValue), new URL(page.url).origin);
+    const seen = [...frameOptions, ...policyLines].map(quote);
+    const evidence = seen.length > 0 ? `\n${seen.join('\n')}` : '';
+    return successful([{ rank: verdict.rank, title: verdict.title, detail: `${verdict.rule}${evidence}` }], summary);
   });
 }
 
+export interface FramingVerdict {
+  rank: number;
+  title: string;
+  /** Which rule decided, for the tester to check. */
+  rule: string;
+}
+
+/** The verdict for these header values (each value of each line) on a page of `origin`. */
+export function framingVerdict(frameOptionValues: string[], policyValues: string[], origin: string): FramingVerdict {
+  const ancestors = policyValues
+    .flatMap((value) => value.split(','))
+    .map((policy) => frameAncestors(policy))
+    .filter((sources): sources is AncestorSources => sources !== undefined);
+  if (ancestors.length > 0) return cspVerdict(ancestors, origin);
+  return frameOptionsVerdict(frameOptionValues);
+}
+
+/** X-Frame-Options as the HTML standard's "check a navigation response's adherence to X-Frame-Options" reads it. */
+function frameOptionsVerdict(values: string[]): FramingVerdict {
+  const set = new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()));
+  const rule = (what: string) => `X-Frame-Options (no CSP frame-ancestors): ${what}`;
+  if (set.size === 0) return { rank: 2, title: 'Page may be framed by any site', rule: 'No X-Frame-Options header and no Content-Security-Policy frame-ancestors' };
+  if (set.size > 1) {
+    if (set.has('deny') || set.has('allowall') || set.has('sameorigin')) {
+      return { rank: 0, title: 'Framing restricted', rule: rule(`conflicting values ${[...set].join(', ')}: browsers refuse to frame the page`) };
+    }
+    return { rank: 2, title: 'Page may be framed by any site', rule: rule(`only values browsers ignore (${[...set].join(', ')})`) };
+  }
+  const [only] = set;
+  if (only === 'deny') return { rank: 0, title: 'Framing restricted', rule: rule('DENY') };
+  if (only === 'sameorigin') return { rank: 0, title: 'Framing restricted', rule: rule('SAMEORIGIN: only the page\'s own origin may frame it') };
+  return { rank: 2, title: 'Page may be framed by any site', rule: rule(`"${only}" is not a value browsers act on (ALLOW-FROM is ignored)`) };
+}
+
+function cspVerdict(policies: AncestorSources[], origin: string): FramingVerdict {
+  const invalid = policies.flatMap((p) => p.invalid);
+  const ignored = invalid.length > 0 ? `; invalid sources ignored, as browsers ignore them: ${invalid.map((s) => JSON.stringify(s)).join(' ')}` : '';
+  // every enforced policy must allow a framing site: the most restrictive one decides
+  const restrictive = policies.filter((p) => !p.anySite);
+  if (restrictive.length === 0) {
+    return { rank: 2, title: 'Page may be framed by any site', rule: `CSP frame-ancestors allows any site (${policies.map((p) => p.valid.join(' ')).join(' / ')})${ignored}` };
+  }
+  const others = new Set<string>();
+  for (const policy of restrictive) for (const source of policy.valid) if (!isOwnSource(source, origin)) others.add(source);
+  // a site must be allowed by every restrictive policy; a policy with no foreign source allows none
+  const everyAllowsOthers = restrictive.every((p) => p.valid.some((s) => !isOwnSource(s, origin)));
+  if (everyAllowsOthers && others.size > 0) {
+    return { rank: 1, title: 'Page may be framed by named third-party origins', rule: `CSP frame-ancestors: ${[...others].join(' ')}${ignored}` };
+  }
+  const none = restrictive.some((p) => p.valid.length === 0);
+  const what = none ? 'CSP frame-ancestors allows no site' : 'CSP frame-ancestors allows only the page\'s own origin';
+  return { rank: 0, title: 'Framing restricted', rule: `${what} (X-Frame-Options is ignored when it is present)${ignored}` };
+}
+
+export interface AncestorSources {
+  /** The sources CSP's grammar accepts (an `ancestor-source`), as written. */
+  valid: string[];
+  /** Tokens that are not sources: browsers ignore them (a list of only these allows no site). */
+  invalid: string[];
+  /** `*` or a scheme alone (`https:`): any site of that scheme. */
+  anySite: boolean;
+}
+
+const SCHEME_SOURCE = /^[a-z][a-z0-9+.-]*:$/i;
+/** host-source: [scheme "://"] host [":" port] [path], host `*`, `*.` + labels, or labels. */
+/** A host-source whose host is `*` alone: any host (of its scheme). */
+const ANY_HOST = /^(?:[a-z][a-z0-9+.-]*:\/\/)?\*(?:[:/]|$)/i;
+const HOST_SOURCE = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::(?:[0-9]+|\*))?(?:\/[^\s;,]*)?$/i;
+
 /**
- * The sources of a policy's `frame-ancestors`, undefined when absent or when it allows any site
- * (`*`): browsers ignore ALLOW-FROM and a meta CSP cannot say frame-ancestors, so only these count.
+ * The `frame-ancestors` directive of one policy (a header value may hold several, split on
+ * commas), undefined when the policy has none. Its first occurrence counts, as CSP says; each
+ * token is checked against the grammar of `ancestor-source-list`.
  */
-export function frameAncestors(policy: string): string | undefined {
-  for (const directive of policy.split(/[;,]/)) {
-    const [name, ...sources] = directive.trim().split(/\s+/);
+export function frameAncestors(policy: string): AncestorSources | undefined {
+  for (const directive of policy.split(';')) {
+    const [name, ...tokens] = directive.trim().split(/[\t\n\f\r ]+/);
     if (name?.toLowerCase() !== 'frame-ancestors') continue;
-    return sources.includes('*') ? undefined : sources.join(' ');
+    const valid: string[] = [];
+    const invalid: string[] = [];
+    for (const token of tokens) {
+      if (token === '') continue;
+      const lower = token.toLowerCase();
+      if (lower === "'none'") continue; // matches nothing
+      if (lower === "'self'" || SCHEME_SOURCE.test(token) || HOST_SOURCE.test(token)) valid.push(token);
+      else invalid.push(token);
+    }
+    const anySite = valid.some((s) => SCHEME_SOURCE.test(s) || ANY_HOST.test(s));
+    return { valid, invalid, anySite };
   }
   return undefined;
+}
+
+/** `'self'`, or a host-source naming exactly the page's origin. */
+function isOwnSource(source: string, origin: string): boolean {
+  if (source.toLowerCase() === "'self'") return true;
+  const page = new URL(origin);
+  const match = /^(?:([a-z][a-z0-9+.-]*):\/\/)?([^:/]+)(?::([0-9]+|\*))?/i.exec(source);
+  if (!match) return false;
+  const [, scheme, host, port] = match;
+  if (host!.includes('*')) return false;
+  if (host!.toLowerCase() !== page.hostname.toLowerCase()) return false;
+  if (scheme && `${scheme.toLowerCase()}:` !== page.protocol) return false;
+  const pagePort = page.port || (page.protocol === 'https:' ? '443' : '80');
+  return port === undefined ? true : port === pagePort;
 }

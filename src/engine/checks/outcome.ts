@@ -10,10 +10,7 @@ export function quote(line: string): string {
   return flat.length > MAX_QUOTE ? `${flat.slice(0, MAX_QUOTE)}… (cut)` : flat;
 }
 
-/** The highest rank among `findings`, 0 when there is none (nothing wrong). */
-export function highestRank(findings: readonly Finding[]): number {
-  return findings.reduce((rank, finding) => Math.max(rank, finding.rank), 0);
-}
+export { highestRank } from '../findings.js';
 
 export function successful(findings: Finding[], summaryLines: string[]): CheckResult {
   const verdict = findings.length === 0 ? 'Nothing found.' : findings.map((f) => `[rank ${f.rank}] ${f.title}: ${f.detail}`).join('\n');
@@ -21,10 +18,11 @@ export function successful(findings: Finding[], summaryLines: string[]): CheckRe
 }
 
 /**
- * Runs a check's requests. A target that refuses, resets or does not answer in time is not a
- * crash: the check ran and the tester must read why it saw nothing, so it ends `Successful` with
- * one rank-0 finding (rank 0, not -1, because nothing wrong was seen; the detail says why).
- * An abort (the input's signal) rejects with the AbortError; a bug in a check rejects as it is.
+ * Runs a check's requests. A target that refuses, resets or does not answer in time (or answers
+ * with what is not HTTP, or fails its TLS handshake) is not a crash: the check ran and the tester
+ * must read why it saw nothing, so it ends `Successful` with one unranked finding saying why
+ * (unranked, never 0: nothing was seen, so nothing passed). An abort (the input's signal)
+ * rejects with the AbortError; a bug in a check rejects as it is.
  */
 export async function unlessNoAnswer(input: CheckInput, run: () => Promise<CheckResult>): Promise<CheckResult> {
   try {
@@ -32,12 +30,8 @@ export async function unlessNoAnswer(input: CheckInput, run: () => Promise<Check
   } catch (error) {
     if (input.signal?.aborted) throw abortError(input.signal);
     if (!isNoAnswer(error)) throw error;
-    const finding: Finding = {
-      rank: 0,
-      title: 'Target did not answer',
-      detail: `${error.message} (time limit ${input.timeoutMs} ms)`,
-    };
-    return successful([finding], [`Target ${input.target.target_url} did not answer.`]);
+    const finding: Finding = { rank: -1, title: error.title, detail: `${error.message} (time limit ${input.timeoutMs} ms)` };
+    return successful([finding], [`${error.title}: ${input.target.target_url}.`]);
   }
 }
 

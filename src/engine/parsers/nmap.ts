@@ -1,9 +1,18 @@
-/** nmap's XML output (`-oX`) read into ranked findings and a table, by a small tolerant scanner. */
+/**
+ * nmap's XML output (`-oX`) read into ranked findings and a table, by a small tolerant scanner.
+ * The file is the tool's, and the tool reads a target: whatever it holds, the scan is one linear
+ * pass (no regular expression that can backtrack over it, nothing searched to the end of the text
+ * once per tag), what is kept is bounded (ports, hosts, scripts, attribute values), and the async
+ * form yields to the event loop every few milliseconds.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { boundFindings, MAX_FINDINGS, MAX_SUMMARY } from '../findings.js';
 import type { Finding } from '../types.js';
 
 interface Tag {
   name: string;
   kind: 'open' | 'close' | 'empty';
+  /** Without a prototype: an attribute named `__proto__` is just a name. */
   attrs: Record<string, string>;
   start: number;
   end: number;
@@ -22,7 +31,18 @@ interface Port {
   scripts: Script[];
   start: number;
   end?: number;
+  /** Listed one by one (within MAX_PORTS), or only counted. */
+  kept: boolean;
 }
+
+/** What a scan keeps no more of one by one: the rest are counted. */
+export const MAX_PORTS = 10_000;
+export const MAX_HOSTS = 4_096;
+export const MAX_SCRIPTS = 10_000;
+/** An attribute value is cut here before its entities are decoded. */
+const MAX_ATTRIBUTE = 64 * 1024;
+/** A port's element is quoted from at most this much of the text after its start. */
+const QUOTE_WINDOW = 8 * 1024;
 
 interface Host {
   addresses: string[];
@@ -32,6 +52,8 @@ interface Host {
   /** `<extraports state count>`: ports not listed one by one. */
   extraports: { state: string; count: number }[];
   scripts: Script[];
+  /** Ports past MAX_PORTS, by state. */
+  uncounted: Map<string, number>;
 }
 
 const ENTITIES: Record<string, string> = { quot: '"', amp: '&', lt: '<', gt: '>', apos: "'" };
@@ -50,6 +72,7 @@ export function decodeEntities(text: string): string {
 const NAME = /[A-Za-z_][\w.:-]*/y;
 const ATTR_NAME = /[^\s=/>"']+/y;
 const SPACE = /\s*/y;
+const UNQUOTED = /[^\s>]*/y;
 
 function matchAt(re: RegExp, text: string, at: number): string {
   re.lastIndex = at;
@@ -84,7 +107,7 @@ function* scanTags(xml: string): Generator<Tag, boolean> {
       continue;
     }
     j += name.length;
-    const attrs: Record<string, string> = {};
+    const attrs: Record<string, string> = Object.create(null) as Record<string, string>;
     let kind: Tag['kind'];
     for (;;) {
       j += matchAt(SPACE, xml, j).length;
@@ -116,11 +139,11 @@ function* scanTags(xml: string): Generator<Tag, boolean> {
       if (quote === '"' || quote === "'") {
         const close = xml.indexOf(quote, j + 1);
         if (close < 0) return false;
-        attrs[attr] = decodeEntities(xml.slice(j + 1, close));
+        attrs[attr] = decodeEntities(xml.slice(j + 1, Math.min(close, j + 1 + MAX_ATTRIBUTE)));
         j = close + 1;
       } else {
-        const value = matchAt(/[^\s>]*/y, xml, j);
-        attrs[attr] = decodeEntities(value);
+        const value = matchAt(UNQUOTED, xml, j);
+        attrs[attr] = decodeEntities(value.slice(0, MAX_ATTRIBUTE));
         j += value.length;
       }
     }
@@ -136,24 +159,35 @@ interface Scan {
   version: string;
   args: string;
   finished: Record<string, string> | undefined;
+  /** Hosts past MAX_HOSTS: not listed, counted. */
+  hostsNotKept: number;
+  scriptsKept: number;
 }
 
-function readScan(xml: string): Scan {
-  const scan: Scan = { hosts: [], complete: false, nmaprun: false, version: '', args: '', finished: undefined };
+/** Reads the tags of `xml` into a scan, a slice of tags at a time: `step(n)` answers true once done. */
+function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean } {
+  const scan: Scan = { hosts: [], complete: false, nmaprun: false, version: '', args: '', finished: undefined, hostsNotKept: 0, scriptsKept: 0 };
+  // a host past MAX_HOSTS is read into this one, which no list holds
+  const overflow = (): Host => ({ addresses: [], hostnames: [], status: '', ports: [], extraports: [], scripts: [], uncounted: new Map() });
   let host: Host | undefined;
   let port: Port | undefined;
+  let portsKept = 0;
   const currentHost = (): Host => {
-    if (!host) scan.hosts.push((host = { addresses: [], hostnames: [], status: '', ports: [], extraports: [], scripts: [] }));
+    if (host) return host;
+    host = overflow();
+    if (scan.hosts.length < MAX_HOSTS) scan.hosts.push(host);
+    else scan.hostsNotKept++;
     return host;
   };
-  for (const tag of scanTags(xml)) {
+  const tags = scanTags(xml);
+  const take = (tag: Tag): void => {
     const a = tag.attrs;
     if (tag.kind === 'close') {
       if (tag.name === 'port' && port) port.end = tag.end;
       if (tag.name === 'port' || tag.name === 'host') port = undefined;
       if (tag.name === 'host') host = undefined;
       if (tag.name === 'nmaprun') scan.complete = true;
-      continue;
+      return;
     }
     switch (tag.name) {
       case 'nmaprun':
@@ -170,21 +204,31 @@ function readScan(xml: string): Scan {
         if (host) host.status = a.state ?? '';
         break;
       case 'address':
-        if (a.addr) currentHost().addresses.push(a.addr);
+        if (a.addr && currentHost().addresses.length < 16) currentHost().addresses.push(a.addr);
         break;
       case 'hostname':
-        if (a.name) currentHost().hostnames.push(a.name);
+        if (a.name && currentHost().hostnames.length < 16) currentHost().hostnames.push(a.name);
         break;
       case 'extraports':
-        currentHost().extraports.push({ state: a.state ?? '', count: Number(a.count) || 0 });
+        if (currentHost().extraports.length < 16) currentHost().extraports.push({ state: a.state ?? '', count: Number(a.count) || 0 });
         break;
       case 'port':
-        port = { protocol: a.protocol ?? '', portid: a.portid ?? '', state: '', scripts: [], start: tag.start };
-        currentHost().ports.push(port);
+        // past MAX_PORTS a port is counted once its state is known (below), never kept
+        port = { protocol: a.protocol ?? '', portid: a.portid ?? '', state: '', scripts: [], start: tag.start, kept: portsKept < MAX_PORTS };
+        if (port.kept) {
+          portsKept++;
+          currentHost().ports.push(port);
+        }
         if (tag.kind === 'empty') port = undefined;
         break;
       case 'state':
-        if (port) port.state = a.state ?? '';
+        if (port) {
+          port.state = a.state ?? '';
+          if (!port.kept) {
+            const { uncounted } = currentHost();
+            uncounted.set(port.state || 'unknown', (uncounted.get(port.state || 'unknown') ?? 0) + 1);
+          }
+        }
         break;
       case 'service':
         if (port) {
@@ -192,14 +236,27 @@ function readScan(xml: string): Scan {
         }
         break;
       case 'script':
-        if (a.id) (port ?? currentHost()).scripts.push({ id: a.id, output: a.output ?? '' });
+        if (a.id && scan.scriptsKept < MAX_SCRIPTS) {
+          scan.scriptsKept++;
+          (port ?? currentHost()).scripts.push({ id: a.id, output: clip(a.output ?? '', MAX_SCRIPT_OUTPUT) });
+        }
         break;
       case 'finished':
         scan.finished = a;
         break;
     }
-  }
-  return scan;
+  };
+  return {
+    scan,
+    step(maxTags) {
+      for (let n = 0; n < maxTags; n++) {
+        const next = tags.next();
+        if (next.done) return true;
+        take(next.value);
+      }
+      return false;
+    },
+  };
 }
 
 function serviceName(port: Port): string {
@@ -222,29 +279,54 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/** The port's element as written (nmap writes one per line), its long service fingerprint elided. */
+/**
+ * The port's element as written (nmap writes one per line), its long service fingerprint elided:
+ * read from a window after its start, so that unclosed ports never make a search to the end.
+ */
 function quotePort(xml: string, port: Port): string {
-  let end = port.end;
-  if (end === undefined) {
-    const newline = xml.indexOf('\n', port.start);
-    end = newline < 0 ? xml.length : newline;
-  }
-  return clip(xml.slice(port.start, end).replace(/ servicefp="[^"]*"/, ' servicefp="…"'), MAX_QUOTE);
+  const window = xml.slice(port.start, Math.min(port.end ?? xml.length, port.start + QUOTE_WINDOW));
+  const newline = port.end === undefined ? window.indexOf('\n') : -1;
+  const element = newline < 0 ? window : window.slice(0, newline);
+  return clip(element.replace(/ servicefp="[^"]*(?:"|$)/, ' servicefp="…"'), MAX_QUOTE);
 }
 
+/** Each row's cells padded to their column's width (no spread: a table may have many rows). */
 function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+  const widths = rows[0]!.map(() => 0);
+  for (const row of rows) row.forEach((cell, c) => (widths[c] = Math.max(widths[c]!, cell.length)));
   return rows.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]! + 2))).join('').trimEnd());
 }
 
 function scriptLines(script: Script): string[] {
-  const [first = '', ...rest] = clip(script.output.trim(), MAX_SCRIPT_OUTPUT).split('\n');
+  const [first = '', ...rest] = script.output.trim().split('\n');
   return [`| ${script.id}: ${first}`, ...rest.map((line) => `|   ${line}`)].map((line) => line.trimEnd());
 }
 
-function summarize(scan: Scan): string {
+/** Lines of text that stop growing at `max` characters, saying they were cut. */
+function boundedLines(max: number): { push(...lines: string[]): void; text(): string } {
   const lines: string[] = [];
-  if (scan.nmaprun) lines.push(`Nmap ${scan.version} scan${scan.args ? `: ${scan.args}` : ''}`);
+  let size = 0;
+  let cut = false;
+  return {
+    push(...more) {
+      for (const line of more) {
+        if (cut) return;
+        if (size + line.length + 1 > max - 64) {
+          cut = true;
+          lines.push('… (the rest of the summary is cut: see the XML file)');
+          return;
+        }
+        lines.push(line);
+        size += line.length + 1;
+      }
+    },
+    text: () => lines.join('\n').trim(),
+  };
+}
+
+function summarize(scan: Scan): string {
+  const lines = boundedLines(MAX_SUMMARY);
+  if (scan.nmaprun) lines.push(`Nmap ${scan.version} scan${scan.args ? `: ${clip(scan.args, 2000)}` : ''}`);
   for (const host of scan.hosts) {
     lines.push('', `Host ${hostLabel(host)}${host.status ? `: ${host.status}` : ''}`);
     if (host.status === 'down') continue;
@@ -254,27 +336,35 @@ function summarize(scan: Scan): string {
       const rows = [['PORT', 'STATE', 'SERVICE', 'VERSION'], ...open.map((p) => [`${p.portid}/${p.protocol}`, p.state, serviceName(p), serviceVersion(p)])];
       const rendered = table(rows);
       lines.push(rendered[0]!);
-      open.forEach((p, k) => lines.push(rendered[k + 1]!, ...p.scripts.flatMap(scriptLines)));
+      open.forEach((p, k) => {
+        lines.push(rendered[k + 1]!);
+        for (const script of p.scripts) lines.push(...scriptLines(script));
+      });
     }
     const others = new Map<string, number>();
     for (const p of host.ports) if (p.state !== 'open') others.set(p.state || 'unknown', (others.get(p.state || 'unknown') ?? 0) + 1);
+    for (const [state, n] of host.uncounted) others.set(state, (others.get(state) ?? 0) + n);
     for (const e of host.extraports) others.set(e.state, (others.get(e.state) ?? 0) + e.count);
     if (others.size > 0) lines.push(`Not shown: ${[...others].map(([state, n]) => `${n} ${state} port${n === 1 ? '' : 's'}`).join(', ')}`);
-    if (host.scripts.length > 0) lines.push('Host script results:', ...host.scripts.flatMap(scriptLines));
+    if (host.scripts.length > 0) {
+      lines.push('Host script results:');
+      for (const script of host.scripts) lines.push(...scriptLines(script));
+    }
   }
+  if (scan.hostsNotKept > 0) lines.push('', `… and ${scan.hostsNotKept} more host(s), not listed (past ${MAX_HOSTS})`);
   if (scan.finished?.summary) lines.push('', scan.finished.summary);
   if (scan.finished?.errormsg) lines.push(`nmap reported an error: ${scan.finished.errormsg}`);
   if (!scan.complete) {
     lines.push('', scan.nmaprun ? 'The XML was incomplete (the scan was interrupted or its output cut short): this is what could be read.' : 'No nmap XML output was found.');
   }
-  return lines.join('\n').trim();
+  return lines.text();
 }
 
-/** Reads nmap's `-oX` output: never throws, whatever the text; incomplete XML gives what could be read. */
-export function parseNmapXml(xml: string): { findings: Finding[]; summary: string } {
-  const scan = readScan(xml);
+function findingsOf(scan: Scan, xml: string): Finding[] {
   const findings: Finding[] = [];
   const several = scan.hosts.filter((h) => h.ports.some((p) => p.state === 'open')).length > 1;
+  let notKept = 0;
+  for (const host of scan.hosts) notKept += host.uncounted.get('open') ?? 0;
   for (const host of scan.hosts) {
     const where = several ? ` on ${host.addresses[0] ?? 'unknown host'}` : '';
     const anonymousFtp = (scripts: Script[], at: string) => {
@@ -288,11 +378,14 @@ export function parseNmapXml(xml: string): { findings: Finding[]; summary: strin
       const name = serviceName(port);
       const version = serviceVersion(port);
       const service = name ? `: ${name}${version ? ` (${version})` : ''}` : '';
-      findings.push({ rank: 1, title: `Open port ${port.portid}/${port.protocol}${service}${where}`, detail: quotePort(xml, port) });
+      // quoting reads the text: only for the ports a finding can keep
+      const detail = findings.length < MAX_FINDINGS ? quotePort(xml, port) : '';
+      findings.push({ rank: 1, title: `Open port ${port.portid}/${port.protocol}${service}${where}`, detail });
       anonymousFtp(port.scripts, ` on ${port.portid}/${port.protocol}`);
     }
     anonymousFtp(host.scripts, '');
   }
+  if (notKept > 0) findings.push({ rank: 1, title: `${notKept} more open port(s) not read one by one`, detail: `A scan keeps ${MAX_PORTS} ports; the XML file has them all.` });
   if (!scan.complete) {
     const detail = scan.nmaprun
       ? `The XML ends before </nmaprun>: the scan was interrupted or its output cut short; ${findings.length} finding(s) read before the end.`
@@ -301,5 +394,38 @@ export function parseNmapXml(xml: string): { findings: Finding[]; summary: strin
   } else if (findings.length === 0) {
     findings.push({ rank: 0, title: 'No open port found', detail: scan.finished?.summary ?? `${scan.hosts.length} host(s) scanned` });
   }
-  return { findings, summary: summarize(scan) };
+  return boundFindings(findings);
+}
+
+export interface NmapResult {
+  findings: Finding[];
+  summary: string;
+}
+
+/** Reads nmap's `-oX` output: never throws, whatever the text; incomplete XML gives what could be read. */
+export function parseNmapXml(xml: string): NmapResult {
+  const reader = scanReader(xml);
+  reader.step(Infinity);
+  return { findings: findingsOf(reader.scan, xml), summary: summarize(reader.scan) };
+}
+
+/** Tags read between two looks at the clock. */
+const TAGS_PER_LOOK = 2048;
+
+/**
+ * As parseNmapXml, in slices of at most `sliceMs` of work, yielding to the event loop between them
+ * (a 32 MiB file never holds the server); rejects with the signal's reason once it is aborted.
+ */
+export async function parseNmapXmlInSlices(xml: string, { signal, sliceMs = 10 }: { signal?: AbortSignal; sliceMs?: number } = {}): Promise<NmapResult> {
+  const reader = scanReader(xml);
+  let sliceStart = performance.now();
+  while (!reader.step(TAGS_PER_LOOK)) {
+    if (performance.now() - sliceStart < sliceMs) continue;
+    await yieldToLoop();
+    signal?.throwIfAborted();
+    sliceStart = performance.now();
+  }
+  await yieldToLoop();
+  signal?.throwIfAborted();
+  return { findings: findingsOf(reader.scan, xml), summary: summarize(reader.scan) };
 }

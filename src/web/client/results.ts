@@ -91,8 +91,8 @@ export function resultsView({ root, params, signal }: ViewContext): void {
         h('h2', { id: headingId }, h('span', { class: 'code' }, code), ` ${details.descrip}`),
         rankBadge(top, 'Highest: '),
       ),
-      details.hint || details.url
-        ? h('p', { class: 'hint' }, details.hint, details.hint && details.url ? ' · ' : '', details.url ? h('a', { href: details.url, target: '_blank', rel: 'noopener noreferrer' }, 'Guide page', h('span', { class: 'visually-hidden' }, ` for ${code} (opens in a new tab)`)) : null)
+      details.hint || webUrl(details.url)
+        ? h('p', { class: 'hint' }, details.hint, details.hint && webUrl(details.url) ? ' · ' : '', webUrl(details.url) ? h('a', { href: details.url, target: '_blank', rel: 'noopener noreferrer' }, 'Guide page', h('span', { class: 'visually-hidden' }, ` for ${code} (opens in a new tab)`)) : null)
         : null,
       ...[...data].sort(byType).map(outputCard),
     );
@@ -200,4 +200,9 @@ export function resultsView({ root, params, signal }: ViewContext): void {
   }
 
   void load();
+}
+
+/** Only an http(s) address becomes a link: a plugin file's `javascript:` URL stays inert. */
+function webUrl(url: string | undefined): boolean {
+  return url !== undefined && /^https?:\/\//i.test(url);
 }

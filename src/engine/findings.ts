@@ -1,0 +1,52 @@
+/** The bounds on what a run records, applied before anything is journaled. */
+import { MAX_FINDINGS, MAX_SUMMARY } from '../store/engine.js';
+import type { Finding } from './types.js';
+
+export { MAX_FINDINGS, MAX_SUMMARY };
+
+/**
+ * The highest finding's rank; 0 (passing) with none. An unranked finding alone (an interrupted
+ * scan, a target that did not answer) stays -1. A loop, not Math.max(...): a spread of a long
+ * list overflows the stack.
+ */
+export function highestRank(findings: readonly Finding[]): number {
+  if (findings.length === 0) return 0;
+  let rank = -Infinity;
+  for (const finding of findings) rank = Math.max(rank, finding.rank);
+  return rank;
+}
+
+/** A finding's title and detail are cut here (evidence is quoted, not dumped). */
+export const MAX_TITLE = 1000;
+export const MAX_DETAIL = 16 * 1024;
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (cut)` : text;
+}
+
+/**
+ * At most MAX_FINDINGS, the most severe first kept (found order among equals), the last one
+ * saying how many were left out; each title and detail cut to its bound.
+ */
+export function boundFindings(findings: readonly Finding[]): Finding[] {
+  let kept = findings;
+  if (findings.length > MAX_FINDINGS) {
+    const sorted = findings.map((f, i) => [f, i] as const).sort(([a, i], [b, j]) => b.rank - a.rank || i - j);
+    const top = sorted.slice(0, MAX_FINDINGS - 1).map(([f]) => f);
+    const left = findings.length - top.length;
+    // the note ranks no higher than what it stands for
+    const rank = Math.min(top.at(-1)!.rank, 1);
+    kept = [...top, { rank, title: `${left} more finding(s) not listed`, detail: `Only the ${MAX_FINDINGS - 1} most severe findings are kept; the run's files have them all.` }];
+  }
+  return kept.map((f) => (f.title.length > MAX_TITLE || f.detail.length > MAX_DETAIL ? { rank: f.rank, title: cut(f.title, MAX_TITLE), detail: cut(f.detail, MAX_DETAIL) } : f));
+}
+
+/** A summary cut to MAX_SUMMARY characters, saying so. */
+export function boundSummary(summary: string): string {
+  return summary.length > MAX_SUMMARY ? `${summary.slice(0, MAX_SUMMARY - 40)}\n… (the rest is cut)` : summary;
+}
+
+/** An error message or traceback: at most MAX_DETAIL characters. */
+export function boundText(text: string): string {
+  return cut(text, MAX_DETAIL);
+}

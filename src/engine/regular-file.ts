@@ -1,0 +1,55 @@
+/**
+ * Reads a file a tool left in its output directory. The tool may have put anything there: a FIFO
+ * (opening it for reading would wait for a writer for ever, holding a libuv thread), a socket, a
+ * device, a symlink to elsewhere. Only a regular file is read, and only its first `maxBytes`.
+ */
+import { constants, type Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
+
+export type RegularFileRead =
+  | { ok: true; bytes: Buffer; size: number }
+  | { ok: false; reason: string; code?: string };
+
+/** What kind of file a stat describes, for a refusal that says it. */
+export function fileKind(stats: Stats): string {
+  if (stats.isFIFO()) return 'a named pipe (FIFO)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isSymbolicLink()) return 'a symbolic link';
+  return 'not a regular file';
+}
+
+/**
+ * The first `maxBytes` of `path` when it is a regular file. Opened with O_NONBLOCK (a FIFO opens
+ * at once instead of waiting for a writer) and O_NOFOLLOW (a symlink is refused), then checked
+ * with fstat on the open descriptor, so the file read is the one checked.
+ */
+export async function readRegularFile(path: string, maxBytes: number): Promise<RegularFileRead> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ELOOP' ? 'a symbolic link (not followed)' : code === 'ENOENT' ? 'missing' : (code ?? (err as Error).message);
+    return { ok: false, reason, ...(code ? { code } : {}) };
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) return { ok: false, reason: `${fileKind(stats)}, not read`, code: 'ENOTREG' };
+    const bytes = Buffer.alloc(Math.max(0, Math.min(stats.size, maxBytes)));
+    let filled = 0;
+    // a file that shrinks while read gives what is there; one that grows is cut at the size seen
+    while (filled < bytes.length) {
+      const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return { ok: true, bytes: bytes.subarray(0, filled), size: stats.size };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, reason: code ?? (err as Error).message, ...(code ? { code } : {}) };
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
