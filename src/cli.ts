@@ -27,6 +27,8 @@ Options:
                               user or program can then run the configured tools)
   --workers <n>               plugins run at once (env ASSESSD_WORKERS; default: the machine's cores)
   --run-timeout <seconds>     a run's time limit, paused time not counted (env ASSESSD_RUN_TIMEOUT; default 3600)
+  --check-timeout <seconds>   each request of a built-in check, connect to last byte (env ASSESSD_CHECK_TIMEOUT;
+                              default 10)
   (env ASSESSD_COMPACT_AFTER: journal bytes before it is folded into the snapshots;
    default: once it outgrows 4 MiB and the snapshots)
   -h, --help                  print this help
@@ -57,6 +59,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
         'no-token': { type: 'boolean' },
         workers: { type: 'string' },
         'run-timeout': { type: 'string' },
+        'check-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -81,6 +84,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     compactAfter: env.ASSESSD_COMPACT_AFTER,
     workers: values.workers ?? env.ASSESSD_WORKERS,
     runTimeout: values['run-timeout'] ?? env.ASSESSD_RUN_TIMEOUT,
+    checkTimeout: values['check-timeout'] ?? env.ASSESSD_CHECK_TIMEOUT,
   };
   if (values['no-token'] && values.token !== undefined) throw new UsageError('--token and --no-token exclude each other');
   try {

@@ -34,6 +34,8 @@ export interface StartOptions {
   workers?: number | string;
   /** Seconds a run may take (paused time not counted) before it is aborted. Default 3600. */
   runTimeout?: number | string;
+  /** Seconds each request of a built-in check may take, connect to last byte. Default 10. */
+  checkTimeout?: number | string;
   /** Where log lines go. Default: standard error, prefixed `assessd: `. */
   log?: (line: string) => void;
 }
@@ -51,6 +53,7 @@ export interface ResolvedOptions {
   compactAfter?: number;
   workers: number;
   runTimeout: number;
+  checkTimeout: number;
   log: (line: string) => void;
 }
 
@@ -63,7 +66,7 @@ export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_MAX_IMPORT_BODY = 64 * 1024 * 1024;
 const KNOWN_OPTIONS = new Set([
   'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'workers',
-  'runTimeout', 'log',
+  'runTimeout', 'checkTimeout', 'log',
 ]);
 const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 
@@ -116,6 +119,7 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     compactAfter: options.compactAfter === undefined ? undefined : integer('compactAfter', 0, 0, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
     workers: integer('workers', availableParallelism(), 0, 256, 'a number of workers from 0 to 256'),
     runTimeout: integer('runTimeout', 3600, 1, 365 * 24 * 3600, 'a number of seconds (at least 1)'),
+    checkTimeout: integer('checkTimeout', 10, 1, 3600, 'a number of seconds from 1 to 3600'),
     log: options.log ?? ((line) => console.error(`assessd: ${line}`)),
   };
 }

@@ -56,7 +56,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     if (token === undefined && !resolved.noToken) {
       ({ token, created: generated } = await loadOrCreateToken(dataDir, log));
     }
-    engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, log });
+    engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, log });
     server = createServer({
       store,
       engine,

@@ -232,6 +232,18 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       says: /group/,
     },
     {
+      name: 'a test group whose url is not http(s) (javascript:)',
+      file: 'script-url.json',
+      text: { test_groups: [{ ...USER_GROUPS[0], url: 'javascript:alert(document.cookie)' }] },
+      says: /"url" must be an http:\/\/ or https:\/\/ address/,
+    },
+    {
+      name: 'a passive link whose url is not http(s) (data:)',
+      file: 'data-link.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'passive', links: [{ title: 'x', url: 'data:text/html,<script>alert(1)</script>' }] }] },
+      says: /must begin with http:\/\/ or https:\/\//,
+    },
+    {
       name: 'a plugin redefining a shipped one',
       file: 'duplicate.json',
       text: { plugins: [{ code: 'OWTF-IG-001', group: 'web', type: 'external', checklist: 'again' }] },

@@ -97,6 +97,18 @@ describe('header variants', () => {
     ['framing', ['X-Frame-Options:sameorigin'], 0, 'X-Frame-Options: sameorigin'],
     ['framing', ['Content-Security-Policy:frame-ancestors *'], 2, 'Content-Security-Policy: frame-ancestors *'],
     ['framing', ['Content-Security-Policy:frame-ancestors https://a.example'], 1, 'frame-ancestors https://a.example'],
+    // CSP's grammar: what is not a source is ignored (as Chromium does); what is left decides
+    ['framing', ['Content-Security-Policy:frame-ancestors <img src=x onerror=alert(1)>'], 0, 'allows no site'],
+    ['framing', ['Content-Security-Policy:frame-ancestors <img https:'], 2, 'invalid sources ignored, as browsers ignore them: "<img"'],
+    ['framing', ['Content-Security-Policy:frame-ancestors https://*'], 2, 'allows any site'],
+    ['framing', ["Content-Security-Policy:frame-ancestors 'self'"], 0, "allows only the page's own origin"],
+    ['framing', ["Content-Security-Policy-Report-Only:frame-ancestors 'none'"], 2, 'No X-Frame-Options header and no Content-Security-Policy frame-ancestors'],
+    // an enforced frame-ancestors overrides X-Frame-Options (CSP Level 3)
+    ['framing', ['X-Frame-Options:DENY', 'Content-Security-Policy:frame-ancestors *'], 2, 'CSP frame-ancestors allows any site'],
+    // X-Frame-Options as the HTML standard processes it: values split and compared as a set
+    ['framing', ['X-Frame-Options:SAMEORIGIN, SAMEORIGIN'], 0, 'SAMEORIGIN'],
+    ['framing', ['X-Frame-Options:DENY, SAMEORIGIN'], 0, 'conflicting values'],
+    ['framing', ['X-Frame-Options:nonsense, other'], 2, 'only values browsers ignore'],
     ['cors', ['Access-Control-Allow-Origin:echo-origin'], 0, 'without credentials'],
     ['cors', ['Access-Control-Allow-Origin:*', 'Access-Control-Allow-Credentials:true'], 1, 'Access-Control-Allow-Origin: *'],
     ['cors', ['Access-Control-Allow-Origin:https://app.example', 'Access-Control-Allow-Credentials:true'], 0, 'Access-Control-Allow-Origin: https://app.example'],

@@ -9,7 +9,7 @@ import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 test('flags, then ASSESSD_* variables, then defaults', () => {
   const defaults = {
     allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864,
-    workers: availableParallelism(), runTimeout: 3600,
+    workers: availableParallelism(), runTimeout: 3600, checkTimeout: 10,
   };
   assert.deepEqual(parseCli([], {}, '/proj/data'), {
     kind: 'serve',
@@ -32,10 +32,10 @@ test('flags, then ASSESSD_* variables, then defaults', () => {
   const noToken = parseCli(['--no-token', '--host', '127.0.0.1'], env, '/proj/data');
   assert.ok(noToken.kind === 'serve' && noToken.options.noToken && noToken.options.token === undefined);
   assert.throws(() => parseCli(['--no-token'], env, '/proj/data'), /--no-token is for a loopback host only/);
-  const engine = parseCli(['--workers', '3', '--run-timeout', '60'], {}, '/proj/data');
-  assert.ok(engine.kind === 'serve' && engine.options.workers === 3 && engine.options.runTimeout === 60);
-  const fromEnv = parseCli([], { ASSESSD_WORKERS: '0', ASSESSD_RUN_TIMEOUT: '5' }, '/proj/data');
-  assert.ok(fromEnv.kind === 'serve' && fromEnv.options.workers === 0 && fromEnv.options.runTimeout === 5);
+  const engine = parseCli(['--workers', '3', '--run-timeout', '60', '--check-timeout', '2'], {}, '/proj/data');
+  assert.ok(engine.kind === 'serve' && engine.options.workers === 3 && engine.options.runTimeout === 60 && engine.options.checkTimeout === 2);
+  const fromEnv = parseCli([], { ASSESSD_WORKERS: '0', ASSESSD_RUN_TIMEOUT: '5', ASSESSD_CHECK_TIMEOUT: '7' }, '/proj/data');
+  assert.ok(fromEnv.kind === 'serve' && fromEnv.options.workers === 0 && fromEnv.options.runTimeout === 5 && fromEnv.options.checkTimeout === 7);
   assert.deepEqual(parseCli(['--help'], {}, '/d'), { kind: 'help' });
   assert.deepEqual(parseCli(['-v'], {}, '/d'), { kind: 'version' });
 });
@@ -45,7 +45,7 @@ test('bad flags and values are usage errors', () => {
     ['--nope'], ['--port', '70000'], ['--port', 'abc'], ['--port', '-1'], ['--max-body', '0'], ['extra'], ['--host', ''],
     ['--allowed-hosts', 'evil.example/x'], ['--allowed-hosts', 'a b'], ['--token', 'has space'], ['--token', ''],
     ['--token', 'x', '--no-token'], ['--no-token=yes'], ['--max-import-body', '-5'], ['--max-import-body', '1.5'],
-    ['--workers', '-1'], ['--workers', '257'], ['--run-timeout', '0'], ['--run-timeout', 'soon'], ['--host', '::', '--no-token'],
+    ['--workers', '-1'], ['--workers', '257'], ['--run-timeout', '0'], ['--run-timeout', 'soon'], ['--check-timeout', '0'], ['--check-timeout', '3601'], ['--host', '::', '--no-token'],
   ]) {
     assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
   }

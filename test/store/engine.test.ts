@@ -99,6 +99,29 @@ test('the snapshot carries the worklist (in its order), outputs with their runs,
   assert.equal([...loaded.outputs.values()].some((o) => o.target_id === 3), false);
 });
 
+test('a crash that cut a run short is counted on its work, through a stop, a snapshot and a reload; an ordinary requeue neither counts nor forgets it', () => {
+  const state = withTargets(1);
+  applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['active@N'], force: false });
+  const run = (at: number) => {
+    const started = applyOp(state, { op: 'startRun', work: [...state.works.values()][0]!.id, plugin: PLUGIN('active@N'), outputPath: '1/web/active/N', at });
+    assert.ok(started.ok);
+    return started.output;
+  };
+  applyOp(state, { op: 'requeueRun', output: run(1), at: 2, reason: 'crashed', crashed: true });
+  assert.equal([...state.works.values()][0]!.crashes, 1);
+  applyOp(state, { op: 'requeueRun', output: run(3), at: 4, reason: 'the server stopped' });
+  assert.equal([...state.works.values()][0]!.crashes, 1, 'a stop in between neither counts nor forgets');
+  const output = run(5);
+  assert.equal(state.outputs.get(output)!.run!.crashes, 1, 'the run knows how many crashes came before it');
+  const loaded = emptyState();
+  loadPart(loaded, 'sessions', 'sessions.json', serializePart(state, 'sessions', 1));
+  assert.equal(loaded.outputs.get(output)!.run!.crashes, 1);
+  applyOp(loaded, { op: 'requeueRun', output, at: 6, reason: 'crashed', crashed: true });
+  const again = emptyState();
+  loadPart(again, 'sessions', 'sessions.json', serializePart(loaded, 'sessions', 2));
+  assert.equal([...again.works.values()][0]!.crashes, 2);
+});
+
 test('a snapshot whose engine rows are wrong stops the load naming the problem', () => {
   const state = withTargets(1);
   const doc = JSON.parse(serializePart(state, 'sessions', 1));

@@ -1,5 +1,6 @@
 /** OWTF-IG-004: headers and a generator tag that name the software, worse with its version. */
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
+import { pace } from '../pace.js';
 import { startTags } from './html.js';
 import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
@@ -16,7 +17,7 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
     for (const name of BANNER_HEADERS) {
       for (const line of headerLinesNamed(page.headerLines, name)) banners.push({ label: name, value: headerValue(line), evidence: quote(line) });
     }
-    for (const { tag, content } of generatorMetas(page.body)) banners.push({ label: 'generator meta', value: content, evidence: quote(tag) });
+    for (const { tag, content } of await generatorMetas(page.body)) banners.push({ label: 'generator meta', value: content, evidence: quote(tag) });
     const findings: Finding[] = banners.map(({ label, value, evidence }) =>
       VERSION.test(value)
         ? { rank: 1, title: `${label} names a version`, detail: evidence }
@@ -26,13 +27,18 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
   });
 }
 
-/** Every `<meta name="generator">` tag and its `content`, attributes in any order. */
-export function generatorMetas(html: string): Array<{ tag: string; content: string }> {
+/** Every `<meta name="generator">` tag and its `content`, attributes in any order; read in slices. */
+export async function generatorMetas(html: string): Promise<Array<{ tag: string; content: string }>> {
   const found: Array<{ tag: string; content: string }> = [];
-  for (const { raw, attributes } of startTags(html, 'meta')) {
-    if (attributes.get('name')?.trim().toLowerCase() !== 'generator') continue;
-    const content = attributes.get('content');
-    if (content) found.push({ tag: raw, content });
+  const tick = pace();
+  for (const tag of startTags(html, 'meta')) {
+    // a tick from inside a long tag stands for many characters read
+    const wait = tick(tag ? 1 : 128);
+    if (wait) await wait;
+    if (!tag) continue;
+    if (tag.attributes.get('name')?.trim().toLowerCase() !== 'generator') continue;
+    const content = tag.attributes.get('content');
+    if (content) found.push({ tag: tag.raw, content });
   }
   return found;
 }

@@ -4,6 +4,7 @@
  * then ignored, CSP Level 3); otherwise X-Frame-Options as the HTML standard processes it.
  */
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
+import { pace, type Tick } from '../pace.js';
 import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult } from '../types.js';
 
@@ -13,7 +14,7 @@ export function checkFraming(input: CheckInput, fetch: FetchPage = fetchPage): P
     const frameOptions = headerLinesNamed(page.headerLines, 'x-frame-options');
     const policyLines = headerLinesNamed(page.headerLines, 'content-security-policy');
     const summary = [describeRequest(page)];
-    const verdict = framingVerdict(frameOptions.map(headerValue), policyLines.map(headerValue), new URL(page.url).origin);
+    const verdict = await framingVerdict(frameOptions.map(headerValue), policyLines.map(headerValue), new URL(page.url).origin);
     const seen = [...frameOptions, ...policyLines].map(quote);
     const evidence = seen.length > 0 ? `\n${seen.join('\n')}` : '';
     return successful([{ rank: verdict.rank, title: verdict.title, detail: `${verdict.rule}${evidence}` }], summary);
@@ -27,13 +28,15 @@ export interface FramingVerdict {
   rule: string;
 }
 
-/** The verdict for these header values (each value of each line) on a page of `origin`. */
-export function framingVerdict(frameOptionValues: string[], policyValues: string[], origin: string): FramingVerdict {
-  const ancestors = policyValues
-    .flatMap((value) => value.split(','))
-    .map((policy) => frameAncestors(policy))
-    .filter((sources): sources is AncestorSources => sources !== undefined);
-  if (ancestors.length > 0) return cspVerdict(ancestors, origin);
+/** The verdict for these header values (each value of each line) on a page of `origin`; long policies read in slices. */
+export async function framingVerdict(frameOptionValues: string[], policyValues: string[], origin: string): Promise<FramingVerdict> {
+  const tick = pace();
+  const ancestors: AncestorSources[] = [];
+  for (const policy of policyValues.flatMap((value) => value.split(','))) {
+    const sources = await frameAncestors(policy, tick);
+    if (sources) ancestors.push(sources);
+  }
+  if (ancestors.length > 0) return cspVerdict(ancestors, origin, tick);
   return frameOptionsVerdict(frameOptionValues);
 }
 
@@ -54,7 +57,7 @@ function frameOptionsVerdict(values: string[]): FramingVerdict {
   return { rank: 2, title: 'Page may be framed by any site', rule: rule(`"${only}" is not a value browsers act on (ALLOW-FROM is ignored)`) };
 }
 
-function cspVerdict(policies: AncestorSources[], origin: string): FramingVerdict {
+async function cspVerdict(policies: AncestorSources[], origin: string, tick: Tick): Promise<FramingVerdict> {
   const invalid = policies.flatMap((p) => p.invalid);
   const ignored = invalid.length > 0 ? `; invalid sources ignored, as browsers ignore them: ${invalid.map((s) => JSON.stringify(s)).join(' ')}` : '';
   // every enforced policy must allow a framing site: the most restrictive one decides
@@ -62,10 +65,22 @@ function cspVerdict(policies: AncestorSources[], origin: string): FramingVerdict
   if (restrictive.length === 0) {
     return { rank: 2, title: 'Page may be framed by any site', rule: `CSP frame-ancestors allows any site (${policies.map((p) => p.valid.join(' ')).join(' / ')})${ignored}` };
   }
+  const isOwn = ownSource(origin);
   const others = new Set<string>();
-  for (const policy of restrictive) for (const source of policy.valid) if (!isOwnSource(source, origin)) others.add(source);
   // a site must be allowed by every restrictive policy; a policy with no foreign source allows none
-  const everyAllowsOthers = restrictive.every((p) => p.valid.some((s) => !isOwnSource(s, origin)));
+  let everyAllowsOthers = true;
+  for (const policy of restrictive) {
+    let allowsOthers = false;
+    for (const source of policy.valid) {
+      if (!isOwn(source)) {
+        allowsOthers = true;
+        others.add(source);
+      }
+      const wait = tick();
+      if (wait) await wait;
+    }
+    everyAllowsOthers &&= allowsOthers;
+  }
   if (everyAllowsOthers && others.size > 0) {
     return { rank: 1, title: 'Page may be framed by named third-party origins', rule: `CSP frame-ancestors: ${[...others].join(' ')}${ignored}` };
   }
@@ -94,13 +109,17 @@ const HOST_SOURCE = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[
  * commas), undefined when the policy has none. Its first occurrence counts, as CSP says; each
  * token is checked against the grammar of `ancestor-source-list`.
  */
-export function frameAncestors(policy: string): AncestorSources | undefined {
+export async function frameAncestors(policy: string, tick: Tick = pace()): Promise<AncestorSources | undefined> {
   for (const directive of policy.split(';')) {
+    const wait = tick();
+    if (wait) await wait;
     const [name, ...tokens] = directive.trim().split(/[\t\n\f\r ]+/);
     if (name?.toLowerCase() !== 'frame-ancestors') continue;
     const valid: string[] = [];
     const invalid: string[] = [];
     for (const token of tokens) {
+      const wait = tick();
+      if (wait) await wait;
       if (token === '') continue;
       const lower = token.toLowerCase();
       if (lower === "'none'") continue; // matches nothing
@@ -113,16 +132,18 @@ export function frameAncestors(policy: string): AncestorSources | undefined {
   return undefined;
 }
 
-/** `'self'`, or a host-source naming exactly the page's origin. */
-function isOwnSource(source: string, origin: string): boolean {
-  if (source.toLowerCase() === "'self'") return true;
+/** `'self'`, or a host-source naming exactly the page's origin; made once per page, asked per source. */
+function ownSource(origin: string): (source: string) => boolean {
   const page = new URL(origin);
-  const match = /^(?:([a-z][a-z0-9+.-]*):\/\/)?([^:/]+)(?::([0-9]+|\*))?/i.exec(source);
-  if (!match) return false;
-  const [, scheme, host, port] = match;
-  if (host!.includes('*')) return false;
-  if (host!.toLowerCase() !== page.hostname.toLowerCase()) return false;
-  if (scheme && `${scheme.toLowerCase()}:` !== page.protocol) return false;
   const pagePort = page.port || (page.protocol === 'https:' ? '443' : '80');
-  return port === undefined ? true : port === pagePort;
+  const pageHost = page.hostname.toLowerCase();
+  return (source) => {
+    if (source.toLowerCase() === "'self'") return true;
+    const match = /^(?:([a-z][a-z0-9+.-]*):\/\/)?([^:/]+)(?::([0-9]+|\*))?/i.exec(source);
+    if (!match) return false;
+    const [, scheme, host, port] = match;
+    if (host!.includes('*') || host!.toLowerCase() !== pageHost) return false;
+    if (scheme && `${scheme.toLowerCase()}:` !== page.protocol) return false;
+    return port === undefined || port === pagePort;
+  };
 }

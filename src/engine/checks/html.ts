@@ -13,7 +13,13 @@ export interface StartTag {
 
 const isSpace = (c: string | undefined) => c === ' ' || c === '\n' || c === '\t' || c === '\r' || c === '\f';
 
-export function* startTags(html: string, name: string): Generator<StartTag> {
+/** Attributes kept per tag: the rest are read past, not stored. */
+const MAX_ATTRIBUTES = 64;
+/** Characters read inside a tag between two ticks. */
+const TICK_CHARS = 16 * 1024;
+
+/** The tags, and a `null` tick now and then from inside a long one (for a caller that slices its work). */
+export function* startTags(html: string, name: string): Generator<StartTag | null> {
   // the name, then what may follow a tag name: a fixed pattern, found by one forward search
   const open = new RegExp(`<${name}(?=[\\s/>])`, 'gi');
   let from = 0;
@@ -24,7 +30,12 @@ export function* startTags(html: string, name: string): Generator<StartTag> {
     const attributes = new Map<string, string>();
     let i = match.index + match[0].length;
     let closed = false;
+    let nextTick = i + TICK_CHARS;
     while (i < html.length) {
+      if (i >= nextTick) {
+        nextTick = i + TICK_CHARS;
+        yield null;
+      }
       const c = html[i];
       if (c === '>') {
         i++;
@@ -57,7 +68,7 @@ export function* startTags(html: string, name: string): Generator<StartTag> {
           value = html.slice(start, i);
         }
       }
-      if (!attributes.has(attribute)) attributes.set(attribute, value);
+      if (!attributes.has(attribute) && attributes.size < MAX_ATTRIBUTES) attributes.set(attribute, value);
     }
     if (!closed) return;
     yield { raw: html.slice(match.index, i), attributes };

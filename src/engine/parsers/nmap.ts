@@ -41,6 +41,8 @@ export const MAX_HOSTS = 4_096;
 export const MAX_SCRIPTS = 10_000;
 /** An attribute value is cut here before its entities are decoded. */
 const MAX_ATTRIBUTE = 64 * 1024;
+/** The states nmap gives a port. */
+const NMAP_PORT_STATES = new Set(['open', 'closed', 'filtered', 'unfiltered', 'open|filtered', 'closed|filtered']);
 /** A port's element is quoted from at most this much of the text after its start. */
 const QUOTE_WINDOW = 8 * 1024;
 
@@ -73,6 +75,10 @@ const NAME = /[A-Za-z_][\w.:-]*/y;
 const ATTR_NAME = /[^\s=/>"']+/y;
 const SPACE = /\s*/y;
 const UNQUOTED = /[^\s>]*/y;
+/** Loop turns of the scanner between two ticks (a look at the clock by whoever drives it). */
+const TICK_STEPS = 4096;
+/** Characters searched for a comment's or declaration's end between two ticks. */
+const SEARCH_WINDOW = 256 * 1024;
 
 function matchAt(re: RegExp, text: string, at: number): string {
   re.lastIndex = at;
@@ -83,19 +89,29 @@ function matchAt(re: RegExp, text: string, at: number): string {
  * The element tags of `xml`, in order (comments, declarations, CDATA passed over). Returns
  * `false` when the text ends inside a tag or comment, `true` when it ends between them.
  */
-function* scanTags(xml: string): Generator<Tag, boolean> {
+function* scanTags(xml: string): Generator<Tag | null, boolean> {
   let i = 0;
+  let steps = 0;
   for (;;) {
+    // a tick now and then, tags or not: a text of nothing but '<' is still read in slices
+    if (++steps % TICK_STEPS === 0) yield null;
     const lt = xml.indexOf('<', i);
     if (lt < 0) return true;
-    const skipTo = (closer: string, from: number) => {
-      const found = xml.indexOf(closer, from);
-      return found < 0 ? -1 : found + closer.length;
-    };
-    if (xml.startsWith('<!--', lt) || xml.startsWith('<![CDATA[', lt) || xml.startsWith('<?', lt) || xml.startsWith('<!', lt)) {
-      const closer = xml.startsWith('<!--', lt) ? '-->' : xml.startsWith('<![CDATA[', lt) ? ']]>' : xml[lt + 1] === '?' ? '?>' : '>';
-      i = skipTo(closer, lt + 2);
-      if (i < 0) return false;
+    const next = xml.charCodeAt(lt + 1);
+    if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
+      const closer = next === 0x3f ? '?>' : xml.startsWith('<!--', lt) ? '-->' : xml.startsWith('<![CDATA[', lt) ? ']]>' : '>';
+      // searched a window at a time, ticking between windows: one search of 32 MiB holds the loop too long
+      let found = -1;
+      for (let from = lt + 2; from < xml.length; from += SEARCH_WINDOW) {
+        const at = xml.slice(from, from + SEARCH_WINDOW + closer.length - 1).indexOf(closer);
+        if (at >= 0) {
+          found = from + at;
+          break;
+        }
+        yield null;
+      }
+      if (found < 0) return false;
+      i = found + closer.length;
       continue;
     }
     let j = lt + 1;
@@ -110,6 +126,8 @@ function* scanTags(xml: string): Generator<Tag, boolean> {
     const attrs: Record<string, string> = Object.create(null) as Record<string, string>;
     let kind: Tag['kind'];
     for (;;) {
+      // a tag can be the whole text (attributes that never end): ticks from inside it too
+      if (++steps % TICK_STEPS === 0) yield null;
       j += matchAt(SPACE, xml, j).length;
       if (j >= xml.length) return false;
       if (xml[j] === '>') {
@@ -164,19 +182,22 @@ interface Scan {
   scriptsKept: number;
 }
 
-/** Reads the tags of `xml` into a scan, a slice of tags at a time: `step(n)` answers true once done. */
+/** Reads the tags of `xml` into a scan, a slice at a time: `step(n)` reads up to n tags (less at a tick), true once done. */
 function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean } {
   const scan: Scan = { hosts: [], complete: false, nmaprun: false, version: '', args: '', finished: undefined, hostsNotKept: 0, scriptsKept: 0 };
-  // a host past MAX_HOSTS is read into this one, which no list holds
-  const overflow = (): Host => ({ addresses: [], hostnames: [], status: '', ports: [], extraports: [], scripts: [], uncounted: new Map() });
+  const newHost = (): Host => ({ addresses: [], hostnames: [], status: '', ports: [], extraports: [], scripts: [], uncounted: new Map() });
+  // the hosts past MAX_HOSTS are all read into this one, which no list holds
+  const sink = newHost();
   let host: Host | undefined;
   let port: Port | undefined;
   let portsKept = 0;
   const currentHost = (): Host => {
     if (host) return host;
-    host = overflow();
-    if (scan.hosts.length < MAX_HOSTS) scan.hosts.push(host);
-    else scan.hostsNotKept++;
+    if (scan.hosts.length < MAX_HOSTS) scan.hosts.push((host = newHost()));
+    else {
+      scan.hostsNotKept++;
+      host = sink;
+    }
     return host;
   };
   const tags = scanTags(xml);
@@ -226,7 +247,9 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
           port.state = a.state ?? '';
           if (!port.kept) {
             const { uncounted } = currentHost();
-            uncounted.set(port.state || 'unknown', (uncounted.get(port.state || 'unknown') ?? 0) + 1);
+            // a state nmap does not write is counted as such: the map stays small
+            const state = NMAP_PORT_STATES.has(port.state) ? port.state : 'unknown';
+            uncounted.set(state, (uncounted.get(state) ?? 0) + 1);
           }
         }
         break;
@@ -252,6 +275,8 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
       for (let n = 0; n < maxTags; n++) {
         const next = tags.next();
         if (next.done) return true;
+        // a tick: TICK_STEPS turns of the scanner went by, time to look at the clock
+        if (!next.value) return false;
         take(next.value);
       }
       return false;
@@ -427,5 +452,8 @@ export async function parseNmapXmlInSlices(xml: string, { signal, sliceMs = 10 }
   }
   await yieldToLoop();
   signal?.throwIfAborted();
-  return { findings: findingsOf(reader.scan, xml), summary: summarize(reader.scan) };
+  const findings = findingsOf(reader.scan, xml);
+  await yieldToLoop();
+  signal?.throwIfAborted();
+  return { findings, summary: summarize(reader.scan) };
 }

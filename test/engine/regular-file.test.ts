@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { readRegularFile } from '../../src/engine/regular-file.ts';
+import { tempDir } from '../helpers/server.ts';
+
+test('a regular file is read up to the bound, its whole size said', async () => {
+  const dir = await tempDir();
+  try {
+    await writeFile(join(dir, 'out.txt'), 'x'.repeat(1000));
+    const read = await readRegularFile(join(dir, 'out.txt'), 10);
+    assert.ok(read.ok);
+    assert.equal(read.bytes.toString(), 'x'.repeat(10));
+    assert.equal(read.size, 1000);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a FIFO, a socket, a device, a directory and a symlink are refused at once, saying what they are (a FIFO never waits for a writer)', async () => {
+  const dir = await tempDir();
+  const socket = createServer();
+  try {
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    await new Promise<void>((resolve) => socket.listen(join(dir, 'socket'), resolve));
+    await mkdir(join(dir, 'dir'));
+    await symlink('/etc/passwd', join(dir, 'link'));
+    const cases: [string, RegExp][] = [
+      [join(dir, 'fifo'), /named pipe \(FIFO\)/],
+      [join(dir, 'dir'), /a directory/],
+      ['/dev/zero', /a device/],
+      [join(dir, 'link'), /symbolic link/],
+      [join(dir, 'missing'), /missing/],
+    ];
+    for (const [path, says] of cases) {
+      const read = await readRegularFile(path, 1024);
+      assert.equal(read.ok, false, path);
+      assert.match(read.ok ? '' : read.reason, says, path);
+    }
+    // a socket file cannot be opened at all (ENXIO): refused, never waited on
+    const sock = await readRegularFile(join(dir, 'socket'), 1024);
+    assert.equal(sock.ok, false);
+  } finally {
+    socket.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
