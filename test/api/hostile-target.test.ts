@@ -1,10 +1,10 @@
 /**
  * The target is the adversary, and so is every byte a tool writes about it. The server runs as
  * `npm start` runs it (the compiled build, its node flags), its built-in checks pointed at hostile
- * targets and its nmap parser fed crafted files by a stand-in tool. Throughout, the server must
- * answer health within STALL_MS, its event loop must never stall past STALL_MS (its own
- * monitorEventLoopDelay, /debug/stats), its RSS must stay under a stated bound, every run must end
- * saying what happened, and a restart must find nothing to crash on.
+ * targets and its nmap parser fed crafted files by a stand-in tool. Throughout, its event loop must
+ * never stall past STALL_MS (its own monitorEventLoopDelay, /debug/stats), health must answer
+ * within HEALTH_MS, its RSS must stay under a stated bound, every run must end saying what
+ * happened, and a restart must find nothing to crash on.
  *
  * Sizes: the checks' bodies at their cap (1 MiB); tool files at 2 MiB here, at the 32 MiB read cap
  * with HOSTILE_FULL=1 (npm run test:hostile-full).
@@ -53,7 +53,14 @@ const MiB = 1024 * 1024;
 const BODY_CAP = MiB;
 /** Tool files: the parser reads at most 32 MiB. */
 const TOOL_BYTES = FULL ? 32 * MiB : 2 * MiB;
+/** The server's event loop never stalls longer (measured inside it: monitorEventLoopDelay, /debug/stats). */
 const STALL_MS = 100;
+/**
+ * Health, as a prober outside sees it: within STALL_MS when this file runs alone (HOSTILE_FULL=1);
+ * npm test runs other files beside it on a machine of two cores, where the prober itself waits for
+ * a core now and then, so there the bound is looser (a stall of the server shows in STALL_MS above).
+ */
+const HEALTH_MS = FULL ? STALL_MS : 250;
 /** The server's resident memory never passes this, whatever it reads. */
 const RSS_BOUND = (FULL ? 640 : 320) * MiB;
 
@@ -121,7 +128,8 @@ async function withinBounds(what: string, work: () => Promise<void>): Promise<vo
   } finally {
     const seen = await watch.end();
     assert.ok(seen.eventLoopMaxMs < STALL_MS, `${what}: the event loop stalled ${seen.eventLoopMaxMs} ms`);
-    assert.ok(seen.worstHealthMs < STALL_MS, `${what}: health took ${seen.worstHealthMs} ms`);
+    assert.ok(seen.worstHealthMs < HEALTH_MS, `${what}: health took ${seen.worstHealthMs} ms`);
+    console.log(`# ${what}: event loop worst ${seen.eventLoopMaxMs} ms, health worst ${seen.worstHealthMs} ms, RSS at most ${Math.round(seen.maxRss / MiB)} MiB`);
     assert.ok(seen.maxRss < RSS_BOUND, `${what}: RSS ${Math.round(seen.maxRss / MiB)} MiB`);
   }
 }

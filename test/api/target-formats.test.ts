@@ -18,7 +18,13 @@ const URLS = [
 
 before(async () => {
   server = await startServer();
-  for (const target_url of URLS) assert.equal((await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url } })).status, 201);
+  for (const target_url of URLS) {
+    // hosts with a comma, a quote or an '=' are no longer one host to the API: they stand for
+    // targets a store kept from before that rule, made with the op its journal then held
+    const stored = /[,"=]/.test(new URL(target_url).hostname);
+    if (stored) assert.ok((await server.store.change({ op: 'createTargets', urls: [target_url] })).ok);
+    else assert.equal((await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url } })).status, 201);
+  }
   assert.equal((await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'acme, "web" & co' } })).status, 201);
 });
 after(() => server.close());
