@@ -7,7 +7,8 @@
  * happened, and a restart must find nothing to crash on.
  *
  * Sizes: the checks' bodies at their cap (1 MiB); tool files at 2 MiB here, at the 32 MiB read cap
- * with HOSTILE_FULL=1 (npm run test:hostile-full).
+ * with HOSTILE_FULL=1 (npm run test:hostile-full). npm run test:hostile runs this file alone, where
+ * the bounds seen from outside are strict too.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,19 +49,28 @@ import {
 import { spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
 const FULL = process.env.HOSTILE_FULL === '1';
+/** This file runs alone (npm run test:hostile, test:hostile-full): no other test file competes for the cores. */
+const ALONE = FULL || process.env.HOSTILE_ALONE === '1';
 const MiB = 1024 * 1024;
 /** The checks read at most this much of a body. */
 const BODY_CAP = MiB;
 /** Tool files: the parser reads at most 32 MiB. */
 const TOOL_BYTES = FULL ? 32 * MiB : 2 * MiB;
-/** The server's event loop never stalls longer (measured inside it: monitorEventLoopDelay, /debug/stats). */
+/**
+ * The server's event loop never stalls longer, measured inside it (/debug/stats): monitorEventLoopDelay's
+ * worst delay counts time the server waited for a core too, which a machine of two cores running other
+ * test files gives now and then; `maxBusyMs` is that delay bounded by the CPU the server used meanwhile,
+ * so a stall of its own always shows there. Both are logged; the bound holds the second, and the first
+ * when this file runs alone (ALONE).
+ */
 const STALL_MS = 100;
 /**
- * Health, as a prober outside sees it: within STALL_MS when this file runs alone (HOSTILE_FULL=1);
- * npm test runs other files beside it on a machine of two cores, where the prober itself waits for
- * a core now and then, so there the bound is looser (a stall of the server shows in STALL_MS above).
+ * Health, as a prober outside sees it: within STALL_MS when this file runs alone (npm run
+ * test:hostile); npm test runs other files beside it on a machine of two cores, where the prober
+ * and the server wait for a core now and then, so there the bound only catches a freeze (a stall of
+ * the server's own is held to STALL_MS above, from inside).
  */
-const HEALTH_MS = FULL ? STALL_MS : 250;
+const HEALTH_MS = ALONE ? STALL_MS : 1000;
 /** The server's resident memory never passes this, whatever it reads. */
 const RSS_BOUND = (FULL ? 640 : 320) * MiB;
 
@@ -99,11 +109,11 @@ class Watch {
     }
   }
   /** Stops probing; answers what was seen, the event loop's worst delay included. */
-  async end(): Promise<{ worstHealthMs: number; maxRss: number; eventLoopMaxMs: number }> {
+  async end(): Promise<{ worstHealthMs: number; maxRss: number; eventLoopMaxMs: number; eventLoopBusyMs: number }> {
     this.#stop = true;
     await this.#done;
     const stats = await get(this.api, '/debug/stats');
-    return { worstHealthMs: Math.round(this.worstHealthMs), maxRss: this.maxRss, eventLoopMaxMs: stats.eventLoop.maxMs };
+    return { worstHealthMs: Math.round(this.worstHealthMs), maxRss: this.maxRss, eventLoopMaxMs: stats.eventLoop.maxMs, eventLoopBusyMs: stats.eventLoop.maxBusyMs };
   }
 }
 
@@ -127,9 +137,10 @@ async function withinBounds(what: string, work: () => Promise<void>): Promise<vo
     await work();
   } finally {
     const seen = await watch.end();
-    assert.ok(seen.eventLoopMaxMs < STALL_MS, `${what}: the event loop stalled ${seen.eventLoopMaxMs} ms`);
+    assert.ok(seen.eventLoopBusyMs < STALL_MS, `${what}: the event loop was held ${seen.eventLoopBusyMs} ms`);
+    if (ALONE) assert.ok(seen.eventLoopMaxMs < STALL_MS, `${what}: the event loop stalled ${seen.eventLoopMaxMs} ms`);
     assert.ok(seen.worstHealthMs < HEALTH_MS, `${what}: health took ${seen.worstHealthMs} ms`);
-    console.log(`# ${what}: event loop worst ${seen.eventLoopMaxMs} ms, health worst ${seen.worstHealthMs} ms, RSS at most ${Math.round(seen.maxRss / MiB)} MiB`);
+    console.log(`# ${what}: event loop worst delay ${seen.eventLoopMaxMs} ms (held ${seen.eventLoopBusyMs} ms), health worst ${seen.worstHealthMs} ms, RSS at most ${Math.round(seen.maxRss / MiB)} MiB`);
     assert.ok(seen.maxRss < RSS_BOUND, `${what}: RSS ${Math.round(seen.maxRss / MiB)} MiB`);
   }
 }
@@ -379,7 +390,8 @@ describe('hostile tool output: the nmap parser', () => {
           if (op.op !== 'endRun') continue;
           ends++;
           assert.ok(op.findings!.length <= 1000, `a journaled run end holds ${op.findings!.length} findings`);
-          assert.ok((op.summary ?? '').length <= 1024 * 1024, `a journaled run end holds ${op.summary!.length} characters of summary`);
+          const summary = op.summary ?? '';
+          assert.ok(summary.length <= 1024 * 1024, `a journaled run end holds ${summary.length} characters of summary`);
         }
       }
     }
