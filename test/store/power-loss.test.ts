@@ -10,8 +10,8 @@ import { deriveTarget } from '../../src/store/targets.ts';
 import { pageCacheDisk, type PowerSwitch } from '../helpers/page-cache-fs.ts';
 import { tempDir } from '../helpers/server.ts';
 
-/** Power cuts in all: POWER_CUTS=20000 for a longer hunt, POWER_SEED to replay one run. */
-const CUTS = Number(process.env.POWER_CUTS ?? 2000);
+/** Power cuts in all: 600 in npm test, POWER_CUTS=20000 for a longer hunt (npm run test:long), POWER_SEED to replay one run. */
+const CUTS = Number(process.env.POWER_CUTS ?? 600);
 /** Each data directory lives through this many cuts, its history growing. */
 const CUTS_PER_DIR = 25;
 const KEYS = ['A', 'B', 'C'];
@@ -204,7 +204,7 @@ test(`${CUTS} power cuts at seeded random points (start-up, group commits, seals
   }
   const where = [...landed].sort((a, b) => b[1] - a[1]).map(([step, n]) => `${step} ${n}`).join(', ');
   t.diagnostic(`seed ${seed}: ${CUTS} cuts, before: ${where}; ${duringCompaction} during a compaction; ${acknowledged} changes acknowledged`);
-  for (const step of CUTS >= 1000 ? ['create', 'write', 'fsync', 'rename', 'fsync dir', 'open', 'fdatasync', 'unlink'] : []) {
+  for (const step of CUTS >= 500 ? ['create', 'write', 'fsync', 'rename', 'fsync dir', 'open', 'fdatasync', 'unlink'] : []) {
     assert.ok((landed.get(step) ?? 0) > 0, `no cut landed before a ${step} (seed ${seed}): ${where}`);
   }
   assert.ok(duringCompaction >= CUTS / 50, `only ${duringCompaction} cuts landed during a compaction (seed ${seed})`);
