@@ -322,19 +322,21 @@ describe('a hostile target: what it sends cannot widen the checks or make it loo
     }
   });
 
-  test('an answer that is not HTTP, and a 150 KB certificate, are said as answers that could not be read: unranked, no file of ours named', async () => {
+  test('an answer that is not HTTP, and certificates of 150 KB and 1.5 MB, are said as answers that could not be read: unranked, no file of ours named', async () => {
     const ssh = await hostile(always(Buffer.from('SSH-2.0-OpenSSH_9.2p1 Debian-2\r\nProtocol mismatch.\n')));
-    const giant = await serveHostileTls(always(response('200 OK', [], 'ok')), bigCertificate(150_000));
-    targets.push(giant);
-    const [sshId, giantId] = await addTargets(api, ssh.url, giant.url);
-    const byTarget = await runAll([sshId!, giantId!], [CHECK_CODES.banners, CHECK_CODES.tls]);
+    const giants = await Promise.all([150_000, 1_500_000].map((bytes) => serveHostileTls(always(response('200 OK', [], 'ok')), bigCertificate(bytes))));
+    targets.push(...giants);
+    const [sshId, ...giantIds] = await addTargets(api, ssh.url, ...giants.map((g) => g.url));
+    const byTarget = await runAll([sshId!, ...giantIds], [CHECK_CODES.banners, CHECK_CODES.tls]);
     const notHttp = byTarget.get(sshId!)!.find((o) => o.plugin_code === CHECK_CODES.banners)!;
     assert.equal(notHttp.owtf_rank, -1);
     assert.equal(notHttp.findings[0]!.title, 'Target answered, but not valid HTTP');
-    const tls = byTarget.get(giantId!)!.find((o) => o.plugin_code === CHECK_CODES.tls)!;
-    assert.equal(tls.owtf_rank, -1, JSON.stringify(tls.findings));
-    assert.equal(tls.findings[0]!.title, 'Target answered, but the TLS handshake failed');
-    for (const out of [notHttp, tls]) assert.doesNotMatch(out.findings[0]!.detail, /deps\/|\.c:\d+|\/src\//, out.findings[0]!.detail);
+    const tls = giantIds.map((id) => byTarget.get(id)!.find((o) => o.plugin_code === CHECK_CODES.tls)!);
+    for (const out of tls) {
+      assert.equal(out.owtf_rank, -1, JSON.stringify(out.findings));
+      assert.equal(out.findings[0]!.title, 'Target answered, but the TLS handshake failed');
+    }
+    for (const out of [notHttp, ...tls]) assert.doesNotMatch(out.findings[0]!.detail, /deps\/|\.c:\d+|\/src\//, out.findings[0]!.detail);
   });
 });
 
@@ -396,6 +398,16 @@ describe('hostile tool output: the nmap parser', () => {
       }
     }
     assert.ok(ends >= files.length, `${ends} run ends journaled`);
+  });
+
+  test('a file over the 32 MiB read cap is read to the cap, and that is said', async () => {
+    const port = 250;
+    await writeFile(join(cases, `${port}.xml`), `<nmaprun>${' '.repeat(40 * MiB)}</nmaprun>`);
+    const [id] = await addTargets(api, `http://127.0.0.1:${port}/`);
+    const [out] = (await runAll([id!], [NMAP], 60_000, 'active')).get(id!)!;
+    assert.equal(out!.status, 'Successful');
+    assert.match(out!.error ?? '', /nmap\.xml is \d+ bytes: only its first 33554432 were read/);
+    assert.equal(out!.owtf_rank, -1, 'an XML cut before its end is not ranked');
   });
 
   test('a FIFO, a symlink and a FIFO in place of stdout.txt: said, never opened for reading; the worker is freed and every view and write answers', async () => {
