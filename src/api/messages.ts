@@ -121,6 +121,16 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
   }
 }
 
+/** The transactions handler's messages (upstream's), and the extensions' (HAR import, filters). */
+export const TRANSACTION_MESSAGES = {
+  invalidTransaction: 'Invalid transaction referenced',
+  needsTransactionId: 'Needs transaction id',
+  harMediaType: 'Unsupported media type: send application/json (a HAR 1.2 document)',
+} as const;
+
+/** A filter expression refused: where, and what is wrong. */
+export const invalidFilter = (detail: string) => `Invalid filter expression: ${detail}`;
+
 /** Why a line of a bulk add was refused, as `POST /api/v1/targets/bulk` words it. */
 export const ADD_FAILURE_REASONS = {
   'invalid-url': 'invalid URL',

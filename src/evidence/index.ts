@@ -57,6 +57,8 @@ export interface TargetIndex {
   urlBytes: number;
   /** Bumped on every change: a key for what is worked out from the rows (the URL list). */
   version: number;
+  /** Scans under way: rows keep their places (deleted ones are dropped from the columns once none is). */
+  scans: number;
 }
 
 const COLUMNS = {
@@ -67,7 +69,7 @@ const COLUMNS = {
 type ColumnName = keyof typeof COLUMNS;
 
 export function createIndex(capacity = 64): TargetIndex {
-  const index = { n: 0, live: 0, urls: Buffer.allocUnsafeSlow(capacity * 64), urlBytes: 0, version: 0 } as TargetIndex;
+  const index = { n: 0, live: 0, urls: Buffer.allocUnsafeSlow(capacity * 64), urlBytes: 0, version: 0, scans: 0 } as TargetIndex;
   for (const [name, Type] of Object.entries(COLUMNS)) (index as unknown as Record<string, unknown>)[name] = new Type(capacity);
   return index;
 }
@@ -152,7 +154,7 @@ export function markDead(index: TargetIndex, id: number): void {
   index.flags[row] |= FLAG_DEAD;
   index.live--;
   index.version++;
-  if (index.live < index.n / 2) dropDead(index);
+  if (index.live < index.n / 2 && index.scans === 0) dropDead(index);
 }
 
 function dropDead(index: TargetIndex): void {

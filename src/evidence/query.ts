@@ -1,0 +1,199 @@
+/**
+ * Lists and searches over a target's transactions: the index answers what it can (URL, method,
+ * status, type, flags); records are read, a few MiB at a time and in file order, only for rows
+ * whose answer depends on their headers or bodies, and a search that needs them stops once its
+ * page is full. The scan yields to the event loop every few milliseconds and stops at a deadline.
+ */
+import { evaluate, needsRecord, type Expr, type RecordParts, type Subject } from './filter.js';
+import { urlBytesOf, type TargetIndex } from './index.js';
+import { SearchTimeout } from './regex.js';
+import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE } from './segment.js';
+import type { LoadedTarget } from './store.js';
+
+export interface RowQuery {
+  filter?: Expr;
+  offset: number;
+  /** Undefined: every match. */
+  limit?: number;
+  /** A search that reads records stops once the page is full and one more match is found. */
+  stopWhenFull: boolean;
+  /** performance.now() past which the scan stops (with what it found). */
+  deadline: number;
+}
+
+export interface RowMatches {
+  /** Live transactions of the target. */
+  total: number;
+  /** Matches found: all of them when `exact`. */
+  filtered: number;
+  exact: boolean;
+  timedOut: boolean;
+  /** The page's transaction ids, oldest first. */
+  ids: number[];
+}
+
+/** Reads bytes of a segment: the evidence store's reader. */
+export type ReadBytes = (segment: number, position: number, length: number) => Promise<Buffer>;
+
+const SLICE_MS = 8;
+const BATCH_BYTES = 4 * 1024 * 1024;
+const BATCH_ROWS = 1024;
+
+const slash = 0x2f;
+
+/** The host of a URL's bytes (`scheme://[user@]host[:port]/...`), IPv6 without brackets. */
+export function hostOf(url: Uint8Array): Uint8Array {
+  let start = 0;
+  for (let i = 0; i + 2 < url.length; i++) {
+    if (url[i] === 0x3a && url[i + 1] === slash && url[i + 2] === slash) {
+      start = i + 3;
+      break;
+    }
+  }
+  let end = start;
+  while (end < url.length && url[end] !== slash && url[end] !== 0x3f && url[end] !== 0x23) end++;
+  let host = url.subarray(start, end);
+  const at = host.lastIndexOf(0x40);
+  if (at !== -1) host = host.subarray(at + 1);
+  if (host[0] === 0x5b) return host.subarray(1, Math.max(1, host.indexOf(0x5d)));
+  const colon = host.lastIndexOf(0x3a);
+  return colon === -1 ? host : host.subarray(0, colon);
+}
+
+/** Where the parts of a record are, within `bytes` from `start`. */
+export function recordParts(bytes: Buffer, start: number): RecordParts {
+  const metaLength = bytes.readUInt32LE(start);
+  const meta = JSON.parse(bytes.toString('utf8', start + 4, start + 4 + metaLength)) as { ql: number; qb: number; hl: number; bl: number };
+  const request = start + 4 + metaLength;
+  const head = request + meta.ql;
+  const body = head + meta.hl;
+  const lineEnd = bytes.indexOf('\r\n', request);
+  const headersEnd = request + meta.ql - meta.qb;
+  return {
+    bytes,
+    rawRequest: [request, head],
+    // the header lines, without the request line nor the blank line
+    requestHeaders: [Math.min(lineEnd + 2, headersEnd), Math.max(lineEnd + 2, headersEnd - 4)],
+    requestBody: [headersEnd, head],
+    responseHeaders: [head, body],
+    responseBody: [body, body + meta.bl],
+  };
+}
+
+/** A subject for the filter, moved from row to row. */
+function subjectOf(loaded: LoadedTarget): Subject & { row: number } {
+  const { index, interner } = loaded;
+  const s = {
+    row: 0,
+    parts: undefined as RecordParts | undefined,
+    url: () => urlBytesOf(index, s.row),
+    domain: () => hostOf(urlBytesOf(index, s.row)),
+    method: () => interner.text(index.method[s.row]),
+    status: () => index.status[s.row],
+    statusLine: () => (index.flags[s.row] & FLAG_RESPONSE ? `${index.status[s.row]} ${interner.text(index.reason[s.row])}` : ''),
+    scope: () => (index.flags[s.row] & FLAG_SCOPE) !== 0,
+    binary: () => (index.flags[s.row] & FLAG_BINARY) !== 0,
+    types: () => [interner.text(index.requestType[s.row]), interner.text(index.responseType[s.row])],
+    hasResponse: () => (index.flags[s.row] & FLAG_RESPONSE) !== 0,
+  };
+  return s;
+}
+
+/** Reads the records of `rows` (in index order), coalescing neighbours in a file into one read. */
+async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes): Promise<Map<number, RecordParts>> {
+  const out = new Map<number, RecordParts>();
+  let i = 0;
+  while (i < rows.length) {
+    const first = rows[i];
+    let j = i + 1;
+    let end = index.off[first] + index.len[first];
+    while (j < rows.length && index.seg[rows[j]] === index.seg[first] && index.off[rows[j]] === end && end - index.off[first] < BATCH_BYTES) {
+      end += index.len[rows[j]];
+      j++;
+    }
+    const bytes = await read(index.seg[first], index.off[first], end - index.off[first]);
+    for (let k = i; k < j; k++) out.set(rows[k], recordParts(bytes, index.off[rows[k]] - index.off[first]));
+    i = j;
+  }
+  return out;
+}
+
+/** The rows that match a query, paged, oldest first. */
+export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadBytes): Promise<RowMatches> {
+  const { index } = loaded;
+  const n = index.n;
+  const filter = q.filter;
+  const disk = filter !== undefined && needsRecord(filter);
+  const want = q.offset + (q.limit ?? Infinity);
+  const subject = subjectOf(loaded);
+  const ids: number[] = [];
+  let matched = 0;
+  let exact = true;
+  let timedOut = false;
+  let slice = performance.now();
+  const take = (row: number) => {
+    matched++;
+    if (matched > q.offset && matched <= want) ids.push(index.ids[row]);
+  };
+  // rows keep their places while the scan waits: deleted ones are not dropped from the columns meanwhile
+  index.scans++;
+  try {
+    let i = 0;
+    while (i < n) {
+      if (!disk) {
+        for (; i < n && performance.now() - slice < SLICE_MS; i++) {
+          if (index.flags[i] & FLAG_DEAD) continue;
+          subject.row = i;
+          if (!filter || evaluate(filter, subject, q.deadline)) take(i);
+          // an index-only filter checks the time once in a while: it is cheap, but there may be many rows
+          if ((i & 0x3fff) === 0 && performance.now() > q.deadline) throw new SearchTimeout('search took too long');
+        }
+      } else {
+        // a batch of rows whose answer is known, or needs their record
+        const batch: { row: number; answer: boolean | undefined }[] = [];
+        const unknown: number[] = [];
+        let bytes = 0;
+        for (; i < n && batch.length < BATCH_ROWS && bytes < BATCH_BYTES; i++) {
+          if (index.flags[i] & FLAG_DEAD) continue;
+          subject.row = i;
+          subject.parts = undefined;
+          const answer = evaluate(filter, subject, q.deadline);
+          if (answer === false) continue;
+          batch.push({ row: i, answer });
+          if (answer === undefined) {
+            unknown.push(i);
+            bytes += index.len[i];
+          }
+        }
+        const parts = unknown.length > 0 ? await readRecords(index, unknown, read) : new Map<number, RecordParts>();
+        for (const item of batch) {
+          let answer = item.answer;
+          if (answer === undefined) {
+            subject.row = item.row;
+            subject.parts = parts.get(item.row);
+            answer = evaluate(filter, subject, q.deadline) === true;
+          }
+          if (answer) take(item.row);
+          if (q.stopWhenFull && matched > want) break;
+        }
+        subject.parts = undefined;
+        if (q.stopWhenFull && matched > want) {
+          exact = false;
+          break;
+        }
+      }
+      if (performance.now() > q.deadline) throw new SearchTimeout('search took too long');
+      if (performance.now() - slice >= SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof SearchTimeout)) throw err;
+    timedOut = true;
+    exact = false;
+  } finally {
+    index.scans--;
+  }
+  return { total: index.live, filtered: matched, exact, timedOut, ids };
+}
