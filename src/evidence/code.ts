@@ -84,23 +84,24 @@ const jsByteString = (text: string) => JSON.stringify(Buffer.from(text).toString
 
 function bash(request: CodeRequest, options: CodeOptions): string {
   const headers = sendable(request);
-  const args = ['curl', '-q', '--silent', '--show-error', '--globoff', '--path-as-is', '--request', shellQuote(request.method)];
-  for (const [name, value] of headers) args.push('--header', shellQuote(value === '' ? `${name};` : `${name}: ${value}`));
+  // one option (and its value) a line
+  const lines = ['curl -q --silent --show-error --globoff --path-as-is', `--request ${shellQuote(request.method)}`];
+  for (const [name, value] of headers) lines.push(`--header ${shellQuote(value === '' ? `${name};` : `${name}: ${value}`)}`);
   // curl's own defaults, where the recorded request had none
-  for (const name of ['Accept', 'User-Agent']) if (!has(headers, name.toLowerCase())) args.push('--header', shellQuote(`${name}:`));
-  if (hasBody(request) && !has(headers, 'content-type')) args.push('--header', shellQuote('Content-Type:'));
-  if (options.proxy) args.push('--proxy', shellQuote(options.proxy));
+  for (const name of ['Accept', 'User-Agent', 'Expect']) if (!has(headers, name.toLowerCase())) lines.push(`--header ${shellQuote(`${name}:`)}`);
+  if (hasBody(request) && !has(headers, 'content-type')) lines.push(`--header ${shellQuote('Content-Type:')}`);
+  if (options.proxy) lines.push(`--proxy ${shellQuote(options.proxy)}`);
   let input = '';
   if (hasBody(request)) {
     // through standard input: any size, any bytes (an argument can hold no NUL, and at most 128 KiB)
-    args.push('--data-binary', '@-');
+    lines.push('--data-binary @-');
     input = isText(request.body)
       ? `printf '%s' ${shellQuote(request.body.toString('utf8'))} | `
       : `printf '%s' ${shellQuote(request.body.toString('base64'))} | base64 --decode | `;
   }
-  args.push('--url', shellQuote(request.url));
+  lines.push(`--url ${shellQuote(request.url)}`);
   const grep = options.searchString ? ` | grep --ignore-case --fixed-strings -e ${shellQuote(options.searchString)}` : '';
-  return `#!/usr/bin/env bash\n${input}${args.join(' \\\n  ')}${grep}\n`;
+  return `#!/usr/bin/env bash\n${input}${lines.join(' \\\n  ')}${grep}\n`;
 }
 
 function python(request: CodeRequest, options: CodeOptions): string {

@@ -141,7 +141,8 @@ export function parseFilter(input: string): Expr {
     if (!field && token.text !== '~c') throw new FilterError(`unknown filter ${token.text} at position ${token.at}`, token.at);
     const value = tokens[p];
     if (!value || (!value.quoted && ['&', '|', '(', ')', '!'].includes(value.text))) {
-      throw new FilterError(`${token.text} needs a value at position ${value?.at ?? end}`, value?.at ?? end);
+      const hint = value?.text === '(' ? ' (quote a regex that holds parentheses)' : '';
+      throw new FilterError(`${token.text} needs a value at position ${value?.at ?? end}${hint}`, value?.at ?? end);
     }
     p++;
     if (field) return { k: 'regex', field, matcher: regexOf(value) };
