@@ -104,9 +104,17 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   return `#!/usr/bin/env bash\n${input}${lines.join(' \\\n  ')}${grep}\n`;
 }
 
+/** The Host a request needs: the recorded one, else HTTP/2's :authority, else the URL's. */
+function withHost(request: CodeRequest, headers: Header[]): Header[] {
+  if (has(headers, 'host')) return headers;
+  const authority = request.headers.find(([n]) => n.toLowerCase() === ':authority')?.[1];
+  return [['Host', authority ?? target(request.url).host], ...headers];
+}
+
 function python(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
-  const headers = sendable(request);
+  // it sends no Host of its own (skip_host): the recorded one, or the URL's
+  const headers = withHost(request, sendable(request));
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
   const proxy = options.proxy ? new URL(options.proxy) : undefined;
@@ -220,9 +228,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
 /** The request as HTTP/1.1 bytes: origin-form target (absolute with a proxy), Host from the URL when none was recorded. */
 function raw(request: CodeRequest, options: CodeOptions): Buffer {
   const t = target(request.url);
-  const headers = sendable(request);
-  const authority = request.headers.find(([n]) => n.toLowerCase() === ':authority')?.[1];
-  if (!has(headers, 'host')) headers.unshift(['Host', authority ?? t.host]);
+  const headers = withHost(request, sendable(request));
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   const head = `${request.method} ${options.proxy ? t.absolute : t.path} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`;
   return Buffer.concat([Buffer.from(head), request.body]);
