@@ -127,7 +127,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerBulk(router, store);
   registerOverview(router, store);
   registerConfiguration(router, store);
-  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine);
+  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine, options.evidence);
   registerReports(router, store, options.defaults ?? [], options.engine?.catalogue);
   if (options.engine) {
     registerMisc(router, store);

@@ -107,6 +107,10 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
       const field = `targets[${problem.index}].outputs`;
       return { message: `${field} must be an array`, field, detail: 'must be an array' };
     }
+    case 'transactions': {
+      const field = `targets[${problem.index}].transactions`;
+      return { message: `${field} must be an array of HAR entries`, field, detail: 'must be an array' };
+    }
     case 'output': {
       const field = `targets[${problem.index}].outputs[${problem.output}]`;
       return { message: `${field} must be an object`, field, detail: 'must be an object' };
