@@ -5,7 +5,7 @@
  * segments (the state stops naming them as live); a later op forgets them and their files go.
  * Knows nothing of HTTP.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFileSystem, type FileSystem } from '../store/atomic-file.js';
 import { DataFileError, type SegmentRow, type State } from '../store/state.js';
@@ -95,22 +95,36 @@ export function rowFlags(x: Exchange, scope: boolean): number {
 }
 
 /**
- * Opens the store's transactions: creates DATA_DIR/transactions, deletes the files of segments no
+ * Opens the store's transactions: deletes the files in DATA_DIR/transactions of segments no
  * committed op names (an import cut short, a file already forgotten), and refuses to start when a
- * file a committed op names is missing.
+ * file a committed op names is missing. The directory is made by the first import.
  */
 export async function openEvidence(options: EvidenceOptions): Promise<Evidence> {
   const { dataDir, store } = options;
   const fs = options.fs ?? nodeFileSystem;
   const log = options.log ?? (() => {});
   const dir = join(dataDir, SEGMENT_DIR);
-  await fs.mkdir(dir);
-  await fs.syncDir(dataDir);
   const state = () => store.state;
 
   let nextSegment = 1;
   const onDisk = new Set<number>();
-  for (const name of readdirSync(dir)) {
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  /** The directory, made (and its entry durable) before the first segment goes in it. */
+  let made: Promise<void> | undefined = names.length > 0 || existsSync(dir) ? Promise.resolve() : undefined;
+  const makeDir = () =>
+    (made ??= (async () => {
+      await fs.mkdir(dir);
+      await fs.syncDir(dataDir);
+    })().catch((err) => {
+      made = undefined;
+      throw err;
+    }));
+  for (const name of names) {
     const n = segmentNumberOf(name);
     const known = n !== undefined && (state().segments.has(n) || state().retiredSegments.has(n));
     if (n !== undefined) nextSegment = Math.max(nextSegment, n + 1);
@@ -134,9 +148,10 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
   let maintaining: Promise<void> | undefined;
   let closed = false;
 
-  function newSegment(): Promise<PendingSegment> {
+  async function newSegment(): Promise<PendingSegment> {
+    await makeDir();
     const n = nextSegment++;
-    return createSegment(fs, segmentPath(dataDir, n)).then((writer) => pending(n, writer));
+    return pending(n, await createSegment(fs, segmentPath(dataDir, n)));
   }
 
   function pending(n: number, writer: SegmentWriter): PendingSegment {

@@ -206,7 +206,9 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
     return;
   }
   const { nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId, nextTransactionId } = state;
-  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId, nextTransactionId });
+  // a store that never held a transaction writes what earlier builds wrote
+  const transactions = nextTransactionId > 1 || state.retiredSegments.size > 0;
+  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId, ...(transactions ? { nextTransactionId } : {}) });
   let piece = `${head.slice(0, -1)},"sessions":[`;
   let first = true;
   for (const s of state.sessions.values()) {
@@ -232,10 +234,14 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
     ['works', state.works.values(), (w: WorkRow) => [w.id, w.target, w.plugin, w.active]],
     ['outputs', state.outputs.values(), (o: OutputRow) => o],
     ['errors', state.errors.values(), (e: ErrorRow) => e],
-    // transaction segments as [n, target, base, span, gone, purged]
-    ['segments', state.segments.values(), (r: SegmentRow) => [r.n, r.target, r.base, r.span, r.gone, r.purged]],
-    ['retiredSegments', state.retiredSegments.values(), (n: number) => n],
   ];
+  if (transactions) {
+    lists.push(
+      // transaction segments as [n, target, base, span, gone, purged]
+      ['segments', state.segments.values(), (r: SegmentRow) => [r.n, r.target, r.base, r.span, r.gone, r.purged]],
+      ['retiredSegments', state.retiredSegments.values(), (n: number) => n],
+    );
+  }
   for (const [name, rows, shape] of lists) {
     piece += `],"${name}":[`;
     first = true;
