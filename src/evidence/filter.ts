@@ -129,7 +129,7 @@ export function parseFilter(input: string): Expr {
     if (!token.quoted && token.text === '(') {
       p++;
       const inner = orExpr();
-      if (!isOp(')')) throw new FilterError(`missing ) for the ( at position ${token.at}`, at());
+      if (!isOp(')')) throw new FilterError(`missing ) at position ${at()} (for the ( at ${token.at})`, at());
       p++;
       return inner;
     }
