@@ -24,7 +24,8 @@ export type Field =
 export type Expr =
   | { k: 'and' | 'or'; a: Expr; b: Expr }
   | { k: 'not'; a: Expr }
-  | { k: 'regex'; field: Field; matcher: Matcher }
+  /** `lines`: tested against each header line (`Name: value`) alone, as mitmproxy's ~h does. */
+  | { k: 'regex'; field: Field; matcher: Matcher; lines?: boolean }
   | { k: 'code'; code: number }
   | { k: 'response' }
   | { k: 'equals'; field: 'url' | 'method' | 'requestBody'; values: ReadonlySet<string> }
@@ -34,6 +35,8 @@ const REGEX_OPERATORS: Record<string, Field> = {
   '~u': 'url', '~m': 'method', '~d': 'domain', '~t': 'type', '~h': 'headers', '~hq': 'requestHeaders', '~hs': 'responseHeaders',
   '~b': 'body', '~bq': 'requestBody', '~bs': 'responseBody',
 };
+
+const HEADER_FIELDS = new Set<Field>(['headers', 'requestHeaders', 'responseHeaders']);
 
 /** The fields read from the record, not the index. */
 const RECORD_FIELDS = new Set<Field>(['headers', 'requestHeaders', 'responseHeaders', 'body', 'requestBody', 'responseBody', 'rawRequest']);
@@ -145,7 +148,7 @@ export function parseFilter(input: string): Expr {
       throw new FilterError(`${token.text} needs a value at position ${value?.at ?? end}${hint}`, value?.at ?? end);
     }
     p++;
-    if (field) return { k: 'regex', field, matcher: regexOf(value) };
+    if (field) return { k: 'regex', field, matcher: regexOf(value), ...(HEADER_FIELDS.has(field) ? { lines: true } : {}) };
     if (!/^[0-9]{1,3}$/.test(value.text)) throw new FilterError(`~c needs a status code at position ${value.at}`, value.at);
     return { k: 'code', code: Number(value.text) };
   }
@@ -213,8 +216,20 @@ function testShort(matcher: Matcher, text: string, deadline?: number): boolean {
   return hit;
 }
 
-function testRegex(field: Field, matcher: Matcher, s: Subject, deadline?: number): boolean | undefined {
-  const inPart = (part: [number, number]) => matcher.test(s.parts!.bytes, part[0], part[1], deadline);
+/** Whether the regex matches one of the CRLF-separated lines of `bytes[start..end)`. */
+function testLines(matcher: Matcher, bytes: Buffer, start: number, end: number, deadline?: number): boolean {
+  for (let at = start; at < end; ) {
+    const crlf = bytes.indexOf('\r\n', at);
+    const lineEnd = crlf === -1 || crlf > end ? end : crlf;
+    if (matcher.test(bytes, at, lineEnd, deadline)) return true;
+    at = lineEnd + 2;
+  }
+  return false;
+}
+
+function testRegex(field: Field, matcher: Matcher, s: Subject, lines: boolean, deadline?: number): boolean | undefined {
+  const inPart = (part: [number, number]) =>
+    lines ? testLines(matcher, s.parts!.bytes, part[0], part[1], deadline) : matcher.test(s.parts!.bytes, part[0], part[1], deadline);
   switch (field) {
     case 'url': {
       const url = s.url();
@@ -269,7 +284,7 @@ export function evaluate(expr: Expr, s: Subject, deadline?: number): boolean | u
     case 'response':
       return s.hasResponse();
     case 'regex':
-      return testRegex(expr.field, expr.matcher, s, deadline);
+      return testRegex(expr.field, expr.matcher, s, expr.lines === true, deadline);
     case 'flag':
       return (expr.flag === 'scope' ? s.scope() : s.binary()) === expr.value;
     case 'equals': {

@@ -60,9 +60,12 @@ function foldCase(cls: ByteClass): ByteClass {
 
 const SYNTAX = new Set('^$\\.*+?()[]{}|/-');
 
-/** Parses a pattern (JavaScript syntax, the subset that needs no backtracking). */
-function parse(pattern: string): Node {
+/** Parses a pattern (JavaScript syntax, the subset that needs no backtracking), and its trailing (?!...). */
+function parse(pattern: string): { tree: Node; lookahead?: Node } {
   let pos = 0;
+  /** Groups open around the place being read. */
+  let depth = 0;
+  let lookahead: { node: Node; at: number } | undefined;
   const fail = (message: string, at = pos): never => {
     throw new RegexError(message, at);
   };
@@ -120,10 +123,20 @@ function parse(pattern: string): Node {
       case '(': {
         if (pattern.startsWith('?:', pos)) pos += 2;
         else if (/^\?<[A-Za-z_$][\w$]*>/.test(pattern.slice(pos))) pos = pattern.indexOf('>', pos) + 1;
-        else if (peek() === '?') fail('lookarounds are not supported (they need backtracking)', at);
+        else if (pattern.startsWith('?!', pos) && depth === 0) {
+          pos += 2;
+          const inner = alternation();
+          if (peek() !== ')') fail('unterminated group', at);
+          pos++;
+          if (pos !== pattern.length) fail('a lookahead (?!...) is supported only at the end of the pattern', at);
+          lookahead = { node: inner, at };
+          return { k: 'cat', items: [] };
+        } else if (peek() === '?') fail('lookarounds are not supported, but for one (?!...) at the end of the pattern', at);
+        depth++;
         const inner = alternation();
         if (peek() !== ')') fail('unterminated group', at);
         pos++;
+        depth--;
         return inner;
       }
       case ')':
@@ -275,7 +288,8 @@ function parse(pattern: string): Node {
 
   const tree = alternation();
   if (pos < pattern.length) fail('unmatched )');
-  return tree;
+  if (lookahead && tree.k === 'alt') fail('a lookahead (?!...) at the end of one alternative: put the alternatives in a group before it', lookahead.at);
+  return { tree, lookahead: lookahead?.node };
 }
 
 // NFA states
@@ -372,27 +386,27 @@ export interface Matcher {
 const UNKNOWN = -1;
 const FOUND = -2;
 
-/**
- * Compiles `pattern`; `offset` is where it starts in the text the user typed (errors name their
- * place in that text). Throws RegexError.
- */
-export function compileRegex(pattern: string, offset = 0): Matcher {
-  let tree: Node;
-  try {
-    tree = parse(pattern);
-  } catch (err) {
-    if (err instanceof RegexError) throw new RegexError(err.message, err.position + offset);
-    throw err;
-  }
-  const nfa = compile(tree, offset);
-  const n = nfa.kind.length;
+interface Dfa {
+  /** Whether the pattern matches in `bytes[start..end)` (anchored: at `start` only). */
+  test(bytes: Uint8Array, start: number, end: number, deadline?: number): boolean;
+  /** Calls `at` with each place in `[start, end]` where a match ends, until it returns true. */
+  ends(bytes: Uint8Array, start: number, end: number, at: (i: number) => boolean, deadline?: number): boolean;
+}
 
+const timeUp = (deadline: number | undefined) => deadline !== undefined && performance.now() > deadline;
+
+/** An NFA run as a DFA built as it goes; `anchored`: a match must start at the text's start. */
+function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
+  const n = nfa.kind.length;
   // DFA states: sets of NFA states (CHAR, ASSERT, MATCH) after following SPLITs, with the context
   // the assertions need (at the start, previous byte a word byte)
   let keys = new Map<string, number>();
   let sets: Int32Array[] = [];
   let context: number[] = [];
+  /** The next state, or FOUND when a match ends before the byte: what the hot loop reads. */
   let trans = new Int32Array(0);
+  /** The next state, whether a match ends there or not (for `ends`). */
+  let nextOf = new Int32Array(0);
   let atEnd: number[] = [];
   const mark = new Int32Array(n);
   let stamp = 0;
@@ -431,9 +445,13 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
     context.push(ctx);
     atEnd.push(UNKNOWN);
     if (trans.length < sets.length * 256) {
-      const grown = new Int32Array(Math.max(sets.length * 256, trans.length * 2)).fill(UNKNOWN);
+      const size = Math.max(sets.length * 256, trans.length * 2);
+      const grown = new Int32Array(size).fill(UNKNOWN);
       grown.set(trans);
       trans = grown;
+      const grownNext = new Int32Array(size).fill(UNKNOWN);
+      grownNext.set(nextOf);
+      nextOf = grownNext;
     }
     return id;
   }
@@ -445,6 +463,7 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
     context = [];
     atEnd = [];
     trans = new Int32Array(0);
+    nextOf = new Int32Array(0);
   }
 
   /** What the assertions see between the previous byte and the next (`next` -1: the end). */
@@ -456,23 +475,33 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
     return a === 'word' ? prevWord !== nextWord : prevWord === nextWord;
   };
 
-  /** The state after `state` reads byte `b`, or FOUND when the pattern matches before it. */
+  /** Works out the transition of `state` on byte `b` (both tables); returns it as the hot loop reads it. */
   function step(state: number, b: number): number {
     const ctx = context[state];
     const expanded: number[] = [];
     close(Array.from(sets[state]), expanded, passes(ctx, b));
+    let found = false;
     const next: number[] = [];
     for (const s of expanded) {
       const kind = nfa.kind[s];
-      if (kind === MATCH) return FOUND;
-      if (kind === CHAR && (nfa.table[s] as Uint8Array)[b]) next.push(nfa.out[s]);
+      if (kind === MATCH) found = true;
+      else if (kind === CHAR && (nfa.table[s] as Uint8Array)[b]) next.push(nfa.out[s]);
     }
     // unanchored: a match may start at every byte
-    next.push(nfa.start);
+    if (!anchored) next.push(nfa.start);
     const list: number[] = [];
     close(next, list, () => false);
-    return stateOf(list, isWordByte(b) ? PREV_WORD : 0);
+    const before = resets;
+    const to = stateOf(list, isWordByte(b) ? PREV_WORD : 0);
+    // a reset of the cache forgot `state`: the new state stands alone
+    if (resets === before) {
+      trans[(state << 8) | b] = found ? FOUND : to;
+      nextOf[(state << 8) | b] = to;
+    }
+    lastFound = found;
+    return to;
   }
+  let lastFound = false;
 
   function matchesAtEnd(state: number): boolean {
     if (atEnd[state] === UNKNOWN) {
@@ -489,33 +518,66 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
     return stateOf(list, START);
   };
 
-  function test(bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number): boolean {
-    let state = initial();
-    let i = start;
-    while (i < end) {
-      // the hot loop: one table read per byte, until a transition not worked out yet
-      const stop = Math.min(end, i + 0x10000);
-      const table = trans;
-      let next = 0;
-      for (; i < stop; i++) {
-        next = table[(state << 8) | bytes[i]];
-        if (next < 0) break;
-        state = next;
+  return {
+    test(bytes, start, end, deadline) {
+      let state = initial();
+      let i = start;
+      while (i < end) {
+        // the hot loop: one table read per byte, until a transition not worked out yet
+        const stop = Math.min(end, i + 0x10000);
+        const table = trans;
+        let next = 0;
+        for (; i < stop; i++) {
+          next = table[(state << 8) | bytes[i]];
+          if (next < 0) break;
+          state = next;
+        }
+        if (timeUp(deadline)) throw new SearchTimeout('search took too long');
+        if (i === stop) continue;
+        if (next === FOUND) return true;
+        state = step(state, bytes[i]);
+        if (lastFound) return true;
+        i++;
       }
-      if (deadline !== undefined && performance.now() > deadline) throw new SearchTimeout('search took too long');
-      if (i === stop) continue;
-      if (next === FOUND) return true;
-      const before = resets;
-      next = step(state, bytes[i]);
-      // a reset of the cache during the step forgot `state`: the new state stands alone
-      if (resets === before) trans[(state << 8) | bytes[i]] = next;
-      if (next === FOUND) return true;
-      state = next;
-      i++;
-    }
-    return matchesAtEnd(state);
-  }
+      return matchesAtEnd(state);
+    },
 
+    ends(bytes, start, end, at, deadline) {
+      let state = initial();
+      for (let i = start; i < end; i++) {
+        const b = bytes[i];
+        let next = nextOf[(state << 8) | b];
+        let found: boolean;
+        if (next < 0) {
+          next = step(state, b);
+          found = lastFound;
+        } else found = trans[(state << 8) | b] === FOUND;
+        if (found && at(i)) return true;
+        state = next;
+        if ((i & 0xfff) === 0xfff && timeUp(deadline)) throw new SearchTimeout('search took too long');
+      }
+      return matchesAtEnd(state) && at(end);
+    },
+  };
+}
+
+/**
+ * Compiles `pattern`; `offset` is where it starts in the text the user typed (errors name their
+ * place in that text). A pattern may end in one negative lookahead, `(?!...)`: a match of the rest
+ * after which that does not match (tried at each place such a match ends). Throws RegexError.
+ */
+export function compileRegex(pattern: string, offset = 0): Matcher {
+  let parsed: { tree: Node; lookahead?: Node };
+  try {
+    parsed = parse(pattern);
+  } catch (err) {
+    if (err instanceof RegexError) throw new RegexError(err.message, err.position + offset);
+    throw err;
+  }
+  const main = lazyDfa(compile(parsed.tree, offset), false);
+  const look = parsed.lookahead && lazyDfa(compile(parsed.lookahead, offset), true);
+  const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) =>
+    look ? main.ends(bytes, start, end, (i) => !look.test(bytes, i, end, deadline), deadline) : main.test(bytes, start, end, deadline);
   return {
     source: pattern,
     test,
