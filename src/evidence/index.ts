@@ -3,7 +3,7 @@
  * 80 bytes a transaction plus its URL, ordered by id. What lists, filters and URLs read; records
  * stay on disk and are read on demand.
  */
-import { FLAG_DEAD, type IndexRow } from './segment.js';
+import { FLAG_DEAD, FOOTER_ROW, type Footer } from './segment.js';
 
 /** Short strings many rows share (methods, reasons, media types), each kept once. */
 export interface Interner {
@@ -74,10 +74,11 @@ export function createIndex(capacity = 64): TargetIndex {
   return index;
 }
 
-function grow(index: TargetIndex, rows: number, bytes: number): void {
+/** Room for `rows` more rows and `bytes` more URL bytes: doubling, or (`exact`) just enough. */
+function grow(index: TargetIndex, rows: number, bytes: number, exact = false): void {
   const columns = index as unknown as Record<ColumnName, Uint32Array>;
   if (index.n + rows > index.ids.length) {
-    const capacity = Math.max(index.n + rows, index.ids.length * 2);
+    const capacity = exact ? index.n + rows : Math.max(index.n + rows, index.ids.length * 2);
     for (const name of Object.keys(COLUMNS) as ColumnName[]) {
       const next = new COLUMNS[name](capacity);
       next.set(columns[name].subarray(0, index.n) as never);
@@ -85,44 +86,54 @@ function grow(index: TargetIndex, rows: number, bytes: number): void {
     }
   }
   if (index.urlBytes + bytes > index.urls.length) {
-    const next = Buffer.allocUnsafeSlow(Math.max(index.urlBytes + bytes, index.urls.length * 2));
+    const next = Buffer.allocUnsafeSlow(exact ? index.urlBytes + bytes : Math.max(index.urlBytes + bytes, index.urls.length * 2));
     index.urls.copy(next, 0, 0, index.urlBytes);
     index.urls = next;
   }
 }
 
 /**
- * Adds a segment's rows (`gone`: the places deleted since, skipped), their ids `base + local`.
- * Rows come in id order; a segment committed before an earlier one's rows are added is merged in.
+ * Adds a segment's rows from its footer (`gone`: the places deleted since, skipped), their ids
+ * `base + local`, read straight from the footer's bytes. Rows come in id order; a segment committed
+ * before an earlier one's rows are added is merged in.
  */
-export function addRows(index: TargetIndex, interner: Interner, segment: number, base: number, rows: readonly IndexRow[], gone: ReadonlySet<number>): void {
-  const kept = rows.filter((r) => !gone.has(r.local));
-  const urls = kept.map((r) => Buffer.from(r.url));
-  grow(index, kept.length, urls.reduce((sum, u) => sum + u.length, 0));
-  const sorted = index.n === 0 || kept.length === 0 || index.ids[index.n - 1] < base + kept[0].local;
-  kept.forEach((r, k) => {
+export function addFooter(index: TargetIndex, interner: Interner, segment: number, base: number, footer: Footer, gone: ReadonlySet<number>): void {
+  const { fixed, urls, count } = footer;
+  // the columns grow to what they hold now: a store loaded whole keeps no spare room
+  grow(index, count, urls.length, true);
+  const ids = { method: footer.method.map((m) => interner.id(m)), reason: footer.reason.map((r) => interner.id(r)), type: footer.type.map((t) => interner.id(mediaType(t))) };
+  const first = index.n;
+  let u = 0;
+  for (let k = 0, p = 0; k < count; k++, p += FOOTER_ROW) {
+    const urlLength = fixed.readUInt32LE(p + 36);
+    const local = fixed.readUInt32LE(p + 12);
+    if (gone.has(local)) {
+      u += urlLength;
+      continue;
+    }
     const i = index.n++;
-    index.ids[i] = base + r.local;
+    index.ids[i] = base + local;
     index.seg[i] = segment;
-    index.off[i] = r.off;
-    index.len[i] = r.len;
-    index.status[i] = r.status;
-    index.flags[i] = r.flags & ~FLAG_DEAD;
-    index.method[i] = interner.id(r.method);
-    index.reason[i] = interner.id(r.reason);
-    index.requestType[i] = interner.id(mediaType(r.requestType));
-    index.responseType[i] = interner.id(mediaType(r.responseType));
-    index.time[i] = r.time;
-    index.startedAt[i] = r.startedAt;
-    index.size[i] = r.size;
+    index.off[i] = fixed.readDoubleLE(p);
+    index.len[i] = fixed.readUInt32LE(p + 8);
+    index.startedAt[i] = fixed.readDoubleLE(p + 16);
+    index.size[i] = fixed.readDoubleLE(p + 24);
+    index.time[i] = fixed.readFloatLE(p + 32);
+    index.status[i] = fixed.readUInt16LE(p + 40);
+    index.flags[i] = fixed[p + 42] & ~FLAG_DEAD;
+    index.method[i] = ids.method[fixed.readUInt16LE(p + 44)];
+    index.reason[i] = ids.reason[fixed.readUInt16LE(p + 46)];
+    index.requestType[i] = ids.type[fixed.readUInt16LE(p + 48)];
+    index.responseType[i] = ids.type[fixed.readUInt16LE(p + 50)];
     index.urlStart[i] = index.urlBytes;
-    index.urlLength[i] = urls[k].length;
-    urls[k].copy(index.urls, index.urlBytes);
-    index.urlBytes += urls[k].length;
-  });
-  index.live += kept.length;
+    index.urlLength[i] = urlLength;
+    urls.copy(index.urls, index.urlBytes, u, u + urlLength);
+    index.urlBytes += urlLength;
+    u += urlLength;
+  }
+  index.live += index.n - first;
   index.version++;
-  if (!sorted) sortById(index);
+  if (first > 0 && index.n > first && index.ids[first - 1] > index.ids[first]) sortById(index);
 }
 
 function sortById(index: TargetIndex): void {
@@ -175,14 +186,14 @@ function dropDead(index: TargetIndex): void {
   index.urlBytes = bytes;
 }
 
-/** A rewritten segment's records are now in `into`, at the places its rows say (by id). */
-export function relocate(index: TargetIndex, into: number, base: number, rows: readonly IndexRow[]): void {
-  for (const r of rows) {
-    const row = rowOfId(index, base + r.local);
+/** A rewritten segment's records are now in `into`, at the places its footer says (by id). */
+export function relocate(index: TargetIndex, into: number, base: number, footer: Footer): void {
+  for (let k = 0, p = 0; k < footer.count; k++, p += FOOTER_ROW) {
+    const row = rowOfId(index, base + footer.fixed.readUInt32LE(p + 12));
     if (row === -1) continue;
     index.seg[row] = into;
-    index.off[row] = r.off;
-    index.len[row] = r.len;
+    index.off[row] = footer.fixed.readDoubleLE(p);
+    index.len[row] = footer.fixed.readUInt32LE(p + 8);
   }
 }
 

@@ -89,6 +89,10 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const WHITESPACE = new Uint8Array(256);
 for (const c of [0x20, 0x09, 0x0a, 0x0d]) WHITESPACE[c] = 1;
+/** Bytes that end the plain run of a string: a backslash, a control character. */
+const SPECIAL = new Uint8Array(256);
+SPECIAL[0x5c] = 1;
+for (let c = 0; c < 0x20; c++) SPECIAL[c] = 1;
 const NUMBER_BYTE = new Uint8Array(256);
 for (const c of '0123456789+-.eE') NUMBER_BYTE[c.charCodeAt(0)] = 1;
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
@@ -190,7 +194,7 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     }
     if (top.value) {
       if (top.array) (top.value as unknown[]).push(value);
-      else Object.defineProperty(top.value, top.key!, { value, enumerable: true, writable: true, configurable: true });
+      else (top.value as Record<string, unknown>)[top.key!] = value;
     }
     if (top.array) top.index++;
   }
@@ -206,7 +210,8 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     const parent = stack[stack.length - 1];
     countValue();
     const name = parent ? (parent.array ? parent.index : parent.key!) : '';
-    stack.push({ array, role, value: role === Role.Keep ? (array ? [] : {}) : null, key: null, index: 0, name });
+    // objects without a prototype: a "__proto__" key is a key like any other
+    stack.push({ array, role, value: role === Role.Keep ? (array ? [] : Object.create(null)) : null, key: null, index: 0, name });
     mode = array ? Mode.Value : Mode.Key;
     afterComma = false;
   }
@@ -259,6 +264,19 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     else appendString(Buffer.from(unit >= 0xdc00 && unit <= 0xdfff ? '\ufffd' : String.fromCharCode(unit)));
   }
 
+  /** A string read whole from one chunk: as endString does, its text already decoded. */
+  function endStringWith(text: string): void {
+    if (stringIsKey) {
+      stack[stack.length - 1].key = text;
+      mode = Mode.Colon;
+      return;
+    }
+    const role = roleOfNext();
+    if (role === Role.Root || role === Role.Log || role === Role.Entries) fail(role === Role.Root ? 'not a HAR: the document must be a JSON object' : 'not a HAR: "log" must hold an "entries" array');
+    countValue();
+    emit(role === Role.Keep ? text : null, role);
+  }
+
   function endString(): void {
     if (highSurrogate >= 0) {
       highSurrogate = -1;
@@ -292,10 +310,29 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
       }
       const quote = chunk.indexOf(QUOTE, pos);
       const stop = quote === -1 ? chunk.length : quote;
-      const slash = chunk.indexOf(BACKSLASH, pos);
-      const escapeAt = slash !== -1 && slash < stop ? slash : -1;
-      const plainEnd = escapeAt === -1 ? stop : escapeAt;
-      for (let i = pos; i < plainEnd; i++) if (chunk[i] < 0x20) fail('a control character in a string');
+      // the first backslash or control character before the quote; and whether all is ASCII
+      let plainEnd = pos;
+      let ascii = true;
+      if (stringIsBody) {
+        // a body's bytes are kept as bytes: only its escapes matter, found natively (bodies are most of a HAR)
+        const slash = chunk.subarray(pos, stop).indexOf(BACKSLASH);
+        plainEnd = slash === -1 ? stop : pos + slash;
+        ascii = false;
+      } else {
+        for (; plainEnd < stop; plainEnd++) {
+          const b = chunk[plainEnd];
+          if (SPECIAL[b]) break;
+          if (b >= 0x80) ascii = false;
+        }
+      }
+      const escapeAt = plainEnd < stop && chunk[plainEnd] === BACKSLASH ? plainEnd : -1;
+      if (plainEnd < stop && escapeAt === -1) fail('a control character in a string');
+      // the common case: a short string whole in this chunk, no escape: no copy of its bytes
+      if (escapeAt === -1 && quote !== -1 && stringBytes === 0 && !stringIsBody && quote - pos <= options.maxString) {
+        if (!ascii && !isUtf8(chunk.subarray(pos, quote))) fail('not valid UTF-8');
+        endStringWith(chunk.toString(ascii ? 'latin1' : 'utf8', pos, quote));
+        return quote + 1;
+      }
       if (plainEnd > pos) appendString(chunk.subarray(pos, plainEnd));
       if (escapeAt !== -1) {
         pendingEscape = [BACKSLASH];

@@ -7,6 +7,7 @@
 import { evaluate, needsRecord, type Expr, type RecordParts, type Subject } from './filter.js';
 import { urlBytesOf, type TargetIndex } from './index.js';
 import { SearchTimeout } from './regex.js';
+import { RECORD_HEADER } from './record.js';
 import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE } from './segment.js';
 import type { LoadedTarget } from './store.js';
 
@@ -60,15 +61,18 @@ export function hostOf(url: Uint8Array): Uint8Array {
   return colon === -1 ? host : host.subarray(0, colon);
 }
 
-/** Where the parts of a record are, within `bytes` from `start`. */
+/** Where the parts of a record are, within `bytes` from `start` (from its fixed header alone). */
 export function recordParts(bytes: Buffer, start: number): RecordParts {
   const metaLength = bytes.readUInt32LE(start);
-  const meta = JSON.parse(bytes.toString('utf8', start + 4, start + 4 + metaLength)) as { ql: number; qb: number; hl: number; bl: number };
-  const request = start + 4 + metaLength;
-  const head = request + meta.ql;
-  const body = head + meta.hl;
+  const ql = bytes.readUInt32LE(start + 4);
+  const qb = bytes.readUInt32LE(start + 8);
+  const hl = bytes.readUInt32LE(start + 12);
+  const bl = bytes.readUInt32LE(start + 16);
+  const request = start + RECORD_HEADER + metaLength;
+  const head = request + ql;
+  const body = head + hl;
   const lineEnd = bytes.indexOf('\r\n', request);
-  const headersEnd = request + meta.ql - meta.qb;
+  const headersEnd = request + ql - qb;
   return {
     bytes,
     rawRequest: [request, head],
@@ -76,7 +80,7 @@ export function recordParts(bytes: Buffer, start: number): RecordParts {
     requestHeaders: [Math.min(lineEnd + 2, headersEnd), Math.max(lineEnd + 2, headersEnd - 4)],
     requestBody: [headersEnd, head],
     responseHeaders: [head, body],
-    responseBody: [body, body + meta.bl],
+    responseBody: [body, body + bl],
   };
 }
 

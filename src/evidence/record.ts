@@ -1,7 +1,8 @@
 /**
  * One transaction as its segment file holds it, and its fields as the API shows them. A record is
- * `[u32 meta length][meta JSON][raw request][response headers][response body]`: the raw request
- * and the response's parts are kept as the bytes a search scans and a download sends.
+ * `[u32 meta length][u32 x4: the parts' lengths][meta JSON][raw request][response headers][response body]`:
+ * the raw request and the response's parts are kept as the bytes a search scans and a download
+ * sends, and a search finds them from the fixed header alone.
  */
 import { isUtf8 } from 'node:buffer';
 import { runTime } from '../engine/output-text.js';
@@ -67,6 +68,9 @@ interface Meta {
 
 const CRLF = '\r\n';
 
+/** Bytes of a record's fixed header: the meta's length, then the parts' (raw request, its body, response headers, response body). */
+export const RECORD_HEADER = 20;
+
 /** `Name: value` lines joined by CRLF. */
 export const headerBlock = (headers: readonly Header[]): string => headers.map(([n, v]) => `${n}: ${v}`).join(CRLF);
 
@@ -96,9 +100,13 @@ export function encodeRecord(x: Exchange): Buffer {
     ...(x.serverIPAddress ? { ip: x.serverIPAddress } : {}),
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
-  const length = Buffer.alloc(4);
-  length.writeUInt32LE(metaBytes.length);
-  return Buffer.concat([length, metaBytes, head, x.requestBody, responseHead, x.responseBody]);
+  const fixed = Buffer.alloc(RECORD_HEADER);
+  fixed.writeUInt32LE(metaBytes.length, 0);
+  fixed.writeUInt32LE(meta.ql, 4);
+  fixed.writeUInt32LE(meta.qb, 8);
+  fixed.writeUInt32LE(meta.hl, 12);
+  fixed.writeUInt32LE(meta.bl, 16);
+  return Buffer.concat([fixed, metaBytes, head, x.requestBody, responseHead, x.responseBody]);
 }
 
 /** A record read back: its fields, and views of its parts in the record's bytes. */
@@ -116,22 +124,20 @@ export class CorruptRecordError extends Error {}
 
 /** The bytes of a record before its response body, at most. */
 export function recordHeadLength(bytes: Buffer): number {
-  const metaLength = bytes.readUInt32LE(0);
-  const meta = JSON.parse(bytes.toString('utf8', 4, 4 + metaLength)) as Meta;
-  return 4 + metaLength + meta.ql + meta.hl;
+  return RECORD_HEADER + bytes.readUInt32LE(0) + bytes.readUInt32LE(4) + bytes.readUInt32LE(12);
 }
 
 /** Decodes a record, or its first bytes (at least up to its response body, which is then cut). */
 export function decodeRecord(bytes: Buffer): StoredRecord {
-  if (bytes.length < 4) throw new CorruptRecordError('record too short');
+  if (bytes.length < RECORD_HEADER) throw new CorruptRecordError('record too short');
   const metaLength = bytes.readUInt32LE(0);
   let meta: Meta;
   try {
-    meta = JSON.parse(bytes.toString('utf8', 4, 4 + metaLength)) as Meta;
+    meta = JSON.parse(bytes.toString('utf8', RECORD_HEADER, RECORD_HEADER + metaLength)) as Meta;
   } catch {
     throw new CorruptRecordError('record meta is not JSON');
   }
-  const request = 4 + metaLength;
+  const request = RECORD_HEADER + metaLength;
   const responseHead = request + meta.ql;
   const responseBody = responseHead + meta.hl;
   const end = responseBody + meta.bl;

@@ -512,10 +512,18 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
     return atEnd[state] === 1;
   }
 
+  /** The start state, worked out once per cache (a search tests many short texts: URLs, lines). */
+  let startState = -1;
+  let startResets = -1;
   const initial = () => {
-    const list: number[] = [];
-    close([nfa.start], list, () => false);
-    return stateOf(list, START);
+    if (startResets !== resets || startState === -1) {
+      const list: number[] = [];
+      close([nfa.start], list, () => false);
+      startState = stateOf(list, START);
+      // making it may have reset the cache: it is the one state left
+      startResets = resets;
+    }
+    return startState;
   };
 
   return {
@@ -532,9 +540,13 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
           if (next < 0) break;
           state = next;
         }
-        if (timeUp(deadline)) throw new SearchTimeout('search took too long');
-        if (i === stop) continue;
+        if (i === stop) {
+          // the clock is read once a block, not once a text: most texts are short
+          if (stop - start >= 0x10000 && timeUp(deadline)) throw new SearchTimeout('search took too long');
+          continue;
+        }
         if (next === FOUND) return true;
+        if (timeUp(deadline)) throw new SearchTimeout('search took too long');
         state = step(state, bytes[i]);
         if (lastFound) return true;
         i++;

@@ -79,29 +79,48 @@ function encodeFooter(rows: readonly IndexRow[]): Buffer {
   return Buffer.concat([length, strings, fixed, ...urls]);
 }
 
-/** A segment's footer read back: its rows in file order. */
-export function decodeFooter(footer: Buffer): IndexRow[] {
+/** A segment's footer read back: fixed-size rows, their strings' tables, and the URLs' bytes one after another. */
+export interface Footer {
+  count: number;
+  method: string[];
+  reason: string[];
+  type: string[];
+  /** `count` rows of ROW bytes (see encodeFooter). */
+  fixed: Buffer;
+  urls: Buffer;
+}
+
+export const FOOTER_ROW = ROW;
+
+export function parseFooter(footer: Buffer): Footer {
   const stringsLength = footer.readUInt32LE(0);
   const tables = JSON.parse(footer.toString('utf8', 4, 4 + stringsLength)) as { count: number; method: string[]; reason: string[]; type: string[] };
+  const start = 4 + stringsLength;
+  const fixed = footer.subarray(start, start + tables.count * ROW);
+  if (fixed.length !== tables.count * ROW) throw new Error('rows cut short');
+  return { ...tables, fixed, urls: footer.subarray(start + tables.count * ROW) };
+}
+
+/** A footer's rows as objects (a rewrite copies them; the index reads the bytes itself). */
+export function footerRows(footer: Footer): IndexRow[] {
+  const { fixed, urls } = footer;
   const rows: IndexRow[] = [];
-  let p = 4 + stringsLength;
-  let u = p + tables.count * ROW;
-  for (let i = 0; i < tables.count; i++, p += ROW) {
-    const urlLength = footer.readUInt32LE(p + 36);
+  for (let i = 0, p = 0, u = 0; i < footer.count; i++, p += ROW) {
+    const urlLength = fixed.readUInt32LE(p + 36);
     rows.push({
-      off: footer.readDoubleLE(p),
-      len: footer.readUInt32LE(p + 8),
-      local: footer.readUInt32LE(p + 12),
-      startedAt: footer.readDoubleLE(p + 16),
-      size: footer.readDoubleLE(p + 24),
-      time: footer.readFloatLE(p + 32),
-      status: footer.readUInt16LE(p + 40),
-      flags: footer.readUInt8(p + 42),
-      method: tables.method[footer.readUInt16LE(p + 44)],
-      reason: tables.reason[footer.readUInt16LE(p + 46)],
-      requestType: tables.type[footer.readUInt16LE(p + 48)],
-      responseType: tables.type[footer.readUInt16LE(p + 50)],
-      url: footer.toString('utf8', u, u + urlLength),
+      off: fixed.readDoubleLE(p),
+      len: fixed.readUInt32LE(p + 8),
+      local: fixed.readUInt32LE(p + 12),
+      startedAt: fixed.readDoubleLE(p + 16),
+      size: fixed.readDoubleLE(p + 24),
+      time: fixed.readFloatLE(p + 32),
+      status: fixed.readUInt16LE(p + 40),
+      flags: fixed.readUInt8(p + 42),
+      method: footer.method[fixed.readUInt16LE(p + 44)],
+      reason: footer.reason[fixed.readUInt16LE(p + 46)],
+      requestType: footer.type[fixed.readUInt16LE(p + 48)],
+      responseType: footer.type[fixed.readUInt16LE(p + 50)],
+      url: urls.toString('utf8', u, u + urlLength),
     });
     u += urlLength;
   }
@@ -112,6 +131,8 @@ export function decodeFooter(footer: Buffer): IndexRow[] {
 export interface SegmentWriter {
   readonly path: string;
   readonly rows: readonly IndexRow[];
+  /** Its footer, once finished: what the index learns the segment from. */
+  readonly footer: Footer | undefined;
   /** Appends one exchange as a record, with its index row's flags (scope, source...). */
   add(exchange: Exchange, flags: number): Promise<void>;
   /** Appends a record already encoded (a rewrite copies them), keeping its row. */
@@ -154,6 +175,7 @@ export async function createSegment(fs: FileSystem, path: string): Promise<Segme
   let pendingBytes = 0;
   let offset = 0;
   let closed = false;
+  let footer: Footer | undefined;
   const flush = async () => {
     if (pendingBytes === 0) return;
     const data = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
@@ -175,6 +197,9 @@ export async function createSegment(fs: FileSystem, path: string): Promise<Segme
   return {
     path,
     rows,
+    get footer() {
+      return footer;
+    },
     async add(exchange, flags) {
       const bytes = encodeRecord(exchange);
       rows.push(rowOf(exchange, rows.length, offset, bytes.length, flags));
@@ -185,11 +210,12 @@ export async function createSegment(fs: FileSystem, path: string): Promise<Segme
       await append(bytes);
     },
     async finish() {
-      const footer = encodeFooter(rows);
+      const bytes = encodeFooter(rows);
       const trailer = Buffer.alloc(TRAILER);
       trailer.writeDoubleLE(offset, 0);
       trailer.writeUInt32LE(MAGIC, 8);
-      await append(footer);
+      footer = parseFooter(bytes);
+      await append(bytes);
       await append(trailer);
       await flush();
       await file.sync();
@@ -206,8 +232,8 @@ export class CorruptSegmentError extends Error {
   readonly code = 'ERR_DATA_FILE';
 }
 
-/** Reads a segment's footer rows (synchronously: a few reads of one file). */
-export function readFooter(path: string): IndexRow[] {
+/** Reads a segment's footer (synchronously: a few reads of one file). */
+export function readFooter(path: string): Footer {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -223,7 +249,7 @@ export function readFooter(path: string): IndexRow[] {
       if (n === 0) throw new CorruptSegmentError(`${path}: cut short`);
     }
     try {
-      return decodeFooter(footer);
+      return parseFooter(footer);
     } catch (err) {
       throw new CorruptSegmentError(`${path}: its footer does not parse (${(err as Error).message})`);
     }

@@ -11,12 +11,12 @@ import { nodeFileSystem, type FileSystem } from '../store/atomic-file.js';
 import { DataFileError, type SegmentRow, type State } from '../store/state.js';
 import type { Store } from '../store/store.js';
 import { findTransaction, liveCount, targetSegments } from '../store/transactions.js';
-import { addRows, createIndex, createInterner, markDead, relocate, type Interner, type TargetIndex } from './index.js';
+import { addFooter, createIndex, createInterner, markDead, relocate, type Interner, type TargetIndex } from './index.js';
 import { createReader } from './reader.js';
 import { SOURCES, type Exchange } from './record.js';
 import {
-  createSegment, FLAG_BINARY, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, readFooter, SEGMENT_DIR, segmentNumberOf, segmentPath,
-  SOURCE_SHIFT, type IndexRow, type SegmentWriter,
+  createSegment, FLAG_BINARY, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, FOOTER_ROW, footerRows, readFooter, SEGMENT_DIR, segmentNumberOf,
+  segmentPath, SOURCE_SHIFT, type Footer, type SegmentWriter,
 } from './segment.js';
 import { isBinary } from './record.js';
 import { scopeTest } from './scope.js';
@@ -39,7 +39,8 @@ export interface PendingSegment {
   /** Durable (file and directory entry); the op that names it is the caller's. */
   finish(): Promise<void>;
   abort(): Promise<void>;
-  readonly rows: readonly IndexRow[];
+  /** Its footer, once finished. */
+  readonly footer: Footer | undefined;
 }
 
 export interface ImportCounts {
@@ -161,7 +162,9 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
       get count() {
         return writer.rows.length;
       },
-      rows: writer.rows,
+      get footer() {
+        return writer.footer;
+      },
       add: (exchange, scope) => writer.add(exchange, rowFlags(exchange, scope)),
       async finish() {
         await writer.finish();
@@ -176,17 +179,17 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     };
   }
 
-  function addSegmentRows(entry: { index: TargetIndex; segments: Set<number> }, row: SegmentRow, rows: readonly IndexRow[]): void {
+  function addSegmentRows(entry: { index: TargetIndex; segments: Set<number> }, row: SegmentRow, footer: Footer): void {
     if (entry.segments.has(row.n)) return;
     entry.segments.add(row.n);
-    addRows(entry.index, interner, row.n, row.base, rows, new Set(row.gone));
+    addFooter(entry.index, interner, row.n, row.base, footer, new Set(row.gone));
   }
 
   function committed(segments: { target: number; pending: PendingSegment }[]): void {
     for (const { target, pending: p } of segments) {
       const entry = loaded.get(target);
       const row = state().segments.get(p.n);
-      if (entry && row) addSegmentRows(entry, row, p.rows);
+      if (entry && row && p.footer) addSegmentRows(entry, row, p.footer);
     }
   }
 
@@ -267,7 +270,7 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
   /** Rewrites one segment without its deleted transactions: a new file, then one op naming it instead. */
   async function rewrite(row: SegmentRow): Promise<void> {
     const gone = new Set(row.gone);
-    const rows = readFooter(segmentPath(dataDir, row.n)).filter((r) => !gone.has(r.local));
+    const rows = footerRows(readFooter(segmentPath(dataDir, row.n))).filter((r) => !gone.has(r.local));
     const n = nextSegment++;
     const writer = await createSegment(fs, segmentPath(dataDir, n));
     try {
@@ -284,7 +287,7 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     const entry = loaded.get(row.target);
     if (entry?.segments.has(row.n)) {
       entry.segments.add(n);
-      relocate(entry.index, n, row.base, writer.rows);
+      relocate(entry.index, n, row.base, writer.footer!);
     }
   }
 
@@ -320,8 +323,9 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
   function segmentSize(row: SegmentRow): number {
     let size = sizes.get(row.n);
     if (size === undefined) {
-      const rows = readFooter(segmentPath(dataDir, row.n));
-      size = rows.reduce((sum, r) => sum + r.len, 0);
+      const footer = readFooter(segmentPath(dataDir, row.n));
+      size = 0;
+      for (let p = 0; p < footer.fixed.length; p += FOOTER_ROW) size += footer.fixed.readUInt32LE(p + 8);
       sizes.set(row.n, size);
     }
     return size;
