@@ -4,7 +4,7 @@
  * case-insensitive and linear-time (regex.ts). An expression is a predicate over a transaction:
  * what the index knows is tested first, the record read only when the answer depends on it.
  */
-import { compileRegex, literalPattern, RegexError, type Matcher } from './regex.js';
+import { compileRegex, compileSubstring, RegexError, type Matcher } from './regex.js';
 
 /** A refused expression, with the place (0-based) in it that is wrong. */
 export class FilterError extends Error {
@@ -298,7 +298,7 @@ export function evaluate(expr: Expr, s: Subject, deadline?: number): boolean | u
 
 /** A case-insensitive substring test on one field (the search route's arguments), `%` and `_` literal. */
 export function substring(field: Field, text: string): Expr {
-  return { k: 'regex', field, matcher: compileRegex(literalPattern(text)) };
+  return { k: 'regex', field, matcher: compileSubstring(text) };
 }
 
 export const and = (a: Expr | undefined, b: Expr): Expr => (a ? { k: 'and', a, b } : b);
