@@ -630,11 +630,15 @@ function literalMatcher(text: string): Matcher | undefined {
     }
     return true;
   };
+  // short texts (URLs, header lines) are faster walked by the DFA than searched with indexOf
+  const dfa = compileRegex(literalPattern(text));
+  const next = variants.map(() => -1);
   const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) => {
     if (end - start < lower.length) return false;
+    if (end - start < 512) return dfa.test(bytes, start, end, deadline);
     const view = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
     const last = view.length - lower.length;
-    const next = variants.map((v) => view.indexOf(v, k));
+    for (let v = 0; v < variants.length; v++) next[v] = view.indexOf(variants[v], k);
     for (let checks = 0; ; checks++) {
       let which = -1;
       for (let v = 0; v < next.length; v++) if (next[v] !== -1 && (which === -1 || next[v] < next[which])) which = v;
