@@ -159,6 +159,29 @@ export function parseFilter(input: string): Expr {
   return expr;
 }
 
+/** The regex tests of an expression. */
+export function regexTests(expr: Expr): Extract<Expr, { k: 'regex' }>[] {
+  if (expr.k === 'and' || expr.k === 'or') return [...regexTests(expr.a), ...regexTests(expr.b)];
+  if (expr.k === 'not') return regexTests(expr.a);
+  return expr.k === 'regex' ? [expr] : [];
+}
+
+/** The parts of a record a field is: one, or both messages'. */
+export function regionsOf(parts: RecordParts, field: Field): [number, number][] {
+  switch (field) {
+    case 'requestHeaders': return [parts.requestHeaders];
+    case 'responseHeaders': return [parts.responseHeaders];
+    case 'headers': return [parts.requestHeaders, parts.responseHeaders];
+    case 'requestBody': return [parts.requestBody];
+    case 'responseBody': return [parts.responseBody];
+    case 'body': return [parts.requestBody, parts.responseBody];
+    case 'rawRequest': return [parts.rawRequest];
+    default: return [];
+  }
+}
+
+export const isRecordField = (field: Field) => RECORD_FIELDS.has(field);
+
 /** Whether an expression may need a record's bytes (header or body tests). */
 export function needsRecord(expr: Expr): boolean {
   switch (expr.k) {
@@ -201,6 +224,8 @@ export interface Subject {
   hasResponse(): boolean;
   /** Undefined until the record is read: tests of its parts are then unknown. */
   parts: RecordParts | undefined;
+  /** A test's answer worked out for many rows at once (a literal searched in a whole buffer), if it was. */
+  known?(expr: Expr): boolean | undefined;
 }
 
 /** Matches of a regex on the few distinct strings (methods, types), each worked out once. */
@@ -284,7 +309,7 @@ export function evaluate(expr: Expr, s: Subject, deadline?: number): boolean | u
     case 'response':
       return s.hasResponse();
     case 'regex':
-      return testRegex(expr.field, expr.matcher, s, expr.lines === true, deadline);
+      return s.known?.(expr) ?? testRegex(expr.field, expr.matcher, s, expr.lines === true, deadline);
     case 'flag':
       return (expr.flag === 'scope' ? s.scope() : s.binary()) === expr.value;
     case 'equals': {

@@ -4,7 +4,7 @@
  * whose answer depends on their headers or bodies, and a search that needs them stops once its
  * page is full. The scan yields to the event loop every few milliseconds and stops at a deadline.
  */
-import { evaluate, needsRecord, type Expr, type RecordParts, type Subject } from './filter.js';
+import { evaluate, isRecordField, needsRecord, regexTests, regionsOf, type Expr, type RecordParts, type Subject } from './filter.js';
 import { urlBytesOf, type TargetIndex } from './index.js';
 import { SearchTimeout } from './regex.js';
 import { RECORD_HEADER } from './record.js';
@@ -84,12 +84,22 @@ export function recordParts(bytes: Buffer, start: number): RecordParts {
   };
 }
 
+/** Answers worked out for many rows at once: by test, the rows it holds for (URL tests: all rows; record tests: a batch's). */
+type Known = Map<Expr, Set<number>>;
+
 /** A subject for the filter, moved from row to row. */
-function subjectOf(loaded: LoadedTarget): Subject & { row: number } {
+function subjectOf(loaded: LoadedTarget, known: Known): Subject & { row: number } {
   const { index, interner } = loaded;
   const s = {
     row: 0,
     parts: undefined as RecordParts | undefined,
+    known: (expr: Expr) => {
+      const rows = known.get(expr);
+      if (!rows) return undefined;
+      // a record's test is known once its batch was searched
+      if (expr.k === 'regex' && isRecordField(expr.field) && !s.parts) return undefined;
+      return rows.has(s.row);
+    },
     url: () => urlBytesOf(index, s.row),
     domain: () => hostOf(urlBytesOf(index, s.row)),
     method: () => interner.text(index.method[s.row]),
@@ -103,9 +113,18 @@ function subjectOf(loaded: LoadedTarget): Subject & { row: number } {
   return s;
 }
 
+/** Records read together: one buffer, and where each row's record is in it. */
+interface Batch {
+  bytes: Buffer;
+  rows: number[];
+  /** Where each row's record starts in `bytes`, and its parts. */
+  starts: number[];
+  parts: RecordParts[];
+}
+
 /** Reads the records of `rows` (in index order), coalescing neighbours in a file into one read. */
-async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes): Promise<Map<number, RecordParts>> {
-  const out = new Map<number, RecordParts>();
+async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes): Promise<Batch[]> {
+  const batches: Batch[] = [];
   let i = 0;
   while (i < rows.length) {
     const first = rows[i];
@@ -116,10 +135,54 @@ async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes):
       j++;
     }
     const bytes = await read(index.seg[first], index.off[first], end - index.off[first]);
-    for (let k = i; k < j; k++) out.set(rows[k], recordParts(bytes, index.off[rows[k]] - index.off[first]));
+    const batch: Batch = { bytes, rows: rows.slice(i, j), starts: [], parts: [] };
+    for (let k = i; k < j; k++) {
+      batch.starts.push(index.off[rows[k]] - index.off[first]);
+      batch.parts.push(recordParts(bytes, batch.starts.at(-1)!));
+    }
+    batches.push(batch);
     i = j;
   }
-  return out;
+  return batches;
+}
+
+/**
+ * The literal tests of record fields, searched once in each buffer read (one native scan over
+ * MiBs instead of one per record), each hit given to the record and part it falls in.
+ */
+function searchBatches(tests: Extract<Expr, { k: 'regex' }>[], batches: Batch[], known: Known, deadline: number): void {
+  for (const test of tests) {
+    const rows = new Set<number>();
+    known.set(test, rows);
+    const length = test.matcher.length!;
+    for (const batch of batches) {
+      let r = 0;
+      test.matcher.each!(batch.bytes, 0, batch.bytes.length, (at) => {
+        // the record the hit is in: batches hold records in order
+        while (r + 1 < batch.starts.length && batch.starts[r + 1] <= at) r++;
+        if (rows.has(batch.rows[r])) return false;
+        if (regionsOf(batch.parts[r], test.field).some(([start, end]) => at >= start && at + length <= end)) rows.add(batch.rows[r]);
+        return false;
+      }, deadline);
+    }
+  }
+}
+
+/** URL literal tests, searched once in the index's buffer of URLs. */
+function searchUrls(index: TargetIndex, tests: Extract<Expr, { k: 'regex' }>[], known: Known, deadline: number): void {
+  // rows hold their URLs in order, but after a merge of segments committed out of order
+  for (let i = 1; i < index.n; i++) if (index.urlStart[i] < index.urlStart[i - 1]) return;
+  for (const test of tests) {
+    const rows = new Set<number>();
+    const length = test.matcher.length!;
+    let row = 0;
+    test.matcher.each!(index.urls, 0, index.urlBytes, (at) => {
+      while (row + 1 < index.n && index.urlStart[row + 1] <= at) row++;
+      if (at + length <= index.urlStart[row] + index.urlLength[row]) rows.add(row);
+      return false;
+    }, deadline);
+    known.set(test, rows);
+  }
 }
 
 /** The rows that match a query, paged, oldest first. */
@@ -129,7 +192,11 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
   const filter = q.filter;
   const disk = filter !== undefined && needsRecord(filter);
   const want = q.offset + (q.limit ?? Infinity);
-  const subject = subjectOf(loaded);
+  const known: Known = new Map();
+  const literals = filter ? regexTests(filter).filter((t) => t.matcher.each && !t.lines) : [];
+  const recordLiterals = literals.filter((t) => isRecordField(t.field));
+  if (index.n > 0) searchUrls(index, literals.filter((t) => t.field === 'url'), known, q.deadline);
+  const subject = subjectOf(loaded, known);
   const ids: number[] = [];
   let matched = 0;
   let exact = true;
@@ -169,7 +236,10 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
             bytes += index.len[i];
           }
         }
-        const parts = unknown.length > 0 ? await readRecords(index, unknown, read) : new Map<number, RecordParts>();
+        const batches = unknown.length > 0 ? await readRecords(index, unknown, read) : [];
+        searchBatches(recordLiterals, batches, known, q.deadline);
+        const parts = new Map<number, RecordParts>();
+        for (const b of batches) b.rows.forEach((row, k) => parts.set(row, b.parts[k]));
         for (const item of batch) {
           let answer = item.answer;
           if (answer === undefined) {

@@ -381,6 +381,10 @@ export interface Matcher {
   /** Whether the pattern matches somewhere in `bytes[start..end)`; throws SearchTimeout past `deadline` (performance.now()). */
   test(bytes: Uint8Array, start?: number, end?: number, deadline?: number): boolean;
   testString(text: string, deadline?: number): boolean;
+  /** A literal's own: every place in `[start, end)` it starts, until `found` returns true (then true). */
+  each?(bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean;
+  /** A literal's length in bytes. */
+  length?: number;
 }
 
 const UNKNOWN = -1;
@@ -612,17 +616,21 @@ function rarity(b: number): number {
 }
 
 /**
- * A case-insensitive ASCII substring, found natively: the needle's rarest byte (both cases) by
- * indexOf, each hit checked in place. Far faster than a DFA walked byte by byte in JavaScript.
+ * A case-insensitive ASCII substring, found natively: the needle's rarest pair of bytes (in each
+ * of its cases) by indexOf, each hit checked in place. Far faster than a DFA walked byte by byte in
+ * JavaScript; `each` reports every place it starts (a search maps them to rows).
  */
 function literalMatcher(text: string): Matcher | undefined {
   const needle = Buffer.from(text);
   if (needle.length === 0 || needle.some((b) => b >= 0x80)) return undefined;
   const lower = needle.map((b) => (b >= 65 && b <= 90 ? b + 32 : b));
+  // the anchor: the pair (or the one byte) whose bytes are rarest
+  const width = Math.min(2, lower.length);
   let k = 0;
-  for (let i = 1; i < lower.length; i++) if (rarity(lower[i]) > rarity(lower[k])) k = i;
-  const anchor = lower[k];
-  const variants = anchor >= 97 && anchor <= 122 ? [anchor, anchor - 32] : [anchor];
+  const score = (i: number) => rarity(lower[i]) + (width === 2 ? rarity(lower[i + 1]) : 0);
+  for (let i = 1; i + width <= lower.length; i++) if (score(i) > score(k)) k = i;
+  const cases = (b: number) => (b >= 97 && b <= 122 ? [b, b - 32] : [b]);
+  const variants: Buffer[] = width === 1 ? cases(lower[k]).map((b) => Buffer.of(b)) : cases(lower[k]).flatMap((a) => cases(lower[k + 1]).map((b) => Buffer.of(a, b)));
   const at = (bytes: Uint8Array, p: number) => {
     for (let j = 0; j < lower.length; j++) {
       const b = bytes[p + j];
@@ -630,12 +638,10 @@ function literalMatcher(text: string): Matcher | undefined {
     }
     return true;
   };
-  // short texts (URLs, header lines) are faster walked by the DFA than searched with indexOf
-  const dfa = compileRegex(literalPattern(text));
   const next = variants.map(() => -1);
-  const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) => {
+  /** Calls `found` with each place in `[start, end)` the needle starts, until it returns true. */
+  const each = (bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean => {
     if (end - start < lower.length) return false;
-    if (end - start < 512) return dfa.test(bytes, start, end, deadline);
     const view = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
     const last = view.length - lower.length;
     for (let v = 0; v < variants.length; v++) next[v] = view.indexOf(variants[v], k);
@@ -645,14 +651,20 @@ function literalMatcher(text: string): Matcher | undefined {
       if (which === -1) return false;
       const hit = next[which] - k;
       if (hit > last) return false;
-      if (at(view, hit)) return true;
+      if (at(view, hit) && found(start + hit)) return true;
       next[which] = view.indexOf(variants[which], next[which] + 1);
       if ((checks & 0xfff) === 0xfff && timeUp(deadline)) throw new SearchTimeout('search took too long');
     }
   };
+  // short texts (URLs, header lines) are faster walked by the DFA than searched with indexOf
+  const dfa = compileRegex(literalPattern(text));
+  const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) =>
+    end - start < 512 ? dfa.test(bytes, start, end, deadline) : each(bytes, start, end, () => true, deadline);
   return {
     source: text,
     test,
+    each,
+    length: lower.length,
     testString: (t, deadline) => {
       const bytes = Buffer.from(t);
       return test(bytes, 0, bytes.length, deadline);
