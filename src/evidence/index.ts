@@ -51,7 +51,7 @@ export interface TargetIndex {
   time: Float32Array;
   startedAt: Float64Array;
   size: Float64Array;
-  urlStart: Float64Array;
+  urlStart: Uint32Array;
   urlLength: Uint32Array;
   urls: Buffer;
   urlBytes: number;
@@ -64,7 +64,7 @@ export interface TargetIndex {
 const COLUMNS = {
   ids: Uint32Array, seg: Uint32Array, off: Float64Array, len: Uint32Array, status: Uint16Array, flags: Uint8Array, method: Uint16Array,
   reason: Uint16Array, requestType: Uint16Array, responseType: Uint16Array, time: Float32Array, startedAt: Float64Array, size: Float64Array,
-  urlStart: Float64Array, urlLength: Uint32Array,
+  urlStart: Uint32Array, urlLength: Uint32Array,
 } as const;
 type ColumnName = keyof typeof COLUMNS;
 

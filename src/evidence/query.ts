@@ -202,6 +202,7 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
   let exact = true;
   let timedOut = false;
   let slice = performance.now();
+  let batches = 0;
   const take = (row: number) => {
     matched++;
     if (matched > q.offset && matched <= want) ids.push(index.ids[row]);
@@ -224,7 +225,9 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
         const batch: { row: number; answer: boolean | undefined }[] = [];
         const unknown: number[] = [];
         let bytes = 0;
-        for (; i < n && batch.length < BATCH_ROWS && bytes < BATCH_BYTES; i++) {
+        // small batches first (a page that fills at once is answered at once), then larger ones
+        const rowsNow = Math.min(BATCH_ROWS, 64 << Math.min(batches++, 4));
+        for (; i < n && batch.length < rowsNow && bytes < BATCH_BYTES; i++) {
           if (index.flags[i] & FLAG_DEAD) continue;
           subject.row = i;
           subject.parts = undefined;
@@ -236,10 +239,10 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
             bytes += index.len[i];
           }
         }
-        const batches = unknown.length > 0 ? await readRecords(index, unknown, read) : [];
-        searchBatches(recordLiterals, batches, known, q.deadline);
+        const records = unknown.length > 0 ? await readRecords(index, unknown, read) : [];
+        searchBatches(recordLiterals, records, known, q.deadline);
         const parts = new Map<number, RecordParts>();
-        for (const b of batches) b.rows.forEach((row, k) => parts.set(row, b.parts[k]));
+        for (const b of records) b.rows.forEach((row, k) => parts.set(row, b.parts[k]));
         for (const item of batch) {
           let answer = item.answer;
           if (answer === undefined) {
