@@ -96,17 +96,27 @@ function authHeader(dir: string): string {
   return `-H "Authorization: Bearer ${existsSync(file) ? `$(cat ${shellQuote(file)})` : '$ASSESSD_TOKEN'}"`;
 }
 
+/** A required id flag (`--session`, `--target`): an unsigned integer, or an error naming the flag and the usage. */
+function idFlag(values: Parsed['values'], flag: string, what: string, usage: string): number {
+  const raw = values[flag] as string | undefined;
+  if (raw === undefined) throw new CommandError(`--${flag} is required (${usage})`);
+  if (!/^[0-9]{1,15}$/.test(raw)) throw new CommandError(`--${flag} must be a ${what} id (an unsigned integer), not ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** The data directory a command reads, which must hold a store: never created just to find it empty. */
+function existingDataDir(values: Parsed['values'], env: NodeJS.ProcessEnv): string {
+  const dir = dataDirOf(values['data-dir'] as string | undefined, env);
+  if (!existsSync(join(dir, PART_FILES.sessions))) throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+  return dir;
+}
+
 async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
   const { values, positionals } = parse(argv, ['session', 'data-dir', 'out'], EXPORT_USAGE);
   if (values.help) return io.out(`${EXPORT_USAGE}\n`);
   if (positionals.length > 0) throw new CommandError(`unexpected argument ${JSON.stringify(positionals[0])} (${EXPORT_USAGE})`);
-  const raw = values.session as string | undefined;
-  if (raw === undefined) throw new CommandError(`--session is required (${EXPORT_USAGE})`);
-  const id = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : undefined;
-  if (id === undefined) throw new CommandError(`--session must be a session id (an unsigned integer), not ${JSON.stringify(raw)}`);
-  const dir = dataDirOf(values['data-dir'] as string | undefined, env);
-  // never create a data directory just to find it empty
-  if (!existsSync(join(dir, PART_FILES.sessions))) throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+  const id = idFlag(values, 'session', 'session', EXPORT_USAGE);
+  const dir = existingDataDir(values, env);
   const out = values.out === undefined ? undefined : resolve(values.out as string);
 
   const logs: string[] = [];
@@ -208,12 +218,8 @@ async function importHarCommand(argv: string[], env: NodeJS.ProcessEnv, io: Outp
   if (values.help) return io.out(`${IMPORT_HAR_USAGE}\n`);
   if (positionals.length !== 1) throw new CommandError(`import-har takes one FILE (${IMPORT_HAR_USAGE})`);
   const [file] = positionals;
-  const raw = values.target as string | undefined;
-  if (raw === undefined) throw new CommandError(`--target is required (${IMPORT_HAR_USAGE})`);
-  const target = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : undefined;
-  if (target === undefined) throw new CommandError(`--target must be a target id (an unsigned integer), not ${JSON.stringify(raw)}`);
-  const dir = dataDirOf(values['data-dir'] as string | undefined, env);
-  if (!existsSync(join(dir, PART_FILES.sessions))) throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+  const target = idFlag(values, 'target', 'target', IMPORT_HAR_USAGE);
+  const dir = existingDataDir(values, env);
   const scopeOnly = values['scope-only'] === true;
   const input = file === '-' ? process.stdin : createReadStream(file);
   // a missing file says so before the store is opened
