@@ -92,6 +92,11 @@ function grow(index: TargetIndex, rows: number, bytes: number, exact = false): v
   }
 }
 
+/** Makes room for `rows` more rows and `urlBytes` more URL bytes at once (a target loaded whole: one allocation, no spare). */
+export function reserve(index: TargetIndex, rows: number, urlBytes: number): void {
+  grow(index, rows, urlBytes, true);
+}
+
 /**
  * Adds a segment's rows from its footer (`gone`: the places deleted since, skipped), their ids
  * `base + local`, read straight from the footer's bytes. Rows come in id order; a segment committed

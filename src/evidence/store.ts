@@ -11,7 +11,7 @@ import { nodeFileSystem, type FileSystem } from '../store/atomic-file.js';
 import { DataFileError, type SegmentRow, type State } from '../store/state.js';
 import type { Store } from '../store/store.js';
 import { findTransaction, liveCount, targetSegments } from '../store/transactions.js';
-import { addFooter, createIndex, createInterner, markDead, relocate, type Interner, type TargetIndex } from './index.js';
+import { addFooter, createIndex, createInterner, markDead, relocate, reserve, type Interner, type TargetIndex } from './index.js';
 import { createReader } from './reader.js';
 import { SOURCES, type Exchange } from './record.js';
 import {
@@ -204,12 +204,17 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
         for (;;) {
           const todo = targetSegments(state(), target).filter((row) => !fresh.segments.has(row.n));
           if (todo.length === 0) return;
+          // every footer first, then the columns sized once for all of them
+          const footers = new Map<number, Footer>();
           for (const row of todo) {
-            // a file rewritten or retired meanwhile is read under its new number, or not at all
-            const current = state().segments.get(row.n);
-            if (!current) continue;
-            addSegmentRows(fresh, current, readFooter(segmentPath(dataDir, current.n)));
+            footers.set(row.n, readFooter(segmentPath(dataDir, row.n)));
             await new Promise((resolve) => setImmediate(resolve));
+          }
+          reserve(fresh.index, todo.reduce((sum, row) => sum + liveCount(row), 0), [...footers.values()].reduce((sum, f) => sum + f.urls.length, 0));
+          for (const row of todo) {
+            // a file rewritten or retired meanwhile is read under its new number (next time round), or not at all
+            const current = state().segments.get(row.n);
+            if (current) addSegmentRows(fresh, current, footers.get(row.n)!);
           }
         }
       })();
