@@ -230,9 +230,14 @@ export interface Subject {
 
 /** Matches of a regex on the few distinct strings (methods, types), each worked out once. */
 const memo = new WeakMap<Matcher, Map<string, boolean>>();
+let lastMatcher: Matcher | undefined;
+let lastSeen: Map<string, boolean> | undefined;
 function testShort(matcher: Matcher, text: string, deadline?: number): boolean {
-  let seen = memo.get(matcher);
+  // a scan asks the same matcher row after row: its memo is kept at hand
+  let seen = matcher === lastMatcher ? lastSeen : memo.get(matcher);
   if (!seen) memo.set(matcher, (seen = new Map()));
+  lastMatcher = matcher;
+  lastSeen = seen;
   let hit = seen.get(text);
   if (hit === undefined) {
     hit = matcher.testString(text, deadline);
