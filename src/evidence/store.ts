@@ -8,7 +8,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFileSystem, type FileSystem } from '../store/atomic-file.js';
-import { DataFileError, type SegmentRow, type State } from '../store/state.js';
+import { DataFileError, type SegmentRow } from '../store/state.js';
 import type { Store } from '../store/store.js';
 import { findTransaction, liveCount, targetSegments } from '../store/transactions.js';
 import { addFooter, createIndex, createInterner, markDead, relocate, reserve, type Interner, type TargetIndex } from './index.js';
@@ -362,4 +362,3 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
   };
 }
 
-export type { State };
