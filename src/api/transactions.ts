@@ -33,6 +33,16 @@ const SEARCH_FIELDS: Record<string, Field> = {
 /** Media types a body is served as, for an <img>: anything else is a download of bytes. */
 const IMAGE_TYPES = new Set(['image/png', 'image/gif', 'image/jpeg', 'image/webp', 'image/bmp', 'image/x-icon', 'image/avif']);
 
+/** A proxy the generated code can connect to: an http(s) URL with a host. */
+function isProxyUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 const isJson = (contentType: string | undefined) => /^application\/(?:[\w.+-]*\+)?json$/i.test(contentType?.split(';', 1)[0].trim() ?? '');
 
 export interface TransactionRouteOptions {
@@ -143,7 +153,13 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     if (!stored) throw new HttpError(400, T.invalidTransaction);
     const x = stored.record.exchange;
     const type = x.mimeType.split(';', 1)[0].trim().toLowerCase();
-    const name = decodeURIComponent(new URL(x.url).pathname.split('/').pop() ?? '');
+    const last = new URL(x.url).pathname.split('/').pop() ?? '';
+    let name = last;
+    try {
+      name = decodeURIComponent(last);
+    } catch {
+      // not valid percent-encoding: the name as it is (made safe by attachment())
+    }
     return {
       status: 200,
       body: x.responseBody,
@@ -165,10 +181,12 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     if (!stored) throw new HttpError(400, T.invalidTransaction);
     const x = stored.record.exchange;
     const data = ctx.args.get('data');
+    const proxy = ctx.args.get('proxy') || undefined;
+    if (proxy !== undefined && !isProxyUrl(proxy)) throw new HttpError(400, M.invalidParameterType, { proxy: 'expected http://host:port' });
     const code = requestAsCode(
       { method: x.method, url: x.url, headers: x.requestHeaders, body: data === null ? x.requestBody : Buffer.from(data) },
       languages.length > 0 ? languages : (['bash'] as Language[]),
-      { proxy: ctx.args.get('proxy') || undefined, searchString: ctx.args.get('search_string') || ctx.args.get('searchstring') || undefined },
+      { proxy, searchString: ctx.args.get('search_string') || ctx.args.get('searchstring') || undefined },
     );
     // bare text, as a client pastes it (upstream writes it bare too)
     return { status: 200, body: code, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } };

@@ -112,6 +112,9 @@ test('errors: unknown target, unknown transaction, DELETE without an id, POST/PU
   assert.equal(hrtNoId.json.message, T.needsTransactionId);
   const hrtUnknown = await request(server.url, '/api/v1/targets/1/transactions/hrt/99', { method: 'POST' });
   assert.equal(hrtUnknown.json.message, T.invalidTransaction);
+  const badProxy = await request(server.url, '/api/v1/targets/1/transactions/hrt/1', { method: 'POST', form: { language: 'python', proxy: 'not a url' } });
+  assert.equal(badProxy.status, 400);
+  assert.equal(badProxy.json.message, MESSAGES.invalidParameterType);
 });
 
 test('upstream bug not copied: search looks into response bodies, keeps its order and its limit (default 10)', async () => {
