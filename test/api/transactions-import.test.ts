@@ -137,6 +137,16 @@ test('a HAR over --max-har-body is a 413, whether it says its length or not; --m
   assert.equal(chunked.status, 413);
 });
 
+test("Firefox's way of repeating Set-Cookie (one value, lines joined by newlines) becomes one header per line; NUL and CR become spaces", async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://ff.example/' } });
+  const res = await importHar(server.url, 4, harOf([{ url: 'https://ff.example/', responseHeaders: [['Set-Cookie', 'a=1; HttpOnly\nb=2; Path=/'], ['X-Odd', 'one\u0000two\rthree']] }]));
+  assert.equal(res.status, 201, res.text);
+  const [row] = await list(4);
+  const t = (await request(server.url, `/api/v1/targets/4/transactions/${row.id}`)).json.data;
+  assert.equal(t.response_headers, 'Set-Cookie: a=1; HttpOnly\r\nSet-Cookie: b=2; Path=/\r\nX-Odd: one two three');
+  assert.deepEqual(JSON.parse(t.session_tokens).map((c: { name: string }) => c.name), ['a', 'b']);
+});
+
 test('a HAR must come as application/json: anything else is a 415', async () => {
   const res = await request(server.url, '/api/v1/targets/3/transactions/', { method: 'POST', body: harOf([{ url: 'https://b.example/' }]), headers: { 'content-type': 'text/plain' } });
   assert.equal(res.status, 415);
