@@ -10,6 +10,7 @@ import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
 import { parseDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
+import { openEvidence, type Evidence } from './evidence/store.js';
 import { loadOrCreateToken, TOKEN_FILE } from './store/token-file.js';
 
 /** A running server. */
@@ -49,6 +50,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
   let server;
   let engine: Engine | undefined;
+  let evidence: Evidence | undefined;
   let token = resolved.token;
   let generated = false;
   try {
@@ -56,10 +58,13 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     if (token === undefined && !resolved.noToken) {
       ({ token, created: generated } = await loadOrCreateToken(dataDir, log));
     }
+    evidence = await openEvidence({ dataDir, store, log });
     engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, log });
     server = createServer({
       store,
       engine,
+      evidence,
+      maxHarBody: resolved.maxHarBody,
       web,
       fileServerPort: resolved.fileServerPort,
       maxBody: resolved.maxBody,
@@ -75,6 +80,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   } catch (err) {
     server?.close(() => {});
     await engine?.close();
+    await evidence?.close();
     // a start that failed leaves nothing of its own behind: the next one generates the token again
     if (generated) await unlink(join(dataDir, TOKEN_FILE)).catch(() => {});
     await store.close();
@@ -97,6 +103,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const assets = web;
   // set once the try above did not throw
   const runningEngine = engine!;
+  const openedEvidence = evidence!;
   const catalogue = runningEngine.catalogue;
   setTimeout(() => {
     assets.compress();
@@ -121,6 +128,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         // runs first: each aborted run is recorded (and requeued) before the store closes
         await runningEngine.close();
         await closed;
+        await openedEvidence.close();
         await store.close();
       })();
       return closing;
