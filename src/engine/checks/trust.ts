@@ -42,7 +42,9 @@ interface Source {
   pems: string[];
 }
 
-let cached: { key: string; store: Promise<TrustResult> } | undefined;
+/** The last few stores by what they were built from (a store costs ~100 ms of CPU, in slices). */
+const cache = new Map<string, Promise<TrustResult>>();
+const CACHED_STORES = 4;
 
 /**
  * The store for these CA files, built once and kept while the files (and the box's store) are
@@ -52,10 +54,15 @@ export async function trustStore(caFiles: readonly string[], env: NodeJS.Process
   const files = await boxFiles(env);
   const configured = caFiles.map((path) => ({ path, label: `${CA_FILES_KEY} ${path}` }));
   const key = JSON.stringify(await Promise.all([...files, ...configured].map(async ({ path }) => [path, await signature(path)])));
-  if (cached?.key !== key) cached = { key, store: build(files, configured) };
-  const result = await cached.store;
+  let store = cache.get(key);
+  if (!store) {
+    store = build(files, configured);
+    cache.set(key, store);
+    if (cache.size > CACHED_STORES) cache.delete(cache.keys().next().value!);
+  }
+  const result = await store;
   // a failure is not kept: the tester fixes the file and runs again
-  if (!result.ok && cached?.key === key) cached = undefined;
+  if (!result.ok) cache.delete(key);
   return result;
 }
 
@@ -84,11 +91,7 @@ async function signature(path: string): Promise<string> {
 
 async function build(box: Array<{ path: string; label: string; dir?: boolean }>, configured: Array<{ path: string; label: string }>): Promise<TrustResult> {
   const sources: Source[] = [{ label: "Node's bundled roots", pems: [...rootCertificates] }];
-  for (const { path, label, dir } of box) {
-    // the box's store is read as far as it can be: what cannot be read is not trusted, and said
-    const pems = dir ? await readHashedDirectory(path) : await readPems(path).catch(() => []);
-    sources.push({ label, pems });
-  }
+  const tester: Source[] = [];
   for (const { path, label } of configured) {
     let pems: string[];
     try {
@@ -97,8 +100,14 @@ async function build(box: Array<{ path: string; label: string; dir?: boolean }>,
       return { ok: false, reason: `${CA_FILES_KEY}: ${path} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
     }
     if (pems.length === 0) return { ok: false, reason: `${CA_FILES_KEY}: ${path} holds no PEM certificate` };
+    tester.push({ label, pems });
+  }
+  for (const { path, label, dir } of box) {
+    // the box's store is read as far as it can be: what cannot be read is not trusted (the count says 0)
+    const pems = dir ? await readHashedDirectory(path) : await readPems(path).catch(() => []);
     sources.push({ label, pems });
   }
+  sources.push(...tester);
   const origin = new Map<string, string>();
   const context = createSecureContext({ minVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
   const tick = pace();
