@@ -22,7 +22,7 @@ const RULES: Record<string, Record<string, Expectation>> = {
     robots: { rank: 1, evidence: ['Disallow: /admin/', 'Disallow: /backup.zip', 'Allow: /public/', '3 paths'] },
     banners: { rank: 1, evidence: ['Server: Apache/2.4.41 (Ubuntu)', 'X-Powered-By: PHP/7.4.3', '<meta content="WordPress 5.8.1" name="generator">'] },
     tls: 'Skipped',
-    'http-methods': { rank: 3, evidence: ['TRACE echoes the request', /X-Assessd-Trace: [0-9a-f]{24}/, 'Allow: GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE', 'Write method handled: PUT and DELETE', /PUT http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{16}\/[0-9a-f]{16}: 201/] },
+    'http-methods': { rank: 3, evidence: ['TRACE echoes the request', /X-Assessd-Trace: [0-9a-f]{24}/, 'Allow: GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE', 'Write method handled: PUT and DELETE', /PUT http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{16}\/[0-9a-f]{16}\/: 201/] },
     cookies: { rank: 2, evidence: ['Cookie PHPSESSID lacks HttpOnly, SameSite', 'Set-Cookie: PHPSESSID=abc123; path=/', 'Cookie theme lacks SameSite'] },
     framing: { rank: 2, evidence: ['No X-Frame-Options header'] },
     cors: { rank: 4, evidence: [/Origin: https:\/\/[0-9a-f]{12}\.example\nAccess-Control-Allow-Origin: https:\/\/[0-9a-f]{12}\.example/, 'Access-Control-Allow-Credentials: true', 'Origin: null\nAccess-Control-Allow-Origin: null', 'a credentialed read succeeds', 'Another name starting with the host (what an allow list anchored at its start only accepts) may read', /Origin: http:\/\/127\.0\.0\.1\.attacker\.test:\d+\n/] },

@@ -1,8 +1,10 @@
 /**
  * OWTF-CM-008: which methods the target handles, seen in its answers, never believed from `Allow`
  * alone. Every probe changes nothing: OPTIONS, TRACE, PROPFIND (Depth 0) of the page, and a PUT
- * and a DELETE of a random path under a random directory, each with an `If-Match` of a random
- * entity tag (a server that implements them answers 412, 409 or 404; nothing there to change).
+ * and a DELETE of a random collection (`/<random>/<random>/`) under a directory that does not
+ * exist, each with an `If-Match` of a random entity tag: a server that implements PUT answers 412
+ * (Apache mod_dav checks If-Match) or 409 (nginx's dav module ignores If-Match, and refuses to PUT
+ * a collection or into a missing directory); nothing exists there to delete.
  */
 import { randomBytes } from 'node:crypto';
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
@@ -23,8 +25,8 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
   return unlessNoAnswer(input, async () => {
     const url = input.target.target_url;
     const mark = randomBytes(12).toString('hex');
-    // a path under a directory that does not exist: a PUT that ignored If-Match could create nothing there
-    const nowhere = new URL(`${randomBytes(8).toString('hex')}/${randomBytes(8).toString('hex')}`, new URL('/', url)).href;
+    // a collection under a directory that does not exist: a PUT that ignored If-Match creates nothing there
+    const nowhere = new URL(`${randomBytes(8).toString('hex')}/${randomBytes(8).toString('hex')}/`, new URL('/', url)).href;
     const unmatched = { 'if-match': `"${randomBytes(8).toString('hex')}"` };
     const ask = { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024 };
     const probes: Array<[Probe, Promise<Page>]> = [
@@ -98,7 +100,7 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
 }
 
 const HANDLED_MEANING: Record<number, string> = {
-  409: 'Conflict: the method is implemented, the missing directory stopped it',
+  409: 'Conflict: the method is implemented; it refused to write a collection, or into a missing directory',
   412: 'Precondition Failed: the method is implemented and checked If-Match',
 };
 
