@@ -17,7 +17,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHECKS, highestRank } from '../../src/engine/checks/index.ts';
+import { CHECK_RANKS, CHECKS, highestRank } from '../../src/engine/checks/index.ts';
 import { probeOrigins, type ProbeKind } from '../../src/engine/checks/cors.ts';
 import type { CheckName } from '../../src/engine/checks/names.ts';
 import type { CheckInput, CheckResult, Finding } from '../../src/engine/types.ts';
@@ -262,6 +262,13 @@ describe('the checks\' verdicts against real servers, held to Chromium and opens
   test('no check created, changed or deleted anything: every document root is the same, byte for byte', () => {
     assert.ok(Object.keys(before_).length >= ROWS.length);
     assert.deepEqual(after_, before_);
+  });
+
+  test('the table holds every rank each of its checks gives, as docs/PLUGINS.md lists them, and no other', () => {
+    for (const check of new Set(ROWS.map((r) => r.check))) {
+      const ranks = new Set(ROWS.filter((r) => r.check === check).map((r) => r.rank));
+      assert.deepEqual([...ranks].sort(), [...CHECK_RANKS[check]].sort(), check);
+    }
   });
 
   for (const row of ROWS) {
