@@ -63,10 +63,12 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
       findings.push({ rank: 3, title: 'TRACE echoes the request', detail: `${trace.status} to TRACE, the body holds: ${evidence}\nRule: the request's own header came back in the body (cross-site tracing)` });
     }
   }
-  const allowLines = [pages.get('OPTIONS'), pages.get('PUT'), pages.get('DELETE')].flatMap((page) => (page ? headerLinesNamed(page.headerLines, 'allow') : []));
-  const allowed = new Set(allowLines.flatMap((line) => headerValue(line).split(',')).map((m) => m.trim().toUpperCase()));
-  const advertised = WRITE_METHODS.filter((m) => allowed.has(m));
-  const allowText = allowLines.length > 0 ? [...new Set(allowLines)].slice(0, 3).map(quote).join('\n') : 'no Allow header';
+  const allowLines = [...new Set([pages.get('OPTIONS'), pages.get('PUT'), pages.get('DELETE')].flatMap((page) => (page ? headerLinesNamed(page.headerLines, 'allow') : [])))];
+  const allowValues = allowLines.map((line) => headerValue(line).toUpperCase());
+  // asked per method, not split: an Allow may list 40,000 methods
+  const inAllow = (method: string) => allowValues.some((value) => listed(value, method));
+  const advertised = WRITE_METHODS.filter(inAllow);
+  const allowText = allowLines.length > 0 ? allowLines.slice(0, 3).map(quote).join('\n') : 'no Allow header';
   const handled: string[] = [];
   const refused: string[] = [];
   for (const method of ['PUT', 'DELETE'] as const) {
@@ -79,7 +81,7 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
   const propfind = pages.get('PROPFIND');
   const dav = propfind?.status === 207 ? `PROPFIND ${propfind.url} (Depth: 0): 207 Multi-Status: WebDAV answers` : undefined;
   if (handled.length > 0) {
-    const notAdvertised = handled.filter((line) => !allowed.has(line.split(' ')[0]!)).length > 0 ? ' (not all in Allow: Allow is not what decides)' : '';
+    const notAdvertised = handled.some((line) => !inAllow(line.split(' ')[0]!)) ? ' (not all in Allow: Allow is not what decides)' : '';
     findings.push({
       rank: 2,
       title: `Write method handled: ${handled.map((line) => line.split(' ')[0]).join(' and ')}${notAdvertised}`,
@@ -103,6 +105,18 @@ const HANDLED_MEANING: Record<number, string> = {
   409: 'Conflict: the method is implemented; it refused to write a collection, or into a missing directory',
   412: 'Precondition Failed: the method is implemented and checked If-Match',
 };
+
+/** `method` is an element of the comma-separated `list` (upper case), spaces and tabs around it. */
+function listed(list: string, method: string): boolean {
+  for (let at = list.indexOf(method); at !== -1; at = list.indexOf(method, at + 1)) {
+    let before = at - 1;
+    while (before >= 0 && (list[before] === ' ' || list[before] === '\t')) before--;
+    let after = at + method.length;
+    while (after < list.length && (list[after] === ' ' || list[after] === '\t')) after++;
+    if ((before < 0 || list[before] === ',') && (after === list.length || list[after] === ',')) return true;
+  }
+  return false;
+}
 
 /** A PUT or DELETE of a path that does not exist, with an If-Match that matches nothing. */
 function writeAnswer(method: 'PUT' | 'DELETE', status: number): 'handled' | 'refused' | 'unclear' {
