@@ -147,7 +147,8 @@ describe('the tls check (OWTF-CM-001)', () => {
 
   test('over https a cookie without Secure is said (cookies, rank 2)', async () => {
     const findings = findingsOf(await checkCookies(inputFor(await serve(certs.valid))));
-    assert.deepEqual(findings.map((f) => [f.rank, f.title, f.detail]), [[2, 'Cookie sid lacks Secure', 'Set-Cookie: sid=1; HttpOnly; SameSite=Lax']]);
+    assert.deepEqual(findings.map((f) => [f.rank, f.title, f.detail.split('\n')[0]]), [[2, 'Cookie sid lacks Secure', 'Set-Cookie: sid=1; HttpOnly; SameSite=Lax']]);
+    assert.match(findings[0]!.detail, /Rule: .* and over https Secure \(never sent over http\)$/);
   });
 });
 

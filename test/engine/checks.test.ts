@@ -2,6 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setMaxListeners } from 'node:events';
 import { CHECKS, CHECK_CODES, highestRank } from '../../src/engine/checks/index.ts';
+import { probeOrigins } from '../../src/engine/checks/cors.ts';
+import { getDecodeSplit } from '../../src/engine/checks/framing.ts';
 import type { CheckResult, Finding } from '../../src/engine/types.ts';
 import { hardened, headersFromQuery, inputFor, lenient, misconfigured, refusedUrl, serveHttp, serveSilence, type Target } from './fixtures/targets.ts';
 
@@ -209,4 +211,42 @@ describe('a target that does not answer', () => {
 test('CHECKS names the seven checks', () => {
   assert.deepEqual(Object.keys(CHECKS).sort(), ['banners', 'cookies', 'cors', 'framing', 'http-methods', 'robots', 'tls']);
   assert.deepEqual(Object.keys(CHECK_CODES).sort(), Object.keys(CHECKS).sort());
+});
+
+describe('the probe origins of the cors check', () => {
+  test('for https://app.example: foreign, null, suffix, prefix, subdomain and the http origin', () => {
+    assert.deepEqual(probeOrigins('https://app.example/shop/', 'f00d').map((p) => [p.kind, p.origin, p.attacker]), [
+      ['foreign', 'https://f00d.example', true],
+      ['null', 'null', true],
+      ['suffix', 'https://attackerapp.example', true],
+      ['prefix', 'https://app.example.attacker.test', true],
+      ['subdomain', 'https://x.app.example', false],
+      ['http', 'http://app.example', false],
+    ]);
+  });
+
+  test('the target\'s scheme and port kept; no http origin for an http target; no suffix or subdomain of an IP address', () => {
+    assert.deepEqual(probeOrigins('http://localhost:8080/', 'f00d').map((p) => p.origin), [
+      'https://f00d.example', 'null', 'http://attackerlocalhost:8080', 'http://localhost.attacker.test:8080', 'http://x.localhost:8080',
+    ]);
+    assert.deepEqual(probeOrigins('https://127.0.0.1:8443/', 'f00d').map((p) => p.kind), ['foreign', 'null', 'prefix', 'http']);
+    assert.deepEqual(probeOrigins('http://[::1]:80/', 'f00d').map((p) => p.kind), ['foreign', 'null']);
+  });
+});
+
+describe('X-Frame-Options values as Fetch\'s "get, decode, and split" gives them', () => {
+  const CASES: Array<[header: string, values: string[]]> = [
+    ['DENY', ['DENY']],
+    ['SAMEORIGIN, SAMEORIGIN', ['SAMEORIGIN', 'SAMEORIGIN']],
+    [' deny ,\tsameorigin\t', ['deny', 'sameorigin']],
+    ['DENY,', ['DENY', '']],
+    ['', ['']],
+    ['"DENY, SAMEORIGIN", DENY', ['"DENY, SAMEORIGIN"', 'DENY']],
+    ['"a\\"b", c', ['"a\\"b"', 'c']],
+    ['"unterminated, x', ['"unterminated, x']],
+    ['a"b,c"d, e', ['a"b,c"d', 'e']],
+  ];
+  for (const [header, values] of CASES) {
+    test(JSON.stringify(header), () => assert.deepEqual(getDecodeSplit(header), values));
+  }
 });
