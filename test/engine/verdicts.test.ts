@@ -361,8 +361,9 @@ async function withPage(use: (page: Page) => Promise<void>): Promise<void> {
 async function framedIn(page: Page, framerOrigin: string, site: Site): Promise<boolean> {
   await page.goto(`${framerOrigin}/__framer?target=${encodeURIComponent(site.url)}`, { waitUntil: 'load' });
   const [frame] = page.mainFrame().childFrames();
+  // a refused frame shows Chromium's error page (chrome-error://chromewebdata/)
   if (!frame || frame.url() !== site.url) return false;
-  return (await frame.locator('#site').textContent({ timeout: 2000 }).catch(() => null)) === site.id;
+  return (await frame.locator('#site').textContent({ timeout: 10_000 }).catch(() => null)) === site.id;
 }
 
 /** Whether a script of `origin` (`null`: a sandboxed iframe's) reads the site's page with fetch, with credentials and without. */
