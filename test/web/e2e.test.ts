@@ -259,7 +259,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await page.getByRole('link', { name: 'Configuration', exact: true }).click();
     await shows(page.locator('h1'), 'Configuration');
     await page.getByLabel('Filter by key or value').fill('TOOL_SET_DIR');
-    await shows(page.locator('#config-count'), 'Showing 1 of 113 items');
+    await shows(page.locator('#config-count'), 'Showing 1 of 114 items');
     await page.getByLabel('TOOL_SET_DIR', { exact: true }).fill('/opt/set');
     await page.getByLabel('Filter by key or value').fill('retired');
     await page.getByLabel('TOOL_RETIRED_BIN', { exact: true }).fill('/usr/bin/still-here');
@@ -291,7 +291,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await shows(page.locator('.savebar'), '1 unsaved change');
     await page.getByLabel('Show').selectOption({ label: 'Unsaved edits' });
     await page.getByLabel('Filter by key or value').fill('');
-    await shows(page.locator('#config-count'), 'Showing 1 of 113 items');
+    await shows(page.locator('#config-count'), 'Showing 1 of 114 items');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await shows(flash(), 'Saved 1 change.');
     const [item] = await apiData('/api/v1/configuration?key=TOOL_SET_DIR');
