@@ -32,7 +32,8 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
     const probes: Array<[Probe, Promise<Page>]> = [
       ['OPTIONS', fetch(url, { ...ask, method: 'OPTIONS' })],
       ['TRACE', fetch(url, { ...ask, method: 'TRACE', headers: { [TRACE_MARK_HEADER]: mark } })],
-      ['PROPFIND', fetch(url, { ...ask, method: 'PROPFIND', headers: { depth: '0', 'content-type': 'application/xml' } })],
+      // no body: allprop, of the page alone
+      ['PROPFIND', fetch(url, { ...ask, method: 'PROPFIND', headers: { depth: '0' } })],
       ['PUT', fetch(nowhere, { ...ask, method: 'PUT', headers: { ...unmatched, 'content-length': '0' } })],
       ['DELETE', fetch(nowhere, { ...ask, method: 'DELETE', headers: unmatched })],
     ];
@@ -85,7 +86,7 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
     findings.push({
       rank: 2,
       title: `Write method handled: ${handled.map((line) => line.split(' ')[0]).join(' and ')}${notAdvertised}`,
-      detail: `${handled.join('\n')}${dav ? `\n${dav}` : ''}\n${allowText}\nRule: an answer other than 405 or 501 that only an implemented method gives (2xx, 412 to If-Match, 409 for a missing parent)`,
+      detail: `${handled.join('\n')}${dav ? `\n${dav}` : ''}\n${allowText}\nRule: an answer that only an implemented method gives (2xx, 412 to the If-Match, 409 to the PUT of a collection), whatever Allow says`,
     });
   } else if (advertised.length > 0 || dav) {
     const what = advertised.length > 0 ? `${advertised.join(', ')} advertised` : 'WebDAV answers PROPFIND';
@@ -96,7 +97,7 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
       detail: `${allowText}${dav ? `\n${dav}` : ''}\n${capital(probes)}\nRule: advertised is not handled; only the answers decide`,
     });
   } else if (allowLines.length > 0) {
-    findings.push({ rank: 0, title: 'Allowed methods', detail: `${allowText}${refused.length > 0 ? `\nWrite probes refused: ${refused.join(', ')}` : ''}` });
+    findings.push({ rank: 0, title: 'Allowed methods', detail: `${allowText}${refused.length > 0 ? `\nWrite probes refused: ${refused.join(', ')}` : ''}\nRule: no write method advertised, none handled` });
   }
   return findings;
 }
