@@ -143,6 +143,10 @@ const ROWS: Row[] = [
   { name: 'an https site allowing its http origin with credentials', check: 'cors', server: 'nginx', tls: certs.valid,
     config: credentialed('^https?://localhost(:[0-9]+)?$'),
     truth: { reads: { withCredentials: ['http'], withoutCredentials: ['http'] } }, rank: 2, says: 'The http origin of this https target may read the page with the user\'s credentials' },
+  { name: 'a redirect without CORS headers before a page that reflects Origin with credentials', check: 'cors', server: 'nginx',
+    config: `location = / { return 302 /index.html; }
+    location = /index.html { add_header Access-Control-Allow-Origin $http_origin always; add_header Access-Control-Allow-Credentials true always; }`,
+    truth: { reads: { withCredentials: [], withoutCredentials: [] } }, rank: 0, says: 'A redirect on the way stops the read: browsers refuse it there' },
   { name: 'no CORS header (hardened)', check: 'cors', server: 'nginx', config: '',
     truth: { reads: { withCredentials: [], withoutCredentials: [] } }, rank: 0, says: '' },
 

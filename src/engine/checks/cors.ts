@@ -65,7 +65,7 @@ export function checkCors(input: CheckInput, fetch: FetchPage = fetchPage): Prom
         ? `Origin: ${probes[i]!.origin} -> ${describeRequest(answer.value)}`
         : `Origin: ${probes[i]!.origin} -> no answer (${(answer.reason as Error).message})`,
     );
-    return successful(groupFindings(answered.map(({ probe, page }) => corsVerdict(probe, page))), summary);
+    return successful(groupFindings(answered.map(({ probe, page }) => readVerdict(probe, page))), summary);
   });
 }
 
@@ -107,6 +107,36 @@ export function corsVerdict(probe: Probe, page: Pick<Page, 'headerLines'>): Cors
   return probe.attacker
     ? verdict(1, 'Any origin may read the page, without credentials (its Origin echoed)', 'the request\'s origin is echoed without Access-Control-Allow-Credentials: "true": only reads without cookies succeed')
     : verdict(0, `${capitalized(probe.label)} may read the page, without credentials`, 'no Access-Control-Allow-Credentials: "true": only reads without cookies succeed');
+}
+
+/** What the origin may read of one response: with credentials (2), without (1), nothing (0). */
+function grantOf(probe: Probe, headerLines: readonly string[]): number {
+  const allowOrigin = headerLinesNamed(headerLines, 'access-control-allow-origin');
+  if (allowOrigin.length !== 1) return 0;
+  const value = headerValue(allowOrigin[0]!);
+  if (value === '*') return 1;
+  if (value !== probe.origin) return 0;
+  return headerLinesNamed(headerLines, 'access-control-allow-credentials').map(headerValue).join(', ') === 'true' ? 2 : 1;
+}
+
+/**
+ * The verdict on the page the redirects led to, unless one of them stops the browser first: the
+ * CORS check runs on every response of a cross-origin fetch, a redirect included.
+ */
+export function readVerdict(probe: Probe, page: Pick<Page, 'headerLines' | 'redirects'>): CorsVerdict | undefined {
+  const verdict = corsVerdict(probe, page);
+  if (!verdict || page.redirects.length === 0) return verdict;
+  const final = grantOf(probe, page.headerLines);
+  for (const hop of page.redirects) {
+    const grant = grantOf(probe, hop.headerLines);
+    if (grant >= final) continue;
+    const evidence = [`${hop.status} ${hop.url}`, ...headerLinesNamed(hop.headerLines, 'access-control-allow-origin'), ...headerLinesNamed(hop.headerLines, 'access-control-allow-credentials')].map(quote);
+    const rule = `the redirect's own answer must pass the CORS check too (Fetch standard, HTTP fetch), and ${grant === 0 ? 'it allows no read by this origin' : 'it allows this origin no credentials'}`;
+    return grant === 0 || !probe.attacker
+      ? { rank: 0, title: 'A redirect on the way stops the read: browsers refuse it there', rule, evidence, origin: probe.origin }
+      : { rank: 1, title: 'Any origin may read the page, without credentials (a redirect on the way allows no credentials)', rule, evidence, origin: probe.origin };
+  }
+  return verdict;
 }
 
 /** One finding per verdict: the origins that met it named together, with the headers each got. */
