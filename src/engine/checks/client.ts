@@ -108,7 +108,8 @@ function noAnswerError(method: string, url: string, cause: unknown): NoAnswerErr
 /** The lines of `name` (any case) among `lines`, as sent. */
 export function headerLinesNamed(lines: readonly string[], name: string): string[] {
   const prefix = `${name.toLowerCase()}:`;
-  return lines.filter((line) => line.toLowerCase().startsWith(prefix));
+  // only the name is lowered: a line may be 200 KB long, and it is asked for many names
+  return lines.filter((line) => line.slice(0, prefix.length).toLowerCase() === prefix);
 }
 
 /** The value part of a `Name: value` line. */
