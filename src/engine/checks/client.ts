@@ -1,5 +1,5 @@
 /** The checks' one HTTP client: a single page, a time limit, a size cap, redirects kept on the target's origin. */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { DetailedPeerCertificate, SecureContext, TLSSocket } from 'node:tls';
 
@@ -41,7 +41,6 @@ export interface Hop {
 
 export interface Page extends Hop {
   method: string;
-  headers: IncomingHttpHeaders;
   body: string;
   /** The body went past `maxBytes` and was cut there. */
   truncated: boolean;
@@ -210,7 +209,6 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
           url: url.href,
           method,
           status: response.statusCode ?? 0,
-          headers: response.headers,
           headerLines: pairLines(response.rawHeaders),
           body: Buffer.concat(chunks).toString('utf8'),
           truncated,
