@@ -65,7 +65,7 @@ async function runCheck(ctx: RunContext, name: string): Promise<RunOutcome> {
   const check = CHECKS[name as CheckName];
   if (!check) return skipped(`no built-in check is named ${name}`);
   try {
-    const result = await check({ target: ctx.target, timeoutMs: ctx.checkTimeoutMs, signal: ctx.signal });
+    const result = await check({ target: ctx.target, timeoutMs: ctx.checkTimeoutMs, signal: ctx.signal, config: ctx.config });
     if (result.status === 'Skipped') return skipped(result.reason);
     return { status: 'Successful', owtfRank: highestRank(result.findings), findings: result.findings, exitCode: null, error: null, summary: result.summary };
   } catch (err) {

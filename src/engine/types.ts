@@ -98,6 +98,8 @@ export interface CheckInput {
   timeoutMs: number;
   /** Aborts the check (a user's abort, a stop). */
   signal?: AbortSignal;
+  /** The configuration's value of a key (the tls check reads TLS_CA_FILES). */
+  config?: (key: string) => string | undefined;
 }
 
 /** What a built-in check answers: its findings (the rank is the highest), and a text summary. */

@@ -135,6 +135,9 @@ const REFERENCE: [section: string, key: string, value: string][] = [
 ];
 
 const reference = { items: REFERENCE.map(([section, key, value]) => ({ section, key, value })) };
+/** assessd's own settings, beside the upstream ones. */
+const OWN: [section: string, key: string, value: string][] = [["CHECKS", "TLS_CA_FILES", ""]];
+const TOTAL = REFERENCE.length + OWN.length;
 
 
 async function items(query = ''): Promise<Item[]> {
@@ -169,12 +172,12 @@ test('GET lists every item ordered by key, each exactly {key, value, section, de
   }
 });
 
-test('the default configuration holds the 112 upstream settings with their sections and values', async () => {
+test('the default configuration holds the 112 upstream settings with their sections and values, and assessd\'s own', async () => {
   const all = await items();
   assert.equal(reference.items.length, 112);
-  assert.equal(all.length, 112);
+  assert.equal(all.length, TOTAL);
   const byKey = new Map(all.map((i) => [i.key, i]));
-  for (const ref of reference.items) {
+  for (const ref of [...reference.items, ...OWN.map(([section, key, value]) => ({ section, key, value }))]) {
     const found = byKey.get(ref.key);
     assert.ok(found, `missing ${ref.key}`);
     assert.equal(found.section, ref.section, ref.key);
@@ -207,12 +210,12 @@ test('key and section filters combine as all-of', async () => {
 
 test('dirty=true lists only the items changed through the API, dirty=false the others', async () => {
   assert.deepEqual(await items('?dirty=true'), []);
-  assert.equal((await items('?dirty=false')).length, 112);
+  assert.equal((await items('?dirty=false')).length, TOTAL);
   await patch({ TOOL_NMAP: '/opt/nmap', TOOL_WHATWEB: '/opt/whatweb' });
   assert.deepEqual(await keys('?dirty=true'), ['TOOL_NMAP', 'TOOL_WHATWEB']);
   assert.deepEqual(await keys('?dirty=1'), ['TOOL_NMAP', 'TOOL_WHATWEB']);
   const clean = await keys('?dirty=false');
-  assert.equal(clean.length, 110);
+  assert.equal(clean.length, TOTAL - 2);
   assert.ok(!clean.includes('TOOL_NMAP'));
 });
 

@@ -211,7 +211,7 @@ const table: Row[] = [
       status: 200,
       data: (data: any) => {
         assert.ok(Array.isArray(data));
-        assert.equal(data.length, 112);
+        assert.equal(data.length, 113); // the 112 upstream settings and TLS_CA_FILES
       },
     },
   },

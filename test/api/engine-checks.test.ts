@@ -45,7 +45,7 @@ const HARDENED: Record<Code, Expected> = {
 /** The hardened server over https, with a self-signed certificate: only the certificate is wrong. */
 const HARDENED_SELF_SIGNED: Record<Code, Expected> = { ...HARDENED, 'OWTF-CM-001': { status: 'Successful', rank: 3, evidence: /CN=localhost/ } };
 
-/** A port that refuses: every check ran and saw nothing wrong (rank 0), and says why. */
+/** A port that refuses: every check ran, saw nothing, and says why: unranked, never Passing. */
 const REFUSED: Record<Code, Expected> = Object.fromEntries(
   CODES.map((code) => [code, code === 'OWTF-CM-001' ? { status: 'Skipped', rank: -1 } : { status: 'Successful', rank: -1, evidence: /127\.0\.0\.1/ }]),
 ) as Record<Code, Expected>;

@@ -2,11 +2,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RequestListener } from 'node:http';
 import type { ServerOptions } from 'node:https';
-import { fetchPage, type FetchPage } from '../../src/engine/checks/client.ts';
 import { checkCookies } from '../../src/engine/checks/cookies.ts';
 import { highestRank } from '../../src/engine/checks/outcome.ts';
 import { checkTls } from '../../src/engine/checks/tls.ts';
-import type { CheckResult, Finding } from '../../src/engine/types.ts';
+import type { CheckInput, CheckResult, Finding } from '../../src/engine/types.ts';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { caFilesOf, fingerprintOf, trustStore } from '../../src/engine/checks/trust.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { makeCertificates, type KeyPair, type TestCertificates } from './fixtures/certs.ts';
 import { inputFor, serveHttp, serveHttps, type Target } from './fixtures/targets.ts';
 
@@ -23,8 +27,9 @@ function findingsOf(result: CheckResult): Finding[] {
 describe('the tls check (OWTF-CM-001)', () => {
   let certs: TestCertificates;
   const targets: Target[] = [];
-  /** A client that also trusts the test CA, as a box with it installed would. */
-  let trustingTestCa: FetchPage;
+  let dir: string;
+  /** The input naming the test CA in TLS_CA_FILES, as a tester with a lab CA would. */
+  let trustingTestCa: (url: string) => CheckInput;
   const serve = async (pair: KeyPair & ServerOptions) => {
     const target = await serveHttps(page, pair);
     targets.push(target);
@@ -32,12 +37,17 @@ describe('the tls check (OWTF-CM-001)', () => {
   };
   before(() => {
     certs = makeCertificates();
-    trustingTestCa = (url, options) => fetchPage(url, { ...options, ca: certs.ca });
+    dir = mkdtempSync(join(tmpdir(), 'assessd-tls-'));
+    writeFileSync(join(dir, 'ca.pem'), certs.ca);
+    trustingTestCa = (url) => ({ ...inputFor(url), config: (key) => (key === 'TLS_CA_FILES' ? join(dir, 'ca.pem') : undefined) });
   });
-  after(() => Promise.all(targets.map((t) => t.close())));
+  after(async () => {
+    await Promise.all(targets.map((t) => t.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   test('a valid chain, trusted, for the host: rank 0, the certificate and protocol in the summary', async () => {
-    const result = await checkTls(inputFor(await serve(certs.valid)), trustingTestCa);
+    const result = await checkTls(trustingTestCa(await serve(certs.valid)));
     assert.deepEqual(findingsOf(result), []);
     const summary = result.status === 'Successful' ? result.summary : '';
     assert.match(summary, /Protocol: TLSv1\.3/);
@@ -47,49 +57,82 @@ describe('the tls check (OWTF-CM-001)', () => {
     assert.match(summary, /Chain: verified/);
   });
 
-  test('the same chain from a CA the box does not trust: one rank-3 "Untrusted issuer"', async () => {
-    const findings = findingsOf(await checkTls(inputFor(await serve(certs.valid))));
+  test('the same leaf from a CA the box does not trust: one rank-3 "Incomplete or untrusted chain"', async () => {
+    const result = await checkTls(inputFor(await serve(certs.valid)));
+    const findings = findingsOf(result);
+    assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Incomplete or untrusted chain']]);
+    assert.match(findings[0]!.detail, /^The issuer of CN=localhost, CN=assessd test CA, was not sent by the server and no trusted store holds it: .*\(verification: UNABLE_TO_VERIFY_LEAF_SIGNATURE\)$/);
+    assert.match(result.status === 'Successful' ? result.summary : '', /Chain: not verified \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\); it reaches no trusted root/);
+  });
+
+  test('a chain sent up to a root the box does not trust: "Untrusted issuer", naming the root', async () => {
+    const findings = findingsOf(await checkTls(inputFor(await serve({ key: certs.valid.key, cert: certs.valid.cert + certs.ca }))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Untrusted issuer']]);
-    assert.match(findings[0]!.detail, /Issuer: CN=assessd test CA \(no trusted root above it; verification: UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/);
+    assert.match(findings[0]!.detail, /^The chain ends at CN=assessd test CA, a root no trusted store holds \(verification: SELF_SIGNED_CERT_IN_CHAIN\)$/);
+  });
+
+  test('an intermediate the server does not send: "Incomplete or untrusted chain"; sent, rank 0', async () => {
+    const missing = findingsOf(await checkTls(trustingTestCa(await serve(certs.viaIntermediate))));
+    assert.deepEqual(missing.map((f) => [f.rank, f.title]), [[3, 'Incomplete or untrusted chain']]);
+    assert.match(missing[0]!.detail, /^The issuer of CN=localhost, CN=assessd test intermediate, was not sent/);
+    const sent = await checkTls(trustingTestCa(await serve({ key: certs.viaIntermediate.key, cert: certs.viaIntermediate.chain })));
+    assert.deepEqual(findingsOf(sent), []);
+    assert.match(sent.status === 'Successful' ? sent.summary : '', /Chain: verified; it reaches CN=assessd test CA, trusted by TLS_CA_FILES .*ca\.pem/);
+  });
+
+  test('a self-signed certificate the tester names in TLS_CA_FILES is trusted (as openssl -CAfile trusts it)', async () => {
+    writeFileSync(join(dir, 'self.pem'), certs.selfSigned.cert);
+    const input = { ...inputFor(await serve(certs.selfSigned)), config: (key: string) => (key === 'TLS_CA_FILES' ? ` ${join(dir, 'self.pem')} , ${join(dir, 'ca.pem')}` : undefined) };
+    assert.deepEqual(findingsOf(await checkTls(input)), []);
+  });
+
+  test('a CA file that cannot be read: Skipped, naming the key and the path', async () => {
+    const url = await serve(certs.valid);
+    const missing = join(dir, 'missing.pem');
+    writeFileSync(join(dir, 'empty.pem'), 'no certificate here\n');
+    for (const [file, why] of [[missing, 'could not be read (ENOENT)'], [join(dir, 'empty.pem'), 'holds no PEM certificate']] as const) {
+      const result = await checkTls({ ...inputFor(url), config: (key) => (key === 'TLS_CA_FILES' ? file : undefined) });
+      assert.deepEqual(result, { status: 'Skipped', reason: `TLS_CA_FILES: ${file} ${why}: fix or empty TLS_CA_FILES in the configuration` });
+    }
   });
 
   test('a self-signed certificate: one rank-3 "Self-signed certificate"', async () => {
     const findings = findingsOf(await checkTls(inputFor(await serve(certs.selfSigned))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Self-signed certificate']]);
-    assert.equal(findings[0]!.detail, 'Issuer: CN=localhost is the subject itself');
+    assert.equal(findings[0]!.detail, 'Issuer: CN=localhost is the subject itself, and no trusted store holds it (verification: DEPTH_ZERO_SELF_SIGNED_CERT)');
   });
 
   test('an expired certificate: rank 3 "Certificate expired", quoting its Not After', async () => {
-    const findings = findingsOf(await checkTls(inputFor(await serve(certs.expired)), trustingTestCa));
+    const findings = findingsOf(await checkTls(trustingTestCa(await serve(certs.expired))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Certificate expired']]);
-    assert.equal(findings[0]!.detail, 'Not After: Feb  1 00:00:00 2020 GMT (subject CN=localhost)');
+    assert.equal(findings[0]!.detail, 'Not After: Feb  1 00:00:00 2020 GMT (subject CN=localhost); rule: the current time is after Not After');
   });
 
   test('an expired certificate from an untrusted CA: both said, one finding each', async () => {
     const findings = findingsOf(await checkTls(inputFor(await serve(certs.expired))));
-    assert.deepEqual(findings.map((f) => f.title).sort(), ['Certificate expired', 'Untrusted issuer']);
+    assert.deepEqual(findings.map((f) => f.title).sort(), ['Certificate expired', 'Incomplete or untrusted chain']);
   });
 
   test('a certificate not yet valid: rank 3, quoting its Not Before', async () => {
-    const findings = findingsOf(await checkTls(inputFor(await serve(certs.notYetValid)), trustingTestCa));
+    const findings = findingsOf(await checkTls(trustingTestCa(await serve(certs.notYetValid))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Certificate not yet valid']]);
     assert.match(findings[0]!.detail, /^Not Before: Jan {2}1 00:00:00 2099 GMT/);
   });
 
   test('a certificate for another host: rank 3, naming the names it is for', async () => {
-    const findings = findingsOf(await checkTls(inputFor(await serve(certs.wrongHost)), trustingTestCa));
+    const findings = findingsOf(await checkTls(trustingTestCa(await serve(certs.wrongHost))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Certificate is not for 127.0.0.1']]);
     assert.match(findings[0]!.detail, /^Subject Alternative Name: DNS:wrong\.example \(.*IP: 127\.0\.0\.1 is not in the cert's list/);
   });
 
   test('the same valid certificate is for localhost too', async () => {
     const url = (await serve(certs.valid)).replace('127.0.0.1', 'localhost');
-    assert.equal(highestRank(findingsOf(await checkTls(inputFor(url), trustingTestCa))), 0);
+    assert.equal(highestRank(findingsOf(await checkTls(trustingTestCa(url)))), 0);
   });
 
   test('a server that speaks only TLS 1.0 is reached, and its protocol said (rank 0)', async () => {
     const url = await serve({ ...certs.valid, minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
-    const findings = findingsOf(await checkTls(inputFor(url), trustingTestCa));
+    const findings = findingsOf(await checkTls(trustingTestCa(url)));
     assert.deepEqual(findings, [{ rank: 0, title: 'Legacy protocol TLSv1', detail: 'Negotiated TLSv1, deprecated by RFC 8996' }]);
   });
 
@@ -104,6 +147,43 @@ describe('the tls check (OWTF-CM-001)', () => {
 
   test('over https a cookie without Secure is said (cookies, rank 2)', async () => {
     const findings = findingsOf(await checkCookies(inputFor(await serve(certs.valid))));
-    assert.deepEqual(findings.map((f) => [f.rank, f.title, f.detail]), [[2, 'Cookie sid lacks Secure', 'Set-Cookie: sid=1; HttpOnly; SameSite=Lax']]);
+    assert.deepEqual(findings.map((f) => [f.rank, f.title, f.detail.split('\n')[0]]), [[2, 'Cookie sid lacks Secure', 'Set-Cookie: sid=1; HttpOnly; SameSite=Lax']]);
+    assert.match(findings[0]!.detail, /Rule: .* and over https Secure \(never sent over http\)$/);
+  });
+});
+
+describe('the trust store (what the tls check trusts)', () => {
+  test('the system store as openssl reads it (SSL_CERT_FILE, SSL_CERT_DIR\'s hashed names), NODE_EXTRA_CA_CERTS and the tester\'s files, each named', async () => {
+    const certs = makeCertificates();
+    const dir = mkdtempSync(join(tmpdir(), 'assessd-trust-'));
+    try {
+      const hashed = join(dir, 'hashed');
+      mkdirSync(hashed);
+      writeFileSync(join(dir, 'bundle.pem'), certs.ca);
+      writeFileSync(join(hashed, '0123abcd.0'), certs.intermediate);
+      writeFileSync(join(hashed, 'not-hashed.pem'), certs.selfSigned.cert);
+      writeFileSync(join(dir, 'extra.pem'), certs.valid.cert);
+      writeFileSync(join(dir, 'lab.pem'), certs.wrongHost.cert);
+      const env = { SSL_CERT_FILE: join(dir, 'bundle.pem'), SSL_CERT_DIR: hashed, NODE_EXTRA_CA_CERTS: join(dir, 'extra.pem') };
+      const result = await trustStore([join(dir, 'lab.pem')], env);
+      assert.ok(result.ok);
+      const source = (pem: string) => result.store.sourceOf(fingerprintOf(pem)!);
+      assert.equal(source(certs.ca), `the system store ${join(dir, 'bundle.pem')}`);
+      assert.equal(source(certs.intermediate), `the system store ${hashed}`);
+      assert.equal(source(certs.selfSigned.cert), undefined, 'openssl reads only hashed names in its directory');
+      assert.equal(source(certs.valid.cert), `NODE_EXTRA_CA_CERTS ${join(dir, 'extra.pem')}`);
+      assert.equal(source(certs.wrongHost.cert), `TLS_CA_FILES ${join(dir, 'lab.pem')}`);
+      assert.ok(result.store.sourceOf(fingerprintOf(rootCertificates[0]!)!));
+      assert.match(result.store.sources.join(', '), /^Node's bundled roots \(\d+\), the system store .*bundle\.pem \(1\), the system store .*hashed \(1\), NODE_EXTRA_CA_CERTS .*extra\.pem \(1\), TLS_CA_FILES .*lab\.pem \(1\)$/);
+      assert.equal(await trustStore([join(dir, 'lab.pem')], env), result, 'built once while nothing changed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('TLS_CA_FILES: paths separated by commas or newlines, blanks ignored', () => {
+    assert.deepEqual(caFilesOf(' /a.pem, /b c.pem ,\n/d.pem,, '), ['/a.pem', '/b c.pem', '/d.pem']);
+    assert.deepEqual(caFilesOf(''), []);
+    assert.deepEqual(caFilesOf(undefined), []);
   });
 });

@@ -1,6 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setMaxListeners } from 'node:events';
 import { CHECKS, CHECK_CODES, highestRank } from '../../src/engine/checks/index.ts';
+import { probeOrigins } from '../../src/engine/checks/cors.ts';
+import { getDecodeSplit } from '../../src/engine/checks/framing.ts';
 import type { CheckResult, Finding } from '../../src/engine/types.ts';
 import { hardened, headersFromQuery, inputFor, lenient, misconfigured, refusedUrl, serveHttp, serveSilence, type Target } from './fixtures/targets.ts';
 
@@ -21,16 +24,16 @@ const RULES: Record<string, Record<string, Expectation>> = {
     robots: { rank: 1, evidence: ['Disallow: /admin/', 'Disallow: /backup.zip', 'Allow: /public/', '3 paths'] },
     banners: { rank: 1, evidence: ['Server: Apache/2.4.41 (Ubuntu)', 'X-Powered-By: PHP/7.4.3', '<meta content="WordPress 5.8.1" name="generator">'] },
     tls: 'Skipped',
-    'http-methods': { rank: 3, evidence: ['TRACE echoes the request', /X-Assessd-Trace: [0-9a-f]{24}/, 'Allow: GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE', 'PUT and DELETE allowed'] },
+    'http-methods': { rank: 3, evidence: ['TRACE echoes the request', /X-Assessd-Trace: [0-9a-f]{24}/, 'Allow: GET, HEAD, POST, PUT, DELETE, OPTIONS, TRACE', 'Write method handled: PUT and DELETE', /PUT http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{16}\/[0-9a-f]{16}\/: 201/] },
     cookies: { rank: 2, evidence: ['Cookie PHPSESSID lacks HttpOnly, SameSite', 'Set-Cookie: PHPSESSID=abc123; path=/', 'Cookie theme lacks SameSite'] },
     framing: { rank: 2, evidence: ['No X-Frame-Options header'] },
-    cors: { rank: 4, evidence: [/Access-Control-Allow-Origin: https:\/\/[0-9a-f]{12}\.example/, 'Access-Control-Allow-Credentials: true'] },
+    cors: { rank: 4, evidence: [/Origin: https:\/\/[0-9a-f]{12}\.example\nAccess-Control-Allow-Origin: https:\/\/[0-9a-f]{12}\.example/, 'Access-Control-Allow-Credentials: true', 'Origin: null\nAccess-Control-Allow-Origin: null', 'a credentialed read succeeds', 'Another name starting with the host (what an allow list anchored at its start only accepts) may read', /Origin: http:\/\/127\.0\.0\.1\.attacker\.test:\d+\n/] },
   },
   hardened: {
     robots: { rank: 0, evidence: [] },
     banners: { rank: 0, evidence: ['Server: nginx', 'no version'] },
     tls: 'Skipped',
-    'http-methods': { rank: 0, evidence: ['Allow: GET, HEAD'] },
+    'http-methods': { rank: 0, evidence: ['Allow: GET, HEAD', 'Write probes refused: PUT: 405, DELETE: 405'] },
     cookies: { rank: 0, evidence: ['Set-Cookie: sid=xyz; Path=/; HttpOnly; Secure; SameSite=Lax'] },
     framing: { rank: 0, evidence: ['X-Frame-Options: DENY'] },
     cors: { rank: 0, evidence: [] },
@@ -39,10 +42,10 @@ const RULES: Record<string, Record<string, Expectation>> = {
     robots: { rank: 0, evidence: [] },
     banners: { rank: 1, evidence: ['Server: nginx/1.18.0'] },
     tls: 'Skipped',
-    'http-methods': { rank: 2, evidence: ['PUT allowed', 'Allow: GET, HEAD, PUT'] },
+    'http-methods': { rank: 1, evidence: ['PUT advertised, but refused', 'Allow: GET, HEAD, PUT', 'The probes were refused (PUT: 405, DELETE: 405)'] },
     cookies: { rank: 0, evidence: [] },
     framing: { rank: 0, evidence: ["Content-Security-Policy: default-src 'self'; frame-ancestors 'self'"] },
-    cors: { rank: 1, evidence: ['Access-Control-Allow-Origin: *'] },
+    cors: { rank: 1, evidence: ['Access-Control-Allow-Origin: *', 'Any origin may read the page, without credentials (*)'] },
   },
 };
 
@@ -109,9 +112,18 @@ describe('header variants', () => {
     ['framing', ['X-Frame-Options:SAMEORIGIN, SAMEORIGIN'], 0, 'SAMEORIGIN'],
     ['framing', ['X-Frame-Options:DENY, SAMEORIGIN'], 0, 'conflicting values'],
     ['framing', ['X-Frame-Options:nonsense, other'], 2, 'only values browsers ignore'],
-    ['cors', ['Access-Control-Allow-Origin:echo-origin'], 0, 'without credentials'],
+    // a quoted value is one value, quotes and all (Fetch's get, decode, and split)
+    ['framing', ['X-Frame-Options:"DENY"'], 2, '""deny"" is not a value browsers act on'],
+    ['framing', ['X-Frame-Options:"DENY, SAMEORIGIN", DENY'], 0, 'conflicting values'],
+    ['framing', ['X-Frame-Options:DENY,'], 0, 'conflicting values deny, '],
+    ['framing', ['X-Frame-Options:DENY', 'X-Frame-Options:DENY'], 0, 'X-Frame-Options (no CSP frame-ancestors): DENY'],
+    ['cors', ['Access-Control-Allow-Origin:echo-origin'], 1, 'Any origin may read the page, without credentials (its Origin echoed)'],
     ['cors', ['Access-Control-Allow-Origin:*', 'Access-Control-Allow-Credentials:true'], 1, 'Access-Control-Allow-Origin: *'],
     ['cors', ['Access-Control-Allow-Origin:https://app.example', 'Access-Control-Allow-Credentials:true'], 0, 'Access-Control-Allow-Origin: https://app.example'],
+    // two lines combine into "a, a": no browser reads it
+    ['cors', ['Access-Control-Allow-Origin:echo-origin', 'Access-Control-Allow-Origin:echo-origin', 'Access-Control-Allow-Credentials:true'], 0, 'sent more than once: browsers refuse every cross-origin read'],
+    ['cors', ['Access-Control-Allow-Origin:echo-origin', 'Access-Control-Allow-Credentials:true', 'Access-Control-Allow-Credentials:true'], 1, 'Any origin may read the page, without credentials (its Origin echoed)'],
+    ['cors', ['Access-Control-Allow-Origin:echo-origin', 'Access-Control-Allow-Credentials:True'], 1, 'without credentials'],
     ['banners', ['X-AspNet-Version:4.0.30319'], 1, 'X-AspNet-Version: 4.0.30319'],
     ['banners', ['X-AspNetMvc-Version:5.2'], 1, 'X-AspNetMvc-Version: 5.2'],
     ['banners', ['Server:Microsoft-IIS/10.0'], 1, 'Server: Microsoft-IIS/10.0'],
@@ -164,11 +176,12 @@ describe('a target that does not answer', () => {
   test('http-methods: a TRACE whose connection is reset still reports what OPTIONS said', async () => {
     const target = await serveHttp((req, res) => {
       if (req.method === 'TRACE') return void req.socket.destroy();
-      res.writeHead(200, { Allow: 'GET, DELETE' }).end();
+      res.writeHead(req.method === 'OPTIONS' ? 200 : 405, { Allow: 'GET, DELETE' }).end();
     });
     try {
       const result = await CHECKS['http-methods']!(inputFor(target.url));
-      assert.deepEqual(findingsOf(result), [{ rank: 2, title: 'DELETE allowed', detail: 'Allow: GET, DELETE' }]);
+      assert.deepEqual(findingsOf(result).map((f) => [f.rank, f.title]), [[1, 'DELETE advertised, but refused']]);
+      assert.match(findingsOf(result)[0]!.detail, /^Allow: GET, DELETE\nThe probes were refused \(PUT: 405, DELETE: 405\)\nRule: /);
       assert.match(result.status === 'Successful' ? result.summary : '', /^TRACE http:\/\/127\.0\.0\.1:\d+\/: no answer \(TRACE .*socket hang up\)$/m);
     } finally {
       await target.close();
@@ -179,12 +192,13 @@ describe('a target that does not answer', () => {
     const silent = await serveSilence();
     try {
       const controller = new AbortController();
+      setMaxListeners(50, controller.signal);
       const started = performance.now();
       const runs = Object.values(CHECKS).map((run) =>
         run(inputFor(silent.url.replace('http:', 'https:'), 10_000, controller.signal)),
       );
       setTimeout(() => controller.abort(), 50);
-      for (const run of runs) await assert.rejects(run, { name: 'AbortError' });
+      await Promise.all(runs.map((run) => assert.rejects(run, { name: 'AbortError' })));
       assert.ok(performance.now() - started < 1000);
       // Already aborted: rejects without a request.
       await assert.rejects(CHECKS.robots!(inputFor(silent.url, 10_000, controller.signal)), { name: 'AbortError' });
@@ -197,4 +211,42 @@ describe('a target that does not answer', () => {
 test('CHECKS names the seven checks', () => {
   assert.deepEqual(Object.keys(CHECKS).sort(), ['banners', 'cookies', 'cors', 'framing', 'http-methods', 'robots', 'tls']);
   assert.deepEqual(Object.keys(CHECK_CODES).sort(), Object.keys(CHECKS).sort());
+});
+
+describe('the probe origins of the cors check', () => {
+  test('for https://app.example: foreign, null, suffix, prefix, subdomain and the http origin', () => {
+    assert.deepEqual(probeOrigins('https://app.example/shop/', 'f00d').map((p) => [p.kind, p.origin, p.attacker]), [
+      ['foreign', 'https://f00d.example', true],
+      ['null', 'null', true],
+      ['suffix', 'https://attackerapp.example', true],
+      ['prefix', 'https://app.example.attacker.test', true],
+      ['subdomain', 'https://x.app.example', false],
+      ['http', 'http://app.example', false],
+    ]);
+  });
+
+  test('the target\'s scheme and port kept; no http origin for an http target; no suffix or subdomain of an IP address', () => {
+    assert.deepEqual(probeOrigins('http://localhost:8080/', 'f00d').map((p) => p.origin), [
+      'https://f00d.example', 'null', 'http://attackerlocalhost:8080', 'http://localhost.attacker.test:8080', 'http://x.localhost:8080',
+    ]);
+    assert.deepEqual(probeOrigins('https://127.0.0.1:8443/', 'f00d').map((p) => p.kind), ['foreign', 'null', 'prefix', 'http']);
+    assert.deepEqual(probeOrigins('http://[::1]:80/', 'f00d').map((p) => p.kind), ['foreign', 'null']);
+  });
+});
+
+describe('X-Frame-Options values as Fetch\'s "get, decode, and split" gives them', () => {
+  const CASES: Array<[header: string, values: string[]]> = [
+    ['DENY', ['DENY']],
+    ['SAMEORIGIN, SAMEORIGIN', ['SAMEORIGIN', 'SAMEORIGIN']],
+    [' deny ,\tsameorigin\t', ['deny', 'sameorigin']],
+    ['DENY,', ['DENY', '']],
+    ['', ['']],
+    ['"DENY, SAMEORIGIN", DENY', ['"DENY, SAMEORIGIN"', 'DENY']],
+    ['"a\\"b", c', ['"a\\"b"', 'c']],
+    ['"unterminated, x', ['"unterminated, x']],
+    ['a"b,c"d, e', ['a"b,c"d', 'e']],
+  ];
+  for (const [header, values] of CASES) {
+    test(JSON.stringify(header), () => assert.deepEqual(getDecodeSplit(header), values));
+  }
 });

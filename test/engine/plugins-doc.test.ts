@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadCatalogue } from '../../src/engine/catalogue.ts';
-import { CHECK_NAMES } from '../../src/engine/checks/names.ts';
+import { CHECK_RANKS } from '../../src/engine/checks/index.ts';
+import { CHECK_NAMES, type CheckName } from '../../src/engine/checks/names.ts';
 import { PROJECT_ROOT, shippedPluginFiles } from '../../src/paths.ts';
 
 test("docs/PLUGINS.md's examples are plugin files the server accepts beside the shipped ones", async () => {
@@ -31,5 +32,18 @@ test('the shipped catalogue loads: a checklist for every web test group, the sev
   for (const plugin of catalogue.filter({ type: ['active'] })) {
     const action = catalogue.get(plugin.key)!.action;
     assert.ok(action.kind === 'program' && action.tool?.startsWith('TOOL_'), plugin.key);
+  }
+});
+
+test("docs/PLUGINS.md's table of built-in checks names each check once, with the ranks it gives", async () => {
+  const doc = await readFile(join(PROJECT_ROOT, 'docs', 'PLUGINS.md'), 'utf8');
+  const table = doc.slice(doc.indexOf('Built-in checks (`check`):'), doc.indexOf('Programs (`active`, `bruteforce`):'));
+  const rows = table.split('\n').filter((line) => /^\| `[a-z-]+` \|/.test(line));
+  assert.deepEqual(rows.map((row) => /^\| `([a-z-]+)`/.exec(row)![1]).sort(), [...CHECK_NAMES].sort());
+  for (const row of rows) {
+    const check = /^\| `([a-z-]+)`/.exec(row)![1] as CheckName;
+    const rankCell = row.slice(row.lastIndexOf(' | ') + 3);
+    const ranks = new Set([...rankCell.matchAll(/`([0-5])`/g)].map((m) => Number(m[1])));
+    assert.deepEqual([...ranks].sort(), [...CHECK_RANKS[check]].sort(), `${check}: the doc says ${[...ranks]}, the code gives ${CHECK_RANKS[check]}`);
   }
 });

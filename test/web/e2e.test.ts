@@ -259,7 +259,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await page.getByRole('link', { name: 'Configuration', exact: true }).click();
     await shows(page.locator('h1'), 'Configuration');
     await page.getByLabel('Filter by key or value').fill('TOOL_SET_DIR');
-    await shows(page.locator('#config-count'), 'Showing 1 of 113 items');
+    await shows(page.locator('#config-count'), 'Showing 1 of 114 items');
     await page.getByLabel('TOOL_SET_DIR', { exact: true }).fill('/opt/set');
     await page.getByLabel('Filter by key or value').fill('retired');
     await page.getByLabel('TOOL_RETIRED_BIN', { exact: true }).fill('/usr/bin/still-here');
@@ -291,17 +291,17 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await shows(page.locator('.savebar'), '1 unsaved change');
     await page.getByLabel('Show').selectOption({ label: 'Unsaved edits' });
     await page.getByLabel('Filter by key or value').fill('');
-    await shows(page.locator('#config-count'), 'Showing 1 of 113 items');
+    await shows(page.locator('#config-count'), 'Showing 1 of 114 items');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await shows(flash(), 'Saved 1 change.');
     const [item] = await apiData('/api/v1/configuration?key=TOOL_SET_DIR');
     assert.deepEqual(item, { ...item, value: '/opt/set', dirty: true });
 
     await page.reload();
-    await shows(page.locator('#config-count'), '112 items');
+    await shows(page.locator('#config-count'), '113 items');
     assert.equal(await page.getByLabel('TOOL_SET_DIR', { exact: true }).inputValue(), '/opt/set');
     await page.getByLabel('Show').selectOption({ label: 'Changed from default' });
-    await shows(page.locator('#config-count'), 'Showing 1 of 112 items');
+    await shows(page.locator('#config-count'), 'Showing 1 of 113 items');
     await shows(page.locator('.config-item:not([hidden]) .key'), 'TOOL_SET_DIR');
     assert.equal(await page.locator('.config-item:not([hidden]) .badge-changed').isVisible(), true);
     assert.equal(await page.locator('.config-item:not([hidden]) .badge-unsaved').isVisible(), false);
@@ -387,7 +387,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
         'configuration',
         '/configuration',
         async () => {
-          await shows(page.locator('#config-count'), '112 items');
+          await shows(page.locator('#config-count'), '113 items');
           // An edit in progress, to show how unsaved changes look (discarded once the picture is taken).
           await page.getByLabel('EMAIL_FROM', { exact: true }).fill('audit@example.org');
           await shows(page.locator('.savebar'), '1 unsaved change');
@@ -681,12 +681,12 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
   await t.test('configuration: one request on the way in, three on a full load', async () => {
     let made = await apiCalls(async () => {
       await page.getByRole('link', { name: 'Configuration', exact: true }).click();
-      await shows(page.locator('#config-count'), '112 items');
+      await shows(page.locator('#config-count'), '113 items');
     });
     assert.deepEqual(paths(made), ['GET /api/v1/configuration']);
     made = await apiCalls(async () => {
       await page.goto(`${base}/configuration`);
-      await shows(page.locator('#config-count'), '112 items');
+      await shows(page.locator('#config-count'), '113 items');
       await shows(page.locator('#active-session-name'), 'acme web');
     }, { pageLoad: true });
     assert.deepEqual(made.sort(), ['GET /api/v1/auth', 'GET /api/v1/configuration', 'GET /api/v1/sessions/?active=true', 'GET /debug/health']);

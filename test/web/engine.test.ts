@@ -277,7 +277,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     ]);
     const cors = page.locator('.test-group[data-code="OWTF-WGP-002"] .output');
     await shows(cors.locator('.output-head'), 'Successful', 'High');
-    await shows(cors.locator('.findings'), 'High', 'Any origin may read the page');
+    await shows(cors.locator('.findings'), 'High', "A foreign origin may read the page with the user's credentials");
     const methods = page.locator('.test-group[data-code="OWTF-CM-008"] .output');
     await shows(methods.locator('.output-head'), 'Medium');
     await shows(methods.locator('.findings'), 'TRACE echoes the request');
@@ -334,7 +334,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     const order = ['OWTF-CM-008', 'OWTF-WGP-002', 'OWTF-SM-002', 'OWTF-WGP-001'].map((code) => html.indexOf(code, findings));
     assert.ok(order.every((at, i) => at > findings && (i === 0 || at > order[i - 1])), `findings by rank: ${order}`);
     assert.match(html, /Critical<\/span>[^]*?OWTF-CM-008/);
-    assert.ok(html.includes('Any origin may read the page'), 'a finding with its evidence');
+    assert.ok(html.includes('A foreign origin may read the page'), 'a finding with its evidence');
   });
 
   await t.test('worklist: the queue at any size, a page at a time, filtered, paused, resumed and deleted', async () => {

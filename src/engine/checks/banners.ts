@@ -20,8 +20,8 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
     for (const { tag, content } of await generatorMetas(page.body)) banners.push({ label: 'generator meta', value: content, evidence: quote(tag) });
     const findings: Finding[] = banners.map(({ label, value, evidence }) =>
       VERSION.test(value)
-        ? { rank: 1, title: `${label} names a version`, detail: evidence }
-        : { rank: 0, title: `${label} names software, no version`, detail: evidence },
+        ? { rank: 1, title: `${label} names a version`, detail: `${evidence}\nRule: a number after a slash, or a dotted number, is a version: it narrows the known flaws to try` }
+        : { rank: 0, title: `${label} names software, no version`, detail: `${evidence}\nRule: no number after a slash and no dotted number: the software is named, not its version` },
     );
     return successful(findings, [describeRequest(page), `Banners looked for: ${BANNER_HEADERS.join(', ')}, <meta name="generator">.`]);
   });

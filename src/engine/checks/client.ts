@@ -1,8 +1,7 @@
 /** The checks' one HTTP client: a single page, a time limit, a size cap, redirects kept on the target's origin. */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
-import { endsAtTrustedRoot } from './trust.js';
+import type { DetailedPeerCertificate, SecureContext, TLSSocket } from 'node:tls';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 export const MAX_REDIRECTS = 5;
@@ -20,16 +19,15 @@ export interface FetchOptions {
   maxBytes?: number;
   /** Redirects to follow (default and at most 5), never to another origin (scheme, host and port). */
   maxRedirects?: number;
-  /** Extra certificate authorities to trust (tests, private PKIs); trust only decides `tls.authorized`. */
-  ca?: string | Buffer | Array<string | Buffer>;
+  /** The TLS context whose trusted certificates decide `tls.authorized` (see trust.ts); Node's default otherwise. */
+  secureContext?: SecureContext;
 }
 
 export interface TlsInfo {
   certificate: DetailedPeerCertificate;
   protocol: string | null;
+  /** The chain verified against the context's trusted certificates, and the certificate is for the host. */
   authorized: boolean;
-  /** The chain ends at a trusted root, whatever its dates (see trust.ts). */
-  issuerTrusted: boolean;
   /** OpenSSL's or Node's code when the chain or host did not verify, e.g. `DEPTH_ZERO_SELF_SIGNED_CERT`. */
   authorizationError?: string;
 }
@@ -43,7 +41,6 @@ export interface Hop {
 
 export interface Page extends Hop {
   method: string;
-  headers: IncomingHttpHeaders;
   body: string;
   /** The body went past `maxBytes` and was cut there. */
   truncated: boolean;
@@ -110,7 +107,8 @@ function noAnswerError(method: string, url: string, cause: unknown): NoAnswerErr
 /** The lines of `name` (any case) among `lines`, as sent. */
 export function headerLinesNamed(lines: readonly string[], name: string): string[] {
   const prefix = `${name.toLowerCase()}:`;
-  return lines.filter((line) => line.toLowerCase().startsWith(prefix));
+  // only the name is lowered: a line may be 200 KB long, and it is asked for many names
+  return lines.filter((line) => line.slice(0, prefix.length).toLowerCase() === prefix);
 }
 
 /** The value part of a `Name: value` line. */
@@ -189,12 +187,12 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       agent: false,
       // A tester inspects bad certificates: the TLS check reports them instead.
       rejectUnauthorized: false,
-      // Reach old servers too (TLS 1.0, weak ciphers): the TLS check says what was negotiated.
-      ...(https ? { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
+      // Reach old servers too (TLS 1.0, weak ciphers): the TLS check says what was negotiated
+      // (a given context is made so too, see trust.ts).
+      ...(https ? (options.secureContext ? { secureContext: options.secureContext } : { minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' }) : {}),
       // Read the answer as a browser would: big headers and odd characters are still an answer.
       maxHeaderSize: MAX_HEADER_BYTES,
       insecureHTTPParser: true,
-      ...(options.ca ? { ca: options.ca } : {}),
     });
     const fail = () => request.destroy(deadline.reason);
     deadline.addEventListener('abort', fail, { once: true });
@@ -202,7 +200,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
     const failWith = (error: unknown) => reject(deadline.aborted ? deadline.reason : error);
     request.on('error', failWith);
     request.on('response', (response) => {
-      const tls = https ? tlsInfo(response, options.ca) : undefined;
+      const tls = https ? tlsInfo(response) : undefined;
       const chunks: Buffer[] = [];
       let size = 0;
       let truncated = false;
@@ -211,7 +209,6 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
           url: url.href,
           method,
           status: response.statusCode ?? 0,
-          headers: response.headers,
           headerLines: pairLines(response.rawHeaders),
           body: Buffer.concat(chunks).toString('utf8'),
           truncated,
@@ -241,7 +238,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
   });
 }
 
-function tlsInfo(response: IncomingMessage, ca: FetchOptions['ca']): TlsInfo | undefined {
+function tlsInfo(response: IncomingMessage): TlsInfo | undefined {
   const socket = response.socket as TLSSocket;
   if (typeof socket.getPeerCertificate !== 'function') return undefined;
   const certificate = socket.getPeerCertificate(true);
@@ -249,7 +246,6 @@ function tlsInfo(response: IncomingMessage, ca: FetchOptions['ca']): TlsInfo | u
     certificate,
     protocol: socket.getProtocol(),
     authorized: socket.authorized,
-    issuerTrusted: certificate?.raw ? endsAtTrustedRoot(certificate, ca === undefined ? [] : [ca].flat()) : false,
     ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
   };
 }

@@ -15,7 +15,7 @@ export function checkCookies(input: CheckInput, fetch: FetchPage = fetchPage): P
         count++;
         const missing = missingFlags(line, https);
         const name = line.slice(line.indexOf(':') + 1).split('=')[0]!.trim();
-        const detail = quote(line);
+        const detail = `${quote(line)}\nRule: ${https ? COOKIE_RULE_HTTPS : COOKIE_RULE}`;
         findings.push(
           missing.length > 0
             ? { rank: 2, title: `Cookie ${name} lacks ${missing.join(', ')}`, detail }
@@ -26,6 +26,9 @@ export function checkCookies(input: CheckInput, fetch: FetchPage = fetchPage): P
     return successful(findings, [describeRequest(page), `${count} Set-Cookie header${count === 1 ? '' : 's'}.`]);
   });
 }
+
+const COOKIE_RULE = 'a cookie needs HttpOnly (no script reads it) and SameSite (not sent by other sites\' requests)';
+const COOKIE_RULE_HTTPS = `${COOKIE_RULE}, and over https Secure (never sent over http)`;
 
 /** The flags a `Set-Cookie: ...` line lacks: HttpOnly, SameSite, and Secure when served over https. */
 export function missingFlags(line: string, https: boolean): string[] {

@@ -36,13 +36,17 @@ export async function framingVerdict(frameOptionValues: string[], policyValues: 
     const sources = await frameAncestors(policy, tick);
     if (sources) ancestors.push(sources);
   }
-  if (ancestors.length > 0) return cspVerdict(ancestors, origin, tick);
+  if (ancestors.length > 0) {
+    const verdict = await cspVerdict(ancestors, origin, tick);
+    // CSP Level 3 and the HTML standard: an enforced frame-ancestors makes X-Frame-Options ignored
+    return frameOptionValues.length > 0 ? { ...verdict, rule: `${verdict.rule}; X-Frame-Options is ignored beside it` } : verdict;
+  }
   return frameOptionsVerdict(frameOptionValues);
 }
 
 /** X-Frame-Options as the HTML standard's "check a navigation response's adherence to X-Frame-Options" reads it. */
 function frameOptionsVerdict(values: string[]): FramingVerdict {
-  const set = new Set(values.flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()));
+  const set = new Set(values.length === 0 ? [] : getDecodeSplit(values.join(', ')).map((v) => v.toLowerCase()));
   const rule = (what: string) => `X-Frame-Options (no CSP frame-ancestors): ${what}`;
   if (set.size === 0) return { rank: 2, title: 'Page may be framed by any site', rule: 'No X-Frame-Options header and no Content-Security-Policy frame-ancestors' };
   if (set.size > 1) {
@@ -86,7 +90,7 @@ async function cspVerdict(policies: AncestorSources[], origin: string, tick: Tic
   }
   const none = restrictive.some((p) => p.valid.length === 0);
   const what = none ? 'CSP frame-ancestors allows no site' : 'CSP frame-ancestors allows only the page\'s own origin';
-  return { rank: 0, title: 'Framing restricted', rule: `${what} (X-Frame-Options is ignored when it is present)${ignored}` };
+  return { rank: 0, title: 'Framing restricted', rule: `${what}${ignored}` };
 }
 
 export interface AncestorSources {
@@ -146,4 +150,45 @@ function ownSource(origin: string): (source: string) => boolean {
     if (scheme && `${scheme.toLowerCase()}:` !== page.protocol) return false;
     return port === undefined || port === pagePort;
   };
+}
+
+/**
+ * The Fetch standard's "get, decode, and split" of a header's combined value: split on commas
+ * outside double-quoted strings (a quoted string is kept whole, quotes and all), each value
+ * trimmed of spaces and tabs. One pass.
+ */
+export function getDecodeSplit(input: string): string[] {
+  const values: string[] = [];
+  let value = '';
+  let position = 0;
+  for (;;) {
+    let next = position;
+    while (next < input.length && input[next] !== '"' && input[next] !== ',') next++;
+    value += input.slice(position, next);
+    position = next;
+    if (position < input.length && input[position] === '"') {
+      const start = position++;
+      while (position < input.length) {
+        const c = input[position++];
+        if (c === '\\') position++;
+        else if (c === '"') break;
+      }
+      position = Math.min(position, input.length);
+      value += input.slice(start, position);
+      if (position < input.length) continue;
+    }
+    values.push(trimSpacesAndTabs(value));
+    value = '';
+    if (position >= input.length) return values;
+    position++; // the comma
+  }
+}
+
+/** Without the spaces and tabs at either end (a loop: a regex anchored at the end backtracks over long runs). */
+function trimSpacesAndTabs(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
+  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+  return text.slice(start, end);
 }

@@ -1,4 +1,11 @@
-/** OWTF-CM-008: the methods the target says it allows, and whether TRACE echoes a request back. */
+/**
+ * OWTF-CM-008: which methods the target handles, seen in its answers, never believed from `Allow`
+ * alone. Every probe changes nothing: OPTIONS, TRACE, PROPFIND (Depth 0) of the page, and a PUT
+ * and a DELETE of a random collection (`/<random>/<random>/`) under a directory that does not
+ * exist, each with an `If-Match` of a random entity tag: a server that implements PUT answers 412
+ * (Apache mod_dav checks If-Match) or 409 (nginx's dav module ignores If-Match, and refuses to PUT
+ * a collection or into a missing directory); nothing exists there to delete.
+ */
 import { randomBytes } from 'node:crypto';
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
 import { describeRequest, lineHolding, quote, successful, unlessNoAnswer } from './outcome.js';
@@ -7,52 +14,121 @@ import type { CheckInput, CheckResult, Finding } from '../types.js';
 /** The header whose unique value shows that TRACE sent our own request back. */
 export const TRACE_MARK_HEADER = 'X-Assessd-Trace';
 
-const RISKY_METHODS = ['PUT', 'DELETE'];
+/** Methods that change the server's content, as `Allow` may advertise them. */
+export const WRITE_METHODS = ['PUT', 'DELETE', 'PATCH', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK'];
+/** What a server that does not implement a method answers (RFC 9110). */
+const REFUSED = new Set([405, 501]);
+
+type Probe = 'OPTIONS' | 'TRACE' | 'PROPFIND' | 'PUT' | 'DELETE';
 
 export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
   return unlessNoAnswer(input, async () => {
     const url = input.target.target_url;
     const mark = randomBytes(12).toString('hex');
+    // a collection under a directory that does not exist: a PUT that ignored If-Match creates nothing there
+    const nowhere = new URL(`${randomBytes(8).toString('hex')}/${randomBytes(8).toString('hex')}/`, new URL('/', url)).href;
+    const unmatched = { 'if-match': `"${randomBytes(8).toString('hex')}"` };
     const ask = { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024 };
-    // Both at once: neither depends on the other.
-    const [options, trace] = await Promise.allSettled([
-      fetch(url, { ...ask, method: 'OPTIONS' }),
-      fetch(url, { ...ask, method: 'TRACE', headers: { [TRACE_MARK_HEADER]: mark } }),
-    ]);
-    if (options.status === 'rejected' && trace.status === 'rejected') throw options.reason;
+    const probes: Array<[Probe, Promise<Page>]> = [
+      ['OPTIONS', fetch(url, { ...ask, method: 'OPTIONS' })],
+      ['TRACE', fetch(url, { ...ask, method: 'TRACE', headers: { [TRACE_MARK_HEADER]: mark } })],
+      // no body: allprop, of the page alone
+      ['PROPFIND', fetch(url, { ...ask, method: 'PROPFIND', headers: { depth: '0' } })],
+      ['PUT', fetch(nowhere, { ...ask, method: 'PUT', headers: { ...unmatched, 'content-length': '0' } })],
+      ['DELETE', fetch(nowhere, { ...ask, method: 'DELETE', headers: unmatched })],
+    ];
+    // All at once: none depends on another, and a silent target costs the time limit once.
+    const answers = await Promise.allSettled(probes.map(([, answer]) => answer));
     if (input.signal?.aborted) throw abortError(input.signal);
-
-    const findings: Finding[] = [];
-    const summary: string[] = [];
-    if (options.status === 'fulfilled') {
-      summary.push(describeRequest(options.value));
-      findings.push(...allowFindings(options.value));
-    } else summary.push(`OPTIONS ${url}: no answer (${errorText(options.reason)})`);
-    if (trace.status === 'fulfilled') {
-      summary.push(describeRequest(trace.value));
-      findings.push(...traceFindings(trace.value, mark));
-    } else summary.push(`TRACE ${url}: no answer (${errorText(trace.reason)})`);
-    return successful(findings, summary);
+    if (answers.every((a) => a.status === 'rejected')) throw (answers[0] as PromiseRejectedResult).reason;
+    const pages = new Map<Probe, Page>();
+    const summary = answers.map((answer, i) => {
+      const [method] = probes[i]!;
+      if (answer.status === 'fulfilled') {
+        pages.set(method, answer.value);
+        return describeRequest(answer.value);
+      }
+      return `${method} ${method === 'PUT' || method === 'DELETE' ? nowhere : url}: no answer (${(answer.reason as Error).message})`;
+    });
+    return successful(methodFindings(pages, mark), summary);
   });
 }
 
-function allowFindings(page: Page): Finding[] {
-  const lines = headerLinesNamed(page.headerLines, 'allow');
-  const allowed = lines.flatMap((line) => headerValue(line).split(',')).map((m) => m.trim().toUpperCase());
-  const risky = RISKY_METHODS.filter((method) => allowed.includes(method));
-  if (risky.length > 0) return [{ rank: 2, title: `${risky.join(' and ')} allowed`, detail: lines.map(quote).join('\n') }];
-  return lines.length > 0 ? [{ rank: 0, title: 'Allowed methods', detail: lines.map(quote).join('\n') }] : [];
-}
-
-function traceFindings(page: Page, mark: string): Finding[] {
-  const requestLine = `TRACE ${new URL(page.url).pathname}`;
-  const evidence = lineHolding(page.body, mark) ?? lineHolding(page.body, requestLine);
-  if (page.status < 300 && evidence) {
-    return [{ rank: 3, title: 'TRACE echoes the request', detail: `${page.status} to TRACE, the body holds: ${evidence}` }];
+/** The findings from what each probe got: TRACE echoed 3, a write method handled 2, advertised but refused 1. */
+export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): Finding[] {
+  const findings: Finding[] = [];
+  const trace = pages.get('TRACE');
+  if (trace) {
+    const evidence = lineHolding(trace.body, mark) ?? lineHolding(trace.body, `TRACE ${new URL(trace.url).pathname}`);
+    if (trace.status < 300 && evidence) {
+      findings.push({ rank: 3, title: 'TRACE echoes the request', detail: `${trace.status} to TRACE, the body holds: ${evidence}\nRule: the request's own header came back in the body (cross-site tracing)` });
+    }
   }
-  return [];
+  const allowLines = [...new Set([pages.get('OPTIONS'), pages.get('PUT'), pages.get('DELETE')].flatMap((page) => (page ? headerLinesNamed(page.headerLines, 'allow') : [])))];
+  const allowValues = allowLines.map((line) => headerValue(line).toUpperCase());
+  // asked per method, not split: an Allow may list 40,000 methods
+  const inAllow = (method: string) => allowValues.some((value) => listed(value, method));
+  const advertised = WRITE_METHODS.filter(inAllow);
+  const allowText = allowLines.length > 0 ? allowLines.slice(0, 3).map(quote).join('\n') : 'no Allow header';
+  const handled: string[] = [];
+  const refused: string[] = [];
+  for (const method of ['PUT', 'DELETE'] as const) {
+    const page = pages.get(method);
+    if (!page) continue;
+    const how = writeAnswer(method, page.status);
+    if (how === 'handled') handled.push(`${method} ${page.url}: ${page.status} (${HANDLED_MEANING[page.status] ?? 'a success'})`);
+    else if (how === 'refused') refused.push(`${method}: ${page.status}`);
+  }
+  const propfind = pages.get('PROPFIND');
+  const dav = propfind?.status === 207 ? `PROPFIND ${propfind.url} (Depth: 0): 207 Multi-Status: WebDAV answers` : undefined;
+  if (handled.length > 0) {
+    const notAdvertised = handled.some((line) => !inAllow(line.split(' ')[0]!)) ? ' (not all in Allow: Allow is not what decides)' : '';
+    findings.push({
+      rank: 2,
+      title: `Write method handled: ${handled.map((line) => line.split(' ')[0]).join(' and ')}${notAdvertised}`,
+      detail: `${handled.join('\n')}${dav ? `\n${dav}` : ''}\n${allowText}\nRule: an answer that only an implemented method gives (2xx, 412 to the If-Match, 409 to the PUT of a collection), whatever Allow says`,
+    });
+  } else if (advertised.length > 0 || dav) {
+    const what = advertised.length > 0 ? `${advertised.join(', ')} advertised` : 'WebDAV answers PROPFIND';
+    const probes = refused.length > 0 ? `the probes were refused (${refused.join(', ')})` : 'no probe showed a write method handled';
+    findings.push({
+      rank: 1,
+      title: `${what}, but refused`,
+      detail: `${allowText}${dav ? `\n${dav}` : ''}\n${capital(probes)}\nRule: advertised is not handled; only the answers decide`,
+    });
+  } else if (allowLines.length > 0) {
+    findings.push({ rank: 0, title: 'Allowed methods', detail: `${allowText}${refused.length > 0 ? `\nWrite probes refused: ${refused.join(', ')}` : ''}\nRule: no write method advertised, none handled` });
+  }
+  return findings;
 }
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+const HANDLED_MEANING: Record<number, string> = {
+  409: 'Conflict: the method is implemented; it refused to write a collection, or into a missing directory',
+  412: 'Precondition Failed: the method is implemented and checked If-Match',
+};
+
+/** `method` is an element of the comma-separated `list` (upper case), spaces and tabs around it. */
+function listed(list: string, method: string): boolean {
+  for (let at = list.indexOf(method); at !== -1; at = list.indexOf(method, at + 1)) {
+    let before = at - 1;
+    while (before >= 0 && (list[before] === ' ' || list[before] === '\t')) before--;
+    let after = at + method.length;
+    while (after < list.length && (list[after] === ' ' || list[after] === '\t')) after++;
+    if ((before < 0 || list[before] === ',') && (after === list.length || list[after] === ',')) return true;
+  }
+  return false;
+}
+
+/** A PUT or DELETE of a path that does not exist, with an If-Match that matches nothing. */
+function writeAnswer(method: 'PUT' | 'DELETE', status: number): 'handled' | 'refused' | 'unclear' {
+  if (REFUSED.has(status)) return 'refused';
+  if ((status >= 200 && status < 300) || status === 412) return 'handled';
+  // a PUT into a missing directory is refused for the directory, not the method (RFC 4918 9.7.1)
+  if (method === 'PUT' && status === 409) return 'handled';
+  // 404, 403, 400...: any server says them, whatever it implements
+  return 'unclear';
+}
+
+function capital(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -30,5 +30,16 @@ export const CHECK_CODES: Record<string, string> = {
   cors: 'OWTF-WGP-002',
 };
 
+/** The ranks each check gives (besides -1, a target that did not answer): docs/PLUGINS.md's table says the same. */
+export const CHECK_RANKS: Record<CheckName, readonly number[]> = {
+  robots: [1, 0],
+  banners: [1, 0],
+  tls: [3, 0],
+  'http-methods': [3, 2, 1, 0],
+  cookies: [2, 0],
+  framing: [2, 1, 0],
+  cors: [4, 2, 1, 0],
+};
+
 export { fetchPage, type FetchOptions, type FetchPage, type Page } from './client.js';
 export { highestRank } from './outcome.js';

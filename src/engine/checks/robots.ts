@@ -18,7 +18,7 @@ export function checkRobots(input: CheckInput, fetch: FetchPage = fetchPage): Pr
     const listed = lines.slice(0, MAX_LISTED_PATHS).map(quote);
     const more = lines.length > listed.length ? `\n… and ${lines.length - listed.length} more` : '';
     return successful(
-      [{ rank: 1, title: `robots.txt lists ${lines.length} path${lines.length === 1 ? '' : 's'}`, detail: listed.join('\n') + more }],
+      [{ rank: 1, title: `robots.txt lists ${lines.length} path${lines.length === 1 ? '' : 's'}`, detail: `${listed.join('\n')}${more}\nRule: a Disallow or Allow line naming a path tells anyone where to look` }],
       summary,
     );
   });

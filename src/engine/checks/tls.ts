@@ -1,15 +1,18 @@
-/** OWTF-CM-001: the certificate an https target presents (dates, issuer, host) and the protocol. */
-import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+/**
+ * OWTF-CM-001: the certificate an https target presents (dates, host, chain) and the protocol.
+ * Trusted is what openssl on the box trusts, Node's roots, NODE_EXTRA_CA_CERTS and the tester's CA
+ * files (trust.ts): a certificate that verifies against them, for the host, has no finding.
+ */
+import { checkServerIdentity, type DetailedPeerCertificate, type PeerCertificate } from 'node:tls';
 import { fetchPage, type FetchPage, type TlsInfo } from './client.js';
 import { successful, unlessNoAnswer } from './outcome.js';
+import { CA_FILES_KEY, caFilesOf, chainTop, trustStore, type TrustStore } from './trust.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
-/**
- * Verification codes that other findings already say (dates, host, self-signed). A leaf whose
- * issuer is its own subject is "self-signed"; any other leaf whose chain does not end at a root
- * the box trusts (or fails to verify for another reason) is "untrusted issuer", also rank 3.
- */
-const SAID_ELSEWHERE = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'DEPTH_ZERO_SELF_SIGNED_CERT']);
+/** Verification codes that the date and host findings already say. */
+const SAID_ELSEWHERE = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+/** Codes of a chain that does not reach a trusted root: the chain findings say them. */
+const TRUST_CODES = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE']);
 
 const LEGACY_PROTOCOLS = new Set(['SSLv3', 'TLSv1', 'TLSv1.1']);
 
@@ -18,58 +21,88 @@ export function checkTls(input: CheckInput, fetch: FetchPage = fetchPage): Promi
   if (url.protocol !== 'https:') {
     return Promise.resolve({ status: 'Skipped', reason: `${input.target.target_url} is not https: no certificate to check` });
   }
-  return unlessNoAnswer(input, async () => {
-    // The target's own certificate: no redirect, and the body barely matters.
-    const page = await fetch(url.href, { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024 });
-    const summary = [`GET ${url.href} over TLS`];
-    if (!page.tls?.certificate?.raw) {
-      return successful([{ rank: 3, title: 'No certificate', detail: 'The target presented no certificate' }], summary);
-    }
-    summary.push(...describeCertificate(page.tls));
-    return successful(certificateFindings(page.tls, hostOf(url), new Date()), summary);
+  return trustStore(caFilesOf(input.config?.(CA_FILES_KEY))).then((trust) => {
+    if (!trust.ok) return { status: 'Skipped', reason: `${trust.reason}: fix or empty ${CA_FILES_KEY} in the configuration` };
+    return unlessNoAnswer(input, async () => {
+      // The target's own certificate: no redirect, and the body barely matters.
+      const page = await fetch(url.href, { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024, secureContext: trust.store.context });
+      const summary = [`GET ${url.href} over TLS`];
+      if (!page.tls?.certificate?.raw) {
+        return successful([{ rank: 3, title: 'No certificate', detail: 'The target presented no certificate' }], summary);
+      }
+      summary.push(...describeCertificate(page.tls, trust.store), `Trusted: ${trust.store.sources.join(', ')}`);
+      return successful(certificateFindings(page.tls, hostOf(url), new Date(), trust.store), summary);
+    });
   });
 }
 
-/** The certificate's problems, one finding each, rank 3 (and an old protocol, said at rank 0). */
-export function certificateFindings(tls: TlsInfo, host: string, now: Date): Finding[] {
+/**
+ * The certificate's problems, one rank-3 finding each, saying which rule decided (and an old
+ * protocol, said at rank 0). A chain that verified, for the host, has none: openssl agrees.
+ */
+export function certificateFindings(tls: TlsInfo, host: string, now: Date, store: TrustStore): Finding[] {
   const cert = tls.certificate;
   const subject = distinguishedName(cert.subject);
-  const issuer = distinguishedName(cert.issuer);
   const findings: Finding[] = [];
-  if (now.getTime() > Date.parse(cert.valid_to)) {
-    findings.push({ rank: 3, title: 'Certificate expired', detail: `Not After: ${cert.valid_to} (subject ${subject})` });
-  }
-  if (now.getTime() < Date.parse(cert.valid_from)) {
-    findings.push({ rank: 3, title: 'Certificate not yet valid', detail: `Not Before: ${cert.valid_from} (subject ${subject})` });
-  }
-  const selfSigned = subject === issuer || tls.authorizationError === 'DEPTH_ZERO_SELF_SIGNED_CERT';
-  if (selfSigned) findings.push({ rank: 3, title: 'Self-signed certificate', detail: `Issuer: ${issuer} is the subject itself` });
-  else if (!tls.issuerTrusted || (tls.authorizationError && !SAID_ELSEWHERE.has(tls.authorizationError))) {
-    const verification = tls.authorizationError ? `verification: ${tls.authorizationError}` : 'no trusted root';
-    const reason = tls.issuerTrusted ? verification : `no trusted root above it; ${verification}`;
-    findings.push({ rank: 3, title: 'Untrusted issuer', detail: `Issuer: ${issuer} (${reason})` });
+  if (!tls.authorized) {
+    if (now.getTime() > Date.parse(cert.valid_to)) {
+      findings.push({ rank: 3, title: 'Certificate expired', detail: `Not After: ${cert.valid_to} (subject ${subject}); rule: the current time is after Not After` });
+    }
+    if (now.getTime() < Date.parse(cert.valid_from)) {
+      findings.push({ rank: 3, title: 'Certificate not yet valid', detail: `Not Before: ${cert.valid_from} (subject ${subject}); rule: the current time is before Not Before` });
+    }
+    const mismatch = checkServerIdentity(host, cert);
+    if (mismatch) {
+      const names = cert.subjectaltname ? `Subject Alternative Name: ${cert.subjectaltname}` : `Subject: ${subject}`;
+      findings.push({ rank: 3, title: `Certificate is not for ${host}`, detail: `${names} (${mismatch.message}); rule: RFC 6125 name matching, as openssl -verify_hostname` });
+    }
+    const chain = chainFinding(cert, store, tls.authorizationError);
+    if (chain) findings.push(chain);
+    if (findings.length === 0) {
+      findings.push({ rank: 3, title: 'Certificate did not verify', detail: `verification: ${tls.authorizationError ?? 'unknown reason'}` });
+    }
   }
   if (tls.protocol && LEGACY_PROTOCOLS.has(tls.protocol)) {
     // The contract ranks only the certificate; an old protocol is said, for the tester to rank.
     findings.push({ rank: 0, title: `Legacy protocol ${tls.protocol}`, detail: `Negotiated ${tls.protocol}, deprecated by RFC 8996` });
   }
-  const mismatch = checkServerIdentity(host, cert);
-  if (mismatch) {
-    const names = cert.subjectaltname ? `Subject Alternative Name: ${cert.subjectaltname}` : `Subject: ${subject}`;
-    findings.push({ rank: 3, title: `Certificate is not for ${host}`, detail: `${names} (${mismatch.message})` });
-  }
   return findings;
 }
 
-function describeCertificate(tls: TlsInfo): string[] {
+/** Why the chain does not reach a trusted root (self-signed, untrusted root, incomplete), or another verification error. */
+function chainFinding(cert: DetailedPeerCertificate, store: TrustStore, code: string | undefined): Finding | undefined {
+  const { top, selfIssued, anchor } = chainTop(cert, store);
+  const verification = code ? `verification: ${code}` : 'not verified';
+  if (!anchor) {
+    if (selfIssued && top === cert) {
+      return { rank: 3, title: 'Self-signed certificate', detail: `Issuer: ${distinguishedName(cert.issuer)} is the subject itself, and no trusted store holds it (${verification})` };
+    }
+    if (selfIssued) {
+      return { rank: 3, title: 'Untrusted issuer', detail: `The chain ends at ${distinguishedName(top.subject)}, a root no trusted store holds (${verification})` };
+    }
+    return {
+      rank: 3,
+      title: 'Incomplete or untrusted chain',
+      detail: `The issuer of ${distinguishedName(top.subject)}, ${distinguishedName(top.issuer)}, was not sent by the server and no trusted store holds it: an intermediate certificate is missing, or the CA is not trusted (${verification})`,
+    };
+  }
+  if (code && !SAID_ELSEWHERE.has(code) && !TRUST_CODES.has(code)) {
+    return { rank: 3, title: 'Certificate did not verify', detail: `The chain reaches a trusted root (${anchor}), but ${verification}` };
+  }
+  return undefined;
+}
+
+function describeCertificate(tls: TlsInfo, store: TrustStore): string[] {
   const cert = tls.certificate;
+  const { top, anchor } = chainTop(cert, store);
+  const reaches = anchor ? `reaches ${distinguishedName(top.subject)}, trusted by ${anchor}` : 'reaches no trusted root';
   return [
     `Protocol: ${tls.protocol ?? 'unknown'}`,
     `Subject: ${distinguishedName(cert.subject)}`,
     `Issuer: ${distinguishedName(cert.issuer)}`,
     `Valid: ${cert.valid_from} to ${cert.valid_to}`,
     ...(cert.subjectaltname ? [`Subject Alternative Name: ${cert.subjectaltname}`] : []),
-    `Chain: ${tls.authorized ? 'verified' : `not verified (${tls.authorizationError ?? 'unknown reason'})`}`,
+    `Chain: ${tls.authorized ? 'verified' : `not verified (${tls.authorizationError ?? 'unknown reason'})`}; it ${reaches}`,
   ];
 }
 

@@ -20,14 +20,19 @@ function statusBadge(o: Output): HTMLElement {
   return h('span', { class: `state-badge status-${o.status.toLowerCase()}` }, o.status);
 }
 
-function findingsList(o: Output): HTMLElement | null {
+function findingsList(o: Output): HTMLElement | HTMLElement[] | null {
   if (o.findings.length === 0) return o.status === 'Successful' && o.owtf_rank === 0 ? h('p', { class: 'hint' }, 'No finding: nothing wrong was seen.') : null;
   const sorted = [...o.findings].sort((a, b) => b.rank - a.rank);
-  return h(
+  const list = h(
     'ul',
     { class: 'findings', 'aria-label': `Findings of ${o.plugin_key}` },
     ...sorted.map((f) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, f.detail) : null)),
   );
+  // a check whose target did not answer saw nothing: it is not Passing, and says so
+  if (o.status === 'Successful' && o.owtf_rank === -1 && sorted.every((f) => f.rank === -1)) {
+    return [h('p', { class: 'hint unanswered' }, 'Unranked, not Passing: nothing was seen, so nothing passed (the finding says why). The severity panel and the report do not count it; run it again once the target answers, or rank it yourself.'), list];
+  }
+  return list;
 }
 
 export function resultsView({ root, params, signal }: ViewContext): void {
@@ -192,7 +197,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
       ),
       h('p', { class: 'hint output-meta' }, o.run_time ? `Ran for ${o.run_time}` : o.status === 'Running' ? 'Running now' : '', o.exit_code !== null ? ` · exit code ${o.exit_code}` : ''),
       o.error ? h('p', { class: 'output-error' }, o.error) : null,
-      findingsList(o),
+      ...[findingsList(o)].flat(),
       details,
       files,
       form,

@@ -61,7 +61,7 @@ export function severityPanel(signal: AbortSignal): SeverityPanel {
     replace(
       body,
       h('div', { class: 'severity-grid' }, table, chart(counts)),
-      h('p', { class: 'hint', id: 'severity-note' }, ranked === 0 ? 'No ranked output yet: unranked outputs (such as manual checklists) are not counted.' : `${count(ranked, 'ranked output')}; the tester’s rank counts where set, else the engine’s.`),
+      h('p', { class: 'hint', id: 'severity-note' }, ranked === 0 ? 'No ranked output yet: unranked outputs (manual checklists, checks whose target did not answer) are not counted.' : `${count(ranked, 'ranked output')}; the tester’s rank counts where set, else the engine’s. Unranked outputs (a target that did not answer is one) are not counted.`),
       h(
         'div',
         { class: 'run-progress' },
