@@ -206,11 +206,14 @@ export async function openCa(dataDir: string, now = new Date()): Promise<ProxyCa
   const caCert = new X509Certificate(certPem);
   const caSubject = Buffer.from(subjectOf(caCert.raw));
   const caKeyId = keyIdentifier(spkiOf(createPublicKey(key)));
-  // one key for every leaf: issuing a leaf is then one signature, a few milliseconds
-  const leafKeys = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  const leafKeyPem = leafKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  const leafSpki = spkiOf(leafKeys.publicKey);
-  const leafKeyId = keyIdentifier(leafSpki);
+  // one key for every leaf (made with the first): issuing a leaf is then one signature, a few milliseconds
+  let leafKey: { pem: string; spki: Buffer; id: Buffer } | undefined;
+  const leafKeyOnce = () => {
+    if (leafKey) return leafKey;
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const spki = spkiOf(publicKey);
+    return (leafKey = { pem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, spki, id: keyIdentifier(spki) });
+  };
   const leaves = new Map<string, Leaf>();
 
   return {
@@ -227,6 +230,7 @@ export async function openCa(dataDir: string, now = new Date()): Promise<ProxyCa
         return cached;
       }
       const at = Date.now();
+      const { pem: keyPem, spki: leafSpki, id: leafKeyId } = leafKeyOnce();
       const der = certificate({
         // browsers read only the subjectAltName; the common name (at most 64 characters) is for people
         subject: name(lower.length <= 64 ? [[OID.commonName, lower]] : [[OID.organization, 'assessd proxy']]),
@@ -244,7 +248,7 @@ export async function openCa(dataDir: string, now = new Date()): Promise<ProxyCa
         ],
         signer: key,
       });
-      const leaf = { keyPem: leafKeyPem, cert: `${pem('CERTIFICATE', der)}${certPem}` };
+      const leaf = { keyPem, cert: `${pem('CERTIFICATE', der)}${certPem}` };
       if (leaves.size >= MAX_LEAVES) leaves.delete(leaves.keys().next().value!);
       leaves.set(lower, leaf);
       return leaf;

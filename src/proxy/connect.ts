@@ -2,9 +2,11 @@
  * CONNECT: the client asks for a tunnel to `host:port`. When its first bytes are a TLS handshake,
  * the proxy answers it with a leaf for the name the client asked (SNI, else the CONNECT's host),
  * and the requests inside are forwarded like any other (to `https://host:port`). A client that
- * sends anything else is tunnelled to the target untouched, and counted.
+ * sends anything else is tunnelled to the target untouched, and counted. Loaded with the first
+ * CONNECT (it brings node:tls and node:https): a proxy that sees none starts without them.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
@@ -22,8 +24,14 @@ const authorities = new WeakMap<Socket, string>();
 const HANDSHAKE = 0x16;
 const MAX_CONTEXTS = 1000;
 
+/** Sets `ctx.https` up, and answers what handles each CONNECT. */
+export function interception(ctx: ConnectContext): (socket: Socket, head: Buffer, host: string, port: number) => void {
+  ctx.https ??= { request: httpsRequest, agent: new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, rejectUnauthorized: false }) };
+  return createConnectHandler(ctx, createInnerServer(ctx));
+}
+
 /** The server that reads the requests inside intercepted tunnels (it never listens). */
-export function createInnerServer(ctx: ConnectContext): Server {
+function createInnerServer(ctx: ConnectContext): Server {
   const urlOf = (req: IncomingMessage, scheme: string) => new URL(`${scheme}://${authorities.get(req.socket)}${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`);
   const inner = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, keepAliveTimeout: 30_000 }, (req: IncomingMessage, res: ServerResponse) => {
     forward(ctx, req, res, urlOf(req, 'https'));
@@ -49,7 +57,7 @@ function contexts(ca: ProxyCa): (name: string) => SecureContext {
   };
 }
 
-export function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Socket, head: Buffer, host: string, port: number) => void {
+function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Socket, head: Buffer, host: string, port: number) => void {
   const contextFor = contexts(ctx.ca);
   return (socket, head, host, port) => {
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');

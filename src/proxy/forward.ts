@@ -4,8 +4,7 @@
  * 7.6.1 says, nothing answered from a cache; and a WebSocket (or any) upgrade relayed. The request
  * comes from a plain proxy request (absolute form) or from inside an intercepted CONNECT.
  */
-import { request as httpRequest, type Agent, type IncomingMessage, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -13,8 +12,13 @@ import { capture } from './capture.js';
 import { decodedBody, pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
 
 export interface ForwardContext {
-  /** Keep-alive agents to targets (https: no certificate required, labs use self-signed ones). */
-  agents: { http: Agent; https: Agent };
+  /** A keep-alive agent to plain targets. */
+  httpAgent: Agent;
+  /**
+   * https targets (inside intercepted CONNECTs): node:https's request and a keep-alive agent that
+   * requires no trusted certificate (labs use self-signed ones); loaded with the first CONNECT.
+   */
+  https?: { request: (options: RequestOptions) => ClientRequest; agent: Agent };
   /** Body bytes kept for the record. */
   bodyCap: number;
   recorder?: Recorder;
@@ -98,13 +102,13 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const started = performance.now();
   // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here
   const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT)];
-  const upstream = (https ? httpsRequest : httpRequest)({
+  const upstream = (https ? ctx.https!.request : httpRequest)({
     host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
     port: url.port || (https ? 443 : 80),
     method: req.method,
     path: `${url.pathname}${url.search}`,
     headers,
-    agent: https ? ctx.agents.https : ctx.agents.http,
+    agent: https ? ctx.https!.agent : ctx.httpAgent,
     setHost: false,
   });
   upstream.setTimeout(ctx.upstreamTimeoutMs, () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
@@ -183,7 +187,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const startedAt = Date.now();
   const started = performance.now();
   const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, UPGRADE, HOST)];
-  const upstream = (https ? httpsRequest : httpRequest)({
+  const upstream = (https ? ctx.https!.request : httpRequest)({
     host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
     port: url.port || (https ? 443 : 80),
     method: req.method,
@@ -191,9 +195,9 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     headers,
     // an upgraded connection is never given back to a pool
     agent: false,
-    rejectUnauthorized: false,
+    ...(https ? { rejectUnauthorized: false } : {}),
     setHost: false,
-  });
+  } as RequestOptions);
   const record = (status: number, statusText: string, responseHeaders: Header[], socket: Socket | undefined) => {
     if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
     ctx.recorder.record(target, {

@@ -6,13 +6,12 @@
  */
 import { once } from 'node:events';
 import { Agent as HttpAgent, createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { hostname as machineName, networkInterfaces } from 'node:os';
 import { tokenMatcher } from '../http/access.js';
 import { isLoopback } from '../options.js';
 import type { ProxyCa } from './ca.js';
-import { createConnectHandler, createInnerServer, type ConnectContext } from './connect.js';
+import type { ConnectContext } from './connect.js';
 import { forward, forwardUpgrade } from './forward.js';
 import type { Recorder } from './record.js';
 
@@ -23,7 +22,8 @@ export interface ProxyOptions {
   host: string;
   /** 0 picks a free one. */
   port: number;
-  ca: ProxyCa;
+  /** The CA that signs the leaves (asked at the first CONNECT). */
+  ca: () => Promise<ProxyCa>;
   /** Required beyond loopback (Proxy-Authorization: Basic, any user, the token as the password). */
   token?: string;
   recorder?: Recorder;
@@ -78,17 +78,12 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     requests: 0, recorded: 0, unrecorded: 0, upgrades: 0, intercepted: 0, tunnels: 0, tunnelBytes: 0, upstreamErrors: 0,
   };
   let refused = 0;
-  const agents = {
-    http: new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 }),
-    https: new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, rejectUnauthorized: false }),
-  };
-  const ctx: ConnectContext = {
-    agents,
+  const ctx: Omit<ConnectContext, 'ca'> = {
+    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 }),
     bodyCap: options.bodyCap ?? 16 * 1024 * 1024,
     ...(options.recorder ? { recorder: options.recorder } : {}),
     counts,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 60_000,
-    ca: options.ca,
   };
   const needsToken = options.token !== undefined && !isLoopback(options.host);
   const tokenOk = tokenMatcher(options.token);
@@ -111,8 +106,10 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     return isLocal && (port === boundPort || options.ownPorts().includes(port));
   }
 
-  const inner = createInnerServer(ctx);
-  const onConnect = createConnectHandler(ctx, inner);
+  // CONNECT brings TLS (node:tls, node:https, the CA): loaded with the first one
+  let onConnect: Promise<(socket: Socket, head: Buffer, host: string, port: number) => void> | undefined;
+  const connectHandler = () =>
+    (onConnect ??= Promise.all([import('./connect.js'), options.ca()]).then(([{ interception }, ca]) => interception(Object.assign(ctx, { ca }))));
 
   function refuse(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
     refused++;
@@ -150,7 +147,13 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     const port = Number(match?.[2]);
     if (!match || !(port > 0 && port < 65536)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port');
     if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);
-    onConnect(socket, head, match[1]!, port);
+    connectHandler().then(
+      (handle) => handle(socket, head, match[1]!, port),
+      (err: Error) => {
+        options.log(`the proxy cannot intercept TLS: ${err.message}`);
+        refuseRaw(socket, '502 Bad Gateway', `assessd's proxy cannot intercept TLS: ${err.message}`);
+      },
+    );
   });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -182,10 +185,10 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     counts: () => ({ ...counts, refused }),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // the tunnels' sockets are among these: intercepted ones end with them
       for (const socket of sockets) socket.destroy();
-      inner.closeAllConnections?.();
-      agents.http.destroy();
-      agents.https.destroy();
+      ctx.httpAgent.destroy();
+      ctx.https?.agent.destroy();
       await closed;
     },
   };
