@@ -67,7 +67,9 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     if (!resolved.noProxy) {
       // made on the first start; one that is there but is not a CA stops the start, naming it
       const ca = await openCa(dataDir);
-      const apiPort = () => (server?.address() as AddressInfo | null)?.port ?? resolved.port;
+      // the API's port, once it listens (a free one is known only then)
+      let apiPortKnown: number | undefined;
+      const apiPort = () => (apiPortKnown ??= (server?.address() as AddressInfo | null)?.port) ?? resolved.port;
       proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca: async () => ca, token, ownPorts: () => [apiPort()], log }).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') err.message = `the proxy's port ${resolved.proxyPort} on ${resolved.proxyHost} is in use: choose another with --proxy-port, or run without it (--no-proxy)`;
         throw err;
