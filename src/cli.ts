@@ -9,6 +9,8 @@ export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'serve
 export const USAGE = `Usage: assessd [options]
        assessd export --session ID [--data-dir DIR] [--out FILE]   write a session bundle (no server running)
        assessd import FILE [--data-dir DIR] [--name NAME]          import a session bundle (no server running)
+       assessd import-har FILE --target ID [--data-dir DIR] [--scope-only]
+                                                                   import a HAR as a target's transactions (no server running)
 
 Options:
   --host <address>            address to listen on (env ASSESSD_HOST; default 127.0.0.1)
@@ -18,6 +20,7 @@ Options:
   --file-server-port <port>   port of the output file server /output_files/ redirects to (default 8010)
   --max-body <bytes>          largest request body accepted (default 1048576)
   --max-import-body <bytes>   largest session bundle an import accepts (default 67108864, 64 MiB)
+  --max-har-body <bytes>      largest HAR a transactions import accepts (default 1073741824, 1 GiB)
   --allowed-hosts <names>     host names allowed beside IP literals, localhost and this machine's name,
                               comma-separated; .lab.example allows a domain and its subdomains;
                               * turns the Host check off (unsafe) (env ASSESSD_ALLOWED_HOSTS)
@@ -58,6 +61,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
         'file-server-port': { type: 'string' },
         'max-body': { type: 'string' },
         'max-import-body': { type: 'string' },
+        'max-har-body': { type: 'string' },
         'allowed-hosts': { type: 'string' },
         token: { type: 'string' },
         'no-token': { type: 'boolean' },
@@ -84,6 +88,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     fileServerPort: values['file-server-port'],
     maxBody: values['max-body'],
     maxImportBody: values['max-import-body'],
+    maxHarBody: values['max-har-body'],
     allowedHosts: values['allowed-hosts'] ?? env.ASSESSD_ALLOWED_HOSTS,
     // an explicit --no-token wins over a token in the environment
     token: values['no-token'] ? undefined : (values.token ?? (env.ASSESSD_TOKEN || undefined)),

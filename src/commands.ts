@@ -1,15 +1,19 @@
 /**
  * The offline commands, `assessd export` and `assessd import`: a session bundle written from, or
- * read into, a data directory with no server running. They open it through the store, so they
+ * read into, a data directory with no server running; `assessd import-har`: a HAR as a target's
+ * transactions. They open it through the store, so they
  * take its lock: while a server holds it they refuse and name the API call to use instead.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleProblem } from './api/messages.js';
 import { DEFAULT_DATA_DIR, defaultConfiguration } from './paths.js';
 import { nodeFileSystem } from './store/atomic-file.js';
 import { exportSession } from './engine/bundle-outputs.js';
+import { BundledTransactionError, transactionEntries, writeBundledTransactions } from './evidence/bundle.js';
+import { HarError, readHar } from './evidence/har.js';
+import { openEvidence } from './evidence/store.js';
 import { readCatalogue } from './engine/index.js';
 import { parseBundle } from './store/bundle.js';
 import { parseDefaults } from './store/defaults.js';
@@ -20,13 +24,14 @@ import { TOKEN_FILE } from './store/token-file.js';
 
 export const EXPORT_USAGE = 'Usage: assessd export --session ID [--data-dir DIR] [--out FILE]';
 export const IMPORT_USAGE = 'Usage: assessd import FILE [--data-dir DIR] [--name NAME]   (FILE - reads standard input)';
+export const IMPORT_HAR_USAGE = 'Usage: assessd import-har FILE --target ID [--data-dir DIR] [--scope-only]   (FILE - reads standard input)';
 
 /** What went wrong, in one line: main prints it and exits 1. */
 export class CommandError extends Error {}
 
 /** Whether the first word of the command line names an offline command. */
-export function isCommand(word: string | undefined): word is 'export' | 'import' {
-  return word === 'export' || word === 'import';
+export function isCommand(word: string | undefined): word is 'export' | 'import' | 'import-har' {
+  return word === 'export' || word === 'import' || word === 'import-har';
 }
 
 /** As a shell would need it: bare when it is safe so, else in single quotes. */
@@ -49,11 +54,14 @@ interface Parsed {
   positionals: string[];
 }
 
-/** String options (and -h/--help) and positionals; an unknown option is an error naming the usage. */
-function parse(argv: string[], names: string[], usage: string): Parsed {
-  const options = Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+/** String options (and flags, and -h/--help) and positionals; an unknown option is an error naming the usage. */
+function parse(argv: string[], names: string[], usage: string, flags: string[] = []): Parsed {
+  const options: Record<string, { type: 'string' | 'boolean' }> = Object.fromEntries([
+    ...names.map((name) => [name, { type: 'string' }]),
+    ...flags.map((name) => [name, { type: 'boolean' }]),
+  ]);
   try {
-    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }) as Parsed;
   } catch (err) {
     throw new CommandError(`${(err as Error).message.split('\n')[0]} (${usage})`);
   }
@@ -88,17 +96,27 @@ function authHeader(dir: string): string {
   return `-H "Authorization: Bearer ${existsSync(file) ? `$(cat ${shellQuote(file)})` : '$ASSESSD_TOKEN'}"`;
 }
 
+/** A required id flag (`--session`, `--target`): an unsigned integer, or an error naming the flag and the usage. */
+function idFlag(values: Parsed['values'], flag: string, what: string, usage: string): number {
+  const raw = values[flag] as string | undefined;
+  if (raw === undefined) throw new CommandError(`--${flag} is required (${usage})`);
+  if (!/^[0-9]{1,15}$/.test(raw)) throw new CommandError(`--${flag} must be a ${what} id (an unsigned integer), not ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** The data directory a command reads, which must hold a store: never created just to find it empty. */
+function existingDataDir(values: Parsed['values'], env: NodeJS.ProcessEnv): string {
+  const dir = dataDirOf(values['data-dir'] as string | undefined, env);
+  if (!existsSync(join(dir, PART_FILES.sessions))) throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+  return dir;
+}
+
 async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
   const { values, positionals } = parse(argv, ['session', 'data-dir', 'out'], EXPORT_USAGE);
   if (values.help) return io.out(`${EXPORT_USAGE}\n`);
   if (positionals.length > 0) throw new CommandError(`unexpected argument ${JSON.stringify(positionals[0])} (${EXPORT_USAGE})`);
-  const raw = values.session as string | undefined;
-  if (raw === undefined) throw new CommandError(`--session is required (${EXPORT_USAGE})`);
-  const id = /^[0-9]{1,15}$/.test(raw) ? Number(raw) : undefined;
-  if (id === undefined) throw new CommandError(`--session must be a session id (an unsigned integer), not ${JSON.stringify(raw)}`);
-  const dir = dataDirOf(values['data-dir'] as string | undefined, env);
-  // never create a data directory just to find it empty
-  if (!existsSync(join(dir, PART_FILES.sessions))) throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+  const id = idFlag(values, 'session', 'session', EXPORT_USAGE);
+  const dir = existingDataDir(values, env);
   const out = values.out === undefined ? undefined : resolve(values.out as string);
 
   const logs: string[] = [];
@@ -108,7 +126,12 @@ async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   try {
     // the catalogue renders checklist and links outputs; a program's text is read from its run files
     const sources = { catalogue: readCatalogue(dir), outputsDir: join(dir, 'outputs') };
-    bundle = (await exportSession(store.state, sources, id))?.text;
+    const evidence = await openEvidence({ dataDir: dir, store, log: (line) => logs.push(line) });
+    try {
+      bundle = (await exportSession(store.state, sources, id, undefined, (targets) => transactionEntries(evidence, targets)))?.text;
+    } finally {
+      await evidence.close();
+    }
     const row = store.state.sessions.get(id);
     if (row) {
       const count = row.targets?.size ?? 0;
@@ -156,7 +179,27 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   const { urls, outputs } = parsed;
   let result;
   try {
-    result = await store.change({ op: 'importSession', name: parsed.name, urls, at: Date.now(), ...(outputs.length > 0 ? { outputs } : {}) });
+    const evidence = await openEvidence({ dataDir: dir, store, log: (line) => logs.push(line) });
+    try {
+      let written;
+      try {
+        written = store.state.sessionIdByName.has(parsed.name) ? undefined : await writeBundledTransactions(evidence, parsed.transactions);
+      } catch (err) {
+        if (err instanceof BundledTransactionError) throw new CommandError(`${file}: ${err.message}`);
+        throw err;
+      }
+      const segments = written?.segments ?? [];
+      result = await store
+        .change({ op: 'importSession', name: parsed.name, urls, at: Date.now(), ...(outputs.length > 0 ? { outputs } : {}), ...(segments.length > 0 ? { segments } : {}) })
+        .catch(async (err) => {
+          await written?.abort();
+          throw err;
+        });
+      if (result.ok) written?.committed(store.state);
+      else await written?.abort();
+    } finally {
+      await evidence.close();
+    }
   } finally {
     await store.close();
   }
@@ -170,11 +213,57 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   await io.out(`imported ${JSON.stringify(parsed.name)} as session ${result.id} with ${result.targets} targets into ${dir}\n`);
 }
 
-/** Runs `export` or `import` (argv[0]); returns the exit code: 0 done, 1 refused (one line said why). */
+async function importHarCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
+  const { values, positionals } = parse(argv, ['data-dir', 'target'], IMPORT_HAR_USAGE, ['scope-only']);
+  if (values.help) return io.out(`${IMPORT_HAR_USAGE}\n`);
+  if (positionals.length !== 1) throw new CommandError(`import-har takes one FILE (${IMPORT_HAR_USAGE})`);
+  const [file] = positionals;
+  const target = idFlag(values, 'target', 'target', IMPORT_HAR_USAGE);
+  const dir = existingDataDir(values, env);
+  const scopeOnly = values['scope-only'] === true;
+  const input = file === '-' ? process.stdin : createReadStream(file);
+  // a missing file says so before the store is opened
+  await new Promise<void>((resolve, reject) => (file === '-' ? resolve() : input.once('open', () => resolve()).once('error', reject))).catch((err: NodeJS.ErrnoException) => {
+    throw new CommandError(`cannot read ${file}: ${err.code ?? err.message}`);
+  });
+
+  const logs: string[] = [];
+  const store = await open(dir, logs, (url) =>
+    `curl ${authHeader(dir)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/targets/${target}/transactions/${scopeOnly ? '?scope_only=true' : ''}`)}`,
+  ).catch((err) => {
+    input.destroy();
+    throw err;
+  });
+  let result;
+  try {
+    if (!store.state.targets.has(target)) throw new CommandError(`no target ${target} in ${dir}`);
+    const evidence = await openEvidence({ dataDir: dir, store, log: (line) => logs.push(line) });
+    try {
+      result = await evidence.importExchanges(target, readHar(input as AsyncIterable<Buffer>), { scopeOnly });
+    } catch (err) {
+      if (err instanceof HarError) throw new CommandError(`${file}: ${err.message}`);
+      throw err;
+    } finally {
+      await evidence.close();
+    }
+  } finally {
+    input.destroy();
+    await store.close();
+  }
+  if (!result.ok) throw new CommandError(`no target ${target} in ${dir}`);
+  for (const line of logs) io.err(line);
+  const { imported, out_of_scope: outOfScope, skipped } = result.counts;
+  const notes = [`${outOfScope} out of scope${scopeOnly ? ', left out' : ''}`, `${skipped} skipped`].join(', ');
+  await io.out(`imported ${imported} transaction${imported === 1 ? '' : 's'} (${notes}) into target ${target} of ${dir}\n`);
+}
+
+const COMMANDS = { export: exportCommand, import: importCommand, 'import-har': importHarCommand };
+
+/** Runs `export`, `import` or `import-har` (argv[0]); returns the exit code: 0 done, 1 refused (one line said why). */
 export async function runCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output = processOutput): Promise<number> {
   const [command, ...rest] = argv;
   try {
-    await (command === 'export' ? exportCommand(rest, env, io) : importCommand(rest, env, io));
+    await COMMANDS[command as keyof typeof COMMANDS](rest, env, io);
     return 0;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;

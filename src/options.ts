@@ -18,6 +18,8 @@ export interface StartOptions {
   maxBody?: number | string;
   /** Largest session bundle `POST /api/v1/bundles/` accepts, in bytes. Default 64 MiB. */
   maxImportBody?: number | string;
+  /** Largest HAR `POST /api/v1/targets/<id>/transactions/` accepts, in bytes. Default 1 GiB. */
+  maxHarBody?: number | string;
   /**
    * Host names allowed beside IP literals, `localhost`, `*.localhost` and the machine's own name
    * (`.lab.example` allows the domain and its subdomains; `'*'` turns the Host check off: unsafe).
@@ -53,6 +55,7 @@ export interface ResolvedOptions {
   fileServerPort: number;
   maxBody: number;
   maxImportBody: number;
+  maxHarBody: number;
   allowedHosts: string[] | '*';
   token?: string;
   noToken: boolean;
@@ -73,8 +76,9 @@ export class OptionError extends Error {
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 export const DEFAULT_MAX_IMPORT_BODY = 64 * 1024 * 1024;
+export const DEFAULT_MAX_HAR_BODY = 1024 * 1024 * 1024;
 const KNOWN_OPTIONS = new Set([
-  'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'workers',
+  'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'maxHarBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'workers',
   'runTimeout', 'checkTimeout', 'proxyHost', 'proxyPort', 'noProxy', 'log',
 ]);
 const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
@@ -128,6 +132,7 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     fileServerPort: port('fileServerPort', 8010),
     maxBody: integer('maxBody', DEFAULT_MAX_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
     maxImportBody: integer('maxImportBody', DEFAULT_MAX_IMPORT_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
+    maxHarBody: integer('maxHarBody', DEFAULT_MAX_HAR_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
     allowedHosts: allowedHosts(options.allowedHosts, name('allowedHosts')),
     token: options.token,
     noToken: options.noToken === true,

@@ -22,12 +22,14 @@ import { registerPoutput } from './api/poutput.js';
 import { registerWorkers } from './api/workers.js';
 import { registerWorklist } from './api/worklist.js';
 import type { Engine } from './engine/index.js';
+import type { Evidence } from './evidence/store.js';
+import { registerTransactions } from './api/transactions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
-import { DEFAULT_MAX_BODY, DEFAULT_MAX_IMPORT_BODY } from './options.js';
+import { DEFAULT_MAX_BODY, DEFAULT_MAX_HAR_BODY, DEFAULT_MAX_IMPORT_BODY } from './options.js';
 import type { DefaultItem } from './store/configuration.js';
 import type { Store } from './store/store.js';
 
@@ -50,6 +52,10 @@ export interface ServerOptions {
   version?: string;
   /** Largest session bundle an import accepts, in bytes (default 64 MiB). */
   maxImportBody?: number;
+  /** The transaction store: its routes (transactions, URLs) are served with it. */
+  evidence?: Evidence;
+  /** Largest HAR a transactions import accepts, in bytes (default 1 GiB). */
+  maxHarBody?: number;
   /** The embedded default configuration: reports show what differs from it. */
   defaults?: DefaultItem[];
   /** Milliseconds a client may take to send its headers, and its whole request. */
@@ -124,7 +130,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerBulk(router, store);
   registerOverview(router, store);
   registerConfiguration(router, store);
-  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine);
+  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine, options.evidence);
   registerReports(router, store, options.defaults ?? [], options.engine?.catalogue);
   if (options.engine) {
     registerMisc(router, store);
@@ -134,6 +140,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     registerPoutput(router, store, options.engine);
   }
   registerProxy(router, options.proxy);
+  if (options.evidence) registerTransactions(router, store, options.evidence, { maxHarBody: options.maxHarBody ?? DEFAULT_MAX_HAR_BODY, version: options.version ?? '0.0.0' });
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
   registerOpenApi(router, options.version ?? '0.0.0');
@@ -161,6 +168,10 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     if (match.kind === 'not-found') return pageFallback(web, method, path, req.headers['accept-encoding']);
     const { handler, params, rest } = match;
     const headers = req.headers;
+    if (handler.streamsBody) {
+      const args = query ? parseFormArgs(query, '') : NO_ARGS;
+      return handler({ method, params, rest, headers, args, query: args, body: NO_BODY, stream: req, remoteAddress: req.socket.remoteAddress });
+    }
     if (!hasBody(req)) {
       const args = query ? parseFormArgs(query, '') : NO_ARGS;
       return handler({

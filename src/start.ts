@@ -13,6 +13,7 @@ import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
 import { parseDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
+import { openEvidence, type Evidence } from './evidence/store.js';
 import { loadOrCreateToken, TOKEN_FILE } from './store/token-file.js';
 
 /** A running server. */
@@ -56,6 +57,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   let engine: Engine | undefined;
   let proxy: ProxyServer | undefined;
   let proxyView: ProxyView | undefined;
+  let evidence: Evidence | undefined;
   let token = resolved.token;
   let generated = false;
   try {
@@ -63,6 +65,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     if (token === undefined && !resolved.noToken) {
       ({ token, created: generated } = await loadOrCreateToken(dataDir, log));
     }
+    evidence = await openEvidence({ dataDir, store, log });
     engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, log });
     if (!resolved.noProxy) {
       // made on the first start; one that is there but is not a CA stops the start, naming it
@@ -80,6 +83,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     server = createServer({
       store,
       engine,
+      evidence,
+      maxHarBody: resolved.maxHarBody,
       web,
       fileServerPort: resolved.fileServerPort,
       maxBody: resolved.maxBody,
@@ -97,6 +102,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     server?.close(() => {});
     await proxy?.close();
     await engine?.close();
+    await evidence?.close();
     // a start that failed leaves nothing of its own behind: the next one generates the token again
     if (generated) await unlink(join(dataDir, TOKEN_FILE)).catch(() => {});
     await store.close();
@@ -120,6 +126,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const assets = web;
   // set once the try above did not throw
   const runningEngine = engine!;
+  const openedEvidence = evidence!;
   const catalogue = runningEngine.catalogue;
   setTimeout(() => {
     assets.compress();
@@ -147,6 +154,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         await runningEngine.close();
         await runningProxy?.close();
         await closed;
+        await openedEvidence.close();
         await store.close();
       })();
       return closing;

@@ -1,5 +1,7 @@
 /** /api/v1/bundles (extension): a session exported as a file, and such a file imported as a new session. */
 import { exportSession, type OutputSources } from '../engine/bundle-outputs.js';
+import { BundledTransactionError, transactionEntries, writeBundledTransactions } from '../evidence/bundle.js';
+import type { Evidence } from '../evidence/store.js';
 import { HttpError, success } from '../http/jsend.js';
 import { parseBundle } from '../store/bundle.js';
 import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
@@ -16,11 +18,15 @@ function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';', 1)[0].trim().toLowerCase() === 'application/json';
 }
 
-/** `engine`: where outputs' texts come from (without one, an output exports its stored text only). */
-export function registerBundles(router: ApiRouter, store: Store, maxImportBody: number, engine?: OutputSources): void {
+/**
+ * `engine`: where outputs' texts come from (without one, an output exports its stored text only);
+ * `evidence`: the targets' transactions (without it, bundles carry none and an import ignores them).
+ */
+export function registerBundles(router: ApiRouter, store: Store, maxImportBody: number, engine?: OutputSources, evidence?: Evidence): void {
   const exportBundle: Handler = async (ctx) => {
     const id = parseUnsigned(ctx.params.session_id);
-    const exported = id === undefined ? undefined : await exportSession(store.state, engine, id);
+    const transactionsOf = evidence && ((targets: number[]) => transactionEntries(evidence, targets));
+    const exported = id === undefined ? undefined : await exportSession(store.state, engine, id, undefined, transactionsOf);
     if (exported === undefined) throw new HttpError(400, MESSAGES.invalidSessionId);
     const { name, text } = exported;
     // a file, not an envelope: it is what `import` reads back
@@ -43,13 +49,31 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
       throw new HttpError(400, message, { [field]: detail });
     }
     const { name, urls, outputs } = parsed;
-    // without outputs the op is the one earlier builds wrote
-    const result = await store.change({ op: 'importSession', name, urls, at: Date.now(), ...(outputs.length > 0 ? { outputs } : {}) });
+    // a name in use is refused before any transaction is written
+    if (store.state.sessionIdByName.has(name)) throw new HttpError(409, MESSAGES.dbError, { name: 'already exists' });
+    let written;
+    try {
+      written = evidence ? await writeBundledTransactions(evidence, parsed.transactions) : undefined;
+    } catch (err) {
+      if (err instanceof BundledTransactionError) throw new HttpError(400, `Bundle ${err.message}`, { [err.field]: err.problem });
+      throw err;
+    }
+    const segments = written?.segments ?? [];
+    let result;
+    try {
+      // without outputs nor transactions the op is the one earlier builds wrote
+      result = await store.change({ op: 'importSession', name, urls, at: Date.now(), ...(outputs.length > 0 ? { outputs } : {}), ...(segments.length > 0 ? { segments } : {}) });
+    } catch (err) {
+      await written?.abort();
+      throw err;
+    }
     if (!result.ok) {
+      await written?.abort();
       if (result.reason === 'duplicate-name') throw new HttpError(409, MESSAGES.dbError, { name: 'already exists' });
       // parseBundle has checked the name and every URL as the op does: the op cannot refuse them
       throw new Error(`import refused after its checks passed: ${result.reason}`);
     }
+    written?.committed(store.state);
     return success({ id: result.id, targets: result.targets }, 201);
   };
   // bundles are larger than forms: they get a body limit of their own
@@ -88,7 +112,18 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
       targets: {
         type: 'array',
         description: 'Newest first',
-        items: { allOf: [ref('Target'), { type: 'object', properties: { outputs: { type: 'array', items: bundledOutput, description: 'Optional on import; oldest first' } } }] },
+        items: {
+          allOf: [
+            ref('Target'),
+            {
+              type: 'object',
+              properties: {
+                outputs: { type: 'array', items: bundledOutput, description: 'Optional on import; oldest first' },
+                transactions: { type: 'array', items: { type: 'object' }, description: "The target's transactions as HAR 1.2 entries, oldest first (absent when it has none; optional on import)" },
+              },
+            },
+          ],
+        },
       },
     },
   };
@@ -104,6 +139,6 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
     body: { type: 'application/json', description: `A bundle as GET /api/v1/bundles/<id> answers it (at most --max-import-body bytes, 64 MiB by default)`, schema: bundle },
     ok: { status: 201, description: 'The new session, and how many targets it holds', data: { type: 'object', required: ['id', 'targets'], properties: { id: { type: 'integer' }, targets: { type: 'integer' } } } },
     fails: { 400: Object.values(BUNDLE_MESSAGES).filter((m) => m !== BUNDLE_MESSAGES.mediaType), 409: [MESSAGES.dbError], 415: [BUNDLE_MESSAGES.mediaType] },
-    builtFails: { 400: 'or a message naming the version, the number of targets, or the first bad target or output field (e.g. "targets[3].target_url is not an absolute http(s) URL", "targets[2].outputs[0].user_rank must be an integer from -1 to 5")' },
+    builtFails: { 400: 'or a message naming the version, the number of targets, or the first bad target, output or transaction field (e.g. "targets[3].target_url is not an absolute http(s) URL", "targets[2].outputs[0].user_rank must be an integer from -1 to 5", "Bundle targets[0].transactions[4].response.status: must be an integer from 0 to 999")' },
   });
 }

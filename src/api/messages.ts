@@ -113,6 +113,10 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
       const field = `targets[${problem.index}].outputs`;
       return { message: `${field} must be an array`, field, detail: 'must be an array' };
     }
+    case 'transactions': {
+      const field = `targets[${problem.index}].transactions`;
+      return { message: `${field} must be an array of HAR entries`, field, detail: 'must be an array' };
+    }
     case 'output': {
       const field = `targets[${problem.index}].outputs[${problem.output}]`;
       return { message: `${field} must be an object`, field, detail: 'must be an object' };
@@ -126,6 +130,16 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
     }
   }
 }
+
+/** The transactions handler's messages (upstream's), and the extensions' (HAR import, filters). */
+export const TRANSACTION_MESSAGES = {
+  invalidTransaction: 'Invalid transaction referenced',
+  needsTransactionId: 'Needs transaction id',
+  harMediaType: 'Unsupported media type: send application/json (a HAR 1.2 document)',
+} as const;
+
+/** A filter expression refused: where, and what is wrong. */
+export const invalidFilter = (detail: string) => `Invalid filter expression: ${detail}`;
 
 /** Why a line of a bulk add was refused, as `POST /api/v1/targets/bulk` words it. */
 export const ADD_FAILURE_REASONS = {

@@ -15,7 +15,13 @@ export interface OutputSources {
  * then the texts are read (one file at a time: a large session never holds many open), then the
  * document is built from the copy: what the file says is one instant's state.
  */
-export async function exportSession(state: State, sources: OutputSources | undefined, sessionId: number, now: () => Date = () => new Date()): Promise<{ name: string; text: string } | undefined> {
+export async function exportSession(
+  state: State,
+  sources: OutputSources | undefined,
+  sessionId: number,
+  now: () => Date = () => new Date(),
+  transactionsOf?: (targets: number[]) => Promise<Map<number, unknown[]>>,
+): Promise<{ name: string; text: string } | undefined> {
   const snapshot = snapshotSession(state, sessionId);
   if (!snapshot) return undefined;
   const texts = new Map<number, string>();
@@ -23,5 +29,6 @@ export async function exportSession(state: State, sources: OutputSources | undef
     // without an engine (a server that runs no plugins) only the stored text is known
     for (const row of outputs) texts.set(row.id, sources ? await outputText(state, sources.catalogue, sources.outputsDir, row) : (row.summary ?? ''));
   }
-  return { name: snapshot.name, text: buildBundle(snapshot, texts, now()) };
+  const transactions = transactionsOf ? await transactionsOf(snapshot.targets.map(({ target }) => target.id)) : undefined;
+  return { name: snapshot.name, text: buildBundle(snapshot, texts, now(), transactions) };
 }

@@ -29,11 +29,13 @@ export const HTTP_MESSAGES = {
   invalidToken: 'Invalid token provided',
 } as const;
 
-/** What a handler answers: a status and a ready JSON body. */
+/** What a handler answers: a status and a ready JSON body, or (a download) a body sent as it comes. */
 export interface Reply {
   status: number;
   body: string | Buffer;
   headers?: Record<string, string>;
+  /** Sent in its place, chunked, as fast as the client reads it: `body` is then empty. */
+  stream?: AsyncIterable<string | Buffer>;
 }
 
 /** `{"status":"success","data":...}` */

@@ -1,5 +1,7 @@
 /** Writing a Reply: the headers every answer carries, JSON's by default, and replies made once. */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Reply } from './jsend.js';
 
 export const COMMON_HEADERS = {
@@ -20,7 +22,9 @@ export interface PreparedReply extends Reply {
 /** Every header of a reply, flat: the common ones, JSON's unless it has a type of its own, its own, the length. */
 function headList(reply: Reply): string[] {
   const json = reply.headers?.['Content-Type'] === undefined;
-  const headers = { ...COMMON_HEADERS, ...(json ? JSON_HEADERS : {}), ...reply.headers, 'Content-Length': String(Buffer.byteLength(reply.body)) };
+  // a streamed body's length is not known: it goes chunked
+  const length = reply.stream ? {} : { 'Content-Length': String(Buffer.byteLength(reply.body)) };
+  const headers = { ...COMMON_HEADERS, ...(json ? JSON_HEADERS : {}), ...reply.headers, ...length };
   return Object.entries(headers).flat();
 }
 
@@ -33,6 +37,16 @@ const JSON_HEAD = Object.entries({ ...COMMON_HEADERS, ...JSON_HEADERS }).flat();
 
 export function send(res: ServerResponse, reply: Reply | PreparedReply): void {
   if (res.destroyed) return;
+  if (reply.stream) {
+    res.writeHead(reply.status, headList(reply));
+    if (res.req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    // a client that goes away ends the stream (its source is closed), and nothing is left waiting
+    pipeline(Readable.from(reply.stream, { objectMode: false }), res).catch(() => res.destroy());
+    return;
+  }
   if ('head' in reply) res.writeHead(reply.status, reply.head);
   else if (reply.headers === undefined) res.writeHead(reply.status, [...JSON_HEAD, 'Content-Length', String(Buffer.byteLength(reply.body))]);
   else res.writeHead(reply.status, headList(reply));

@@ -1,6 +1,6 @@
 /** The store's file operations: atomic replacement of a file, and a journal appended in place. */
 import { constants } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 
@@ -12,6 +12,15 @@ export interface AppendableFile {
   writeAt(data: Buffer, position: number): Promise<void>;
   /** Cuts the file to `length`, then fsync. */
   truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A new file written front to back; nothing of it is durable before `sync()`. */
+export interface NewFile {
+  /** Appends `data` (to the page cache: no fsync). */
+  write(data: Buffer): Promise<void>;
+  /** fsync: what was written is durable (the file's directory entry needs a directory fsync). */
+  sync(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,6 +36,10 @@ export interface FileSystem {
   openAppendable(path: string): Promise<AppendableFile>;
   /** Deletes a file (a missing one is no error). */
   remove(path: string): Promise<void>;
+  /** Creates a file that must not exist yet (mode 0600), for writing front to back. */
+  createFile(path: string): Promise<NewFile>;
+  /** Creates a directory (mode 0700) if it is missing; its entry needs a directory fsync of its parent. */
+  mkdir(path: string): Promise<void>;
 }
 
 /**
@@ -107,6 +120,24 @@ export const nodeFileSystem: FileSystem = {
   async remove(path) {
     await unlink(path).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
+    });
+  },
+
+  async createFile(path) {
+    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    return {
+      async write(data) {
+        let written = 0;
+        while (written < data.length) written += (await handle.write(data, written, data.length - written)).bytesWritten;
+      },
+      sync: () => handle.sync(),
+      close: () => handle.close(),
+    };
+  },
+
+  async mkdir(path) {
+    await mkdir(path, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
     });
   },
 };

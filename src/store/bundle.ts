@@ -57,8 +57,11 @@ export function snapshotSession(state: State, sessionId: number): SessionSnapsho
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** The bundle as JSON text; each output's text is looked up by output id (`''` when absent). */
-export function buildBundle(snapshot: SessionSnapshot, texts: ReadonlyMap<number, string>, now: Date): string {
+/**
+ * The bundle as JSON text; each output's text is looked up by output id (`''` when absent), each
+ * target's transactions (HAR 1.2 entries) by target id: a target without any has no `transactions`.
+ */
+export function buildBundle(snapshot: SessionSnapshot, texts: ReadonlyMap<number, string>, now: Date, transactions: ReadonlyMap<number, unknown[]> = new Map()): string {
   return JSON.stringify({
     format: BUNDLE_FORMAT,
     version: BUNDLE_VERSION,
@@ -82,6 +85,7 @@ export function buildBundle(snapshot: SessionSnapshot, texts: ReadonlyMap<number
         ended_at: isoOrNull(o.ended_at),
         output: texts.get(o.id) ?? '',
       })),
+      ...(transactions.get(target.id)?.length ? { transactions: transactions.get(target.id) } : {}),
     })),
   });
 }
@@ -103,11 +107,19 @@ export type BundleProblem =
   | { kind: 'target'; index: number }
   | { kind: 'target-url'; index: number; what: 'missing' | 'not-string' | 'invalid' | 'not-one-host' }
   | { kind: 'outputs'; index: number }
+  | { kind: 'transactions'; index: number }
   | { kind: 'output'; index: number; output: number }
   | { kind: 'output-field'; index: number; output: number; field: OutputField; finding?: number; what: 'missing' | 'invalid' | 'repeated' };
 
+/** A target's transactions as a bundle carries them: HAR entries, checked by the evidence store (`index`: the target's place in `targets`). */
+export interface BundledTransactions {
+  url: string;
+  index: number;
+  entries: unknown[];
+}
+
 export type ParsedBundle =
-  | { ok: true; name: string; urls: string[]; outputs: ImportedOutput[] }
+  | { ok: true; name: string; urls: string[]; outputs: ImportedOutput[]; transactions: BundledTransactions[] }
   | { ok: false; problem: BundleProblem };
 
 /** A property of the object itself: a `__proto__` or `toString` key in a bundle never reaches a prototype. */
@@ -165,6 +177,7 @@ export function parseBundle(bytes: Uint8Array, nameArgument?: string): ParsedBun
   if (targets.length > MAX_BUNDLE_TARGETS) return fail({ kind: 'too-many', count: targets.length });
   const urls: string[] = [];
   const outputsOf: ImportedOutput[][] = [];
+  const transactions: BundledTransactions[] = [];
   // each target URL's plugin keys: a URL may be repeated, its outputs may not
   const keysOf = new Map<string, Set<string>>();
   for (let index = 0; index < targets.length; index++) {
@@ -177,6 +190,11 @@ export function parseBundle(bytes: Uint8Array, nameArgument?: string): ParsedBun
     if (!derived) return fail({ kind: 'target-url', index, what: 'invalid' });
     if (notOneHost(derived.host_name) !== undefined) return fail({ kind: 'target-url', index, what: 'not-one-host' });
     urls.push(derived.target_url);
+    const entries = own(target, 'transactions');
+    if (entries !== undefined) {
+      if (!Array.isArray(entries)) return fail({ kind: 'transactions', index });
+      if (entries.length > 0) transactions.push({ url: derived.target_url, index, entries });
+    }
 
     const outputs = own(target, 'outputs');
     if (outputs === undefined) continue;
@@ -195,7 +213,7 @@ export function parseBundle(bytes: Uint8Array, nameArgument?: string): ParsedBun
     }
     outputsOf.push(parsed);
   }
-  return { ok: true, name, urls: [...new Set(urls)].reverse(), outputs: outputsOf.reverse().flat() };
+  return { ok: true, name, urls: [...new Set(urls)].reverse(), outputs: outputsOf.reverse().flat(), transactions };
 }
 
 type FieldProblem = { field: OutputField; finding?: number; what: 'missing' | 'invalid' };

@@ -4,6 +4,7 @@ import { refuse, type Result } from './result.js';
 import { checkNewSessionName, insertSession } from './sessions.js';
 import type { Finding, OutputRow, OutputStatus, State, Target } from './state.js';
 import { attachUrl, deriveTarget } from './targets.js';
+import { addTransactions, MAX_SEGMENT_TRANSACTIONS, segmentKnown } from './transactions.js';
 
 export type ImportRefusal = 'invalid-name' | 'duplicate-name' | 'invalid-url';
 
@@ -30,6 +31,13 @@ export interface ImportedOutput {
   output: string;
 }
 
+/** A durable segment of transactions a bundle carried for its target (by URL, as `urls` holds it). */
+export interface ImportedSegment {
+  url: string;
+  segment: number;
+  count: number;
+}
+
 /**
  * Creates a session named `name` (without activating it), creates each URL not yet a target, in
  * the order given, and attaches every one of them to it. A URL repeated in `urls` is attached once.
@@ -44,7 +52,8 @@ export function importSession(
   urls: string[],
   at?: number,
   outputs: readonly ImportedOutput[] = [],
-): Result<ImportRefusal, { id: number; targets: number }> {
+  segments: readonly ImportedSegment[] = [],
+): Result<ImportRefusal | 'duplicate-segment', { id: number; targets: number }> {
   const checked = checkNewSessionName(state, name);
   if (!checked.ok) return checked;
   const derived = new Map<string, Target>();
@@ -55,6 +64,11 @@ export function importSession(
   }
   // an output of a URL the op does not attach is a malformed op: refused before anything changes
   for (const output of outputs) if (!derived.has(output.url)) return refuse('invalid-url');
+  for (const s of segments) {
+    if (!(Number.isSafeInteger(s.count) && s.count > 0 && s.count <= MAX_SEGMENT_TRANSACTIONS)) throw new TypeError('"count" must be a positive integer');
+    if (!derived.has(s.url)) return refuse('invalid-url');
+    if (segmentKnown(state, s.segment) || segments.some((other) => other !== s && other.segment === s.segment)) return refuse('duplicate-segment');
+  }
   const sessionId = insertSession(state, checked.name, at, false);
   const ids = new Map<string, number>();
   for (const target of derived.values()) ids.set(target.target_url, attachUrl(state, sessionId, target).id);
@@ -66,6 +80,8 @@ export function importSession(
     touched.add(targetId);
   }
   for (const targetId of touched) updateTargetRanks(state, targetId);
+  // the segments' files are durable before the op: they become their targets' now
+  for (const s of segments) addTransactions(state, { target: ids.get(s.url)!, segment: s.segment, count: s.count });
   return { ok: true, id: sessionId, targets: state.sessions.get(sessionId)!.targets?.size ?? 0 };
 }
 

@@ -4,7 +4,8 @@ import { patchConfig } from './configuration.js';
 import { activateSession, addTargetToSession, createSession, deleteSession, removeTargetFromSession } from './sessions.js';
 import type { Part, State } from './state.js';
 import { createTargets, deleteTarget } from './targets.js';
-import { importSession, type ImportedOutput } from './import.js';
+import { importSession, type ImportedOutput, type ImportedSegment } from './import.js';
+import { addTransactions, deleteTransaction, forgetSegments, rewriteSegment } from './transactions.js';
 import {
   deleteError, deleteOutputs, deleteWork, endRun, patchError, queueWorks, rankOutput, requeueRun, runStarted, setWorkActive, startRun,
   type PluginRef, type RunEnd,
@@ -24,8 +25,8 @@ const APPLY = {
     addTargetsPartial(state, op.session, op.urls, op.oneHost === true),
   bulkTargets: (state: State, op: BulkRequest) => bulkTargets(state, op),
   patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
-  importSession: (state: State, op: { name: string; urls: string[]; at?: number; outputs?: ImportedOutput[] }) =>
-    importSession(state, op.name, op.urls, op.at, op.outputs),
+  importSession: (state: State, op: { name: string; urls: string[]; at?: number; outputs?: ImportedOutput[]; segments?: ImportedSegment[] }) =>
+    importSession(state, op.name, op.urls, op.at, op.outputs, op.segments),
   queueWorks: (state: State, op: { targets: number[]; plugins: string[]; force: boolean }) => queueWorks(state, op.targets, op.plugins, op.force),
   setWorkActive: (state: State, op: { id: number; active: boolean }) => setWorkActive(state, op.id, op.active),
   deleteWork: (state: State, op: { id: number }) => deleteWork(state, op.id),
@@ -37,6 +38,10 @@ const APPLY = {
   deleteOutputs: (state: State, op: { target: number; group?: string; type?: string; code?: string }) => deleteOutputs(state, op),
   patchError: (state: State, op: { id: number; message: string }) => patchError(state, op),
   deleteError: (state: State, op: { id: number }) => deleteError(state, op),
+  addTransactions: (state: State, op: { target: number; segment: number; count: number }) => addTransactions(state, op),
+  deleteTransaction: (state: State, op: { target: number; id: number }) => deleteTransaction(state, op),
+  rewriteSegment: (state: State, op: { segment: number; into: number; purged: number }) => rewriteSegment(state, op),
+  forgetSegments: (state: State, op: { segments: number[] }) => forgetSegments(state, op),
 };
 
 type Appliers = typeof APPLY;

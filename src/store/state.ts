@@ -99,6 +99,20 @@ export interface ErrorRow {
   github_issue_url: string | null;
 }
 
+/**
+ * A durable file of a target's transactions (DATA_DIR/transactions/<n>.seg): ids `base` to
+ * `base + span - 1` in its order, but for the deleted ones (`gone`: their places, ascending).
+ */
+export interface SegmentRow {
+  n: number;
+  target: number;
+  base: number;
+  span: number;
+  gone: number[];
+  /** How many of `gone` its file no longer holds (it was rewritten without them). */
+  purged: number;
+}
+
 /** The indexes that grow with the store are sharded maps: growing one never stalls a write. */
 export interface State {
   sessions: IdMap<SessionRow>;
@@ -121,6 +135,11 @@ export interface State {
   nextOutputId: number;
   errors: Map<number, ErrorRow>;
   nextErrorId: number;
+  /** The live transaction segments, by number. */
+  segments: Map<number, SegmentRow>;
+  /** Segments no longer live whose files may still be on disk: forgotten once they are deleted. */
+  retiredSegments: Set<number>;
+  nextTransactionId: number;
 }
 
 /** Sessions and targets share a file: deleting a session can delete targets, in one atomic write. */
@@ -154,6 +173,9 @@ export function emptyState(): State {
     nextOutputId: 1,
     errors: new Map(),
     nextErrorId: 1,
+    segments: new Map(),
+    retiredSegments: new Set(),
+    nextTransactionId: 1,
   };
 }
 
@@ -185,8 +207,10 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
     yield JSON.stringify({ version: FORMAT_VERSION, seq, items: [...state.config.values()] });
     return;
   }
-  const { nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId } = state;
-  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId });
+  const { nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId, nextTransactionId } = state;
+  // a store that never held a transaction writes what earlier builds wrote
+  const transactions = nextTransactionId > 1 || state.retiredSegments.size > 0;
+  const head = JSON.stringify({ version: FORMAT_VERSION, seq, nextSessionId, activeSessionId, nextTargetId, nextWorkId, nextOutputId, nextErrorId, ...(transactions ? { nextTransactionId } : {}) });
   let piece = `${head.slice(0, -1)},"sessions":[`;
   let first = true;
   for (const s of state.sessions.values()) {
@@ -213,6 +237,13 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
     ['outputs', state.outputs.values(), (o: OutputRow) => o],
     ['errors', state.errors.values(), (e: ErrorRow) => e],
   ];
+  if (transactions) {
+    lists.push(
+      // transaction segments as [n, target, base, span, gone, purged]
+      ['segments', state.segments.values(), (r: SegmentRow) => [r.n, r.target, r.base, r.span, r.gone, r.purged]],
+      ['retiredSegments', state.retiredSegments.values(), (n: number) => n],
+    );
+  }
   for (const [name, rows, shape] of lists) {
     piece += `],"${name}":[`;
     first = true;
@@ -404,5 +435,28 @@ function loadEngine(fresh: State, data: Record<string, unknown>, check: Check): 
     if (!ok) check(false, 'each error needs an id below "nextErrorId" and the upstream fields');
     const row = e as unknown as ErrorRow;
     fresh.errors.set(row.id, row);
+  }
+  loadSegments(fresh, data, check);
+}
+
+/** The transaction segments (absent from the files of earlier builds: then none). */
+function loadSegments(fresh: State, data: Record<string, unknown>, check: Check): void {
+  const { nextTransactionId = 1, segments = [], retiredSegments = [] } = data;
+  check(isId(nextTransactionId), '"nextTransactionId" must be a positive integer');
+  check(Array.isArray(segments) && Array.isArray(retiredSegments), '"segments" and "retiredSegments" must be arrays');
+  fresh.nextTransactionId = nextTransactionId;
+  for (const n of retiredSegments as unknown[]) {
+    if (!isId(n) || fresh.retiredSegments.has(n)) check(false, 'each retired segment must be a positive integer, listed once');
+    fresh.retiredSegments.add(n);
+  }
+  for (const s of segments as unknown[]) {
+    const [n, target, base, span, gone, purged] = Array.isArray(s) ? s : [];
+    const ok =
+      isId(n) && !fresh.segments.has(n) && !fresh.retiredSegments.has(n) && isId(target) && fresh.targets.has(target) && isId(base) &&
+      isId(span) && base + span <= nextTransactionId && Array.isArray(gone) && gone.length < span &&
+      gone.every((g, i) => Number.isSafeInteger(g) && g >= 0 && g < span && (i === 0 || g > gone[i - 1])) &&
+      Number.isSafeInteger(purged) && purged >= 0 && purged <= gone.length;
+    if (!ok) check(false, `segment ${JSON.stringify(s)} must be [number, a listed target, base, span, ascending deleted places, purged] with ids below "nextTransactionId"`);
+    fresh.segments.set(n, { n, target, base, span, gone, purged });
   }
 }

@@ -4,6 +4,7 @@ import { forgetTarget } from './engine.js';
 import { OK, refuse, type Result } from './result.js';
 import type { State, Target } from './state.js';
 import { queryTargets, type TargetQuery } from './target-query.js';
+import { retireTargetSegments } from './transactions.js';
 
 export type { TargetQuery } from './target-query.js';
 
@@ -130,6 +131,7 @@ export function deleteTarget(state: State, id: number): Result<'unknown-target'>
   state.targets.delete(id);
   state.targetIdByUrl.delete(row.target.target_url);
   forgetTarget(state, id);
+  retireTargetSegments(state, id);
   return OK;
 }
 

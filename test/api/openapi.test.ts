@@ -18,7 +18,7 @@ before(async () => {
 });
 after(() => server.close());
 
-const SAMPLES: Record<string, string> = { session_id: '1', session_id_or_action: '1', target_id: '1', action: 'activate', file_url: 'x.txt', file: 'app.js', id: '1', path: 'web', id_or_action: '1' };
+const SAMPLES: Record<string, string> = { transaction_id: '1', session_id: '1', session_id_or_action: '1', target_id: '1', action: 'activate', file_url: 'x.txt', file: 'app.js', id: '1', path: 'web', id_or_action: '1' };
 /** A route pattern or a documented path, reduced to its literals: the two must meet. */
 const shape = (path: string) => path.replace(/\{\w+(:\w+)?\}|\*$/g, '{}');
 

@@ -48,6 +48,25 @@ export function failingDisk(): FailingDisk {
       check(`unlink ${path}`);
       return nodeFileSystem.remove(path);
     },
+    async createFile(path) {
+      check(`create ${path}`);
+      const file = await nodeFileSystem.createFile(path);
+      return {
+        async write(data) {
+          check(`write ${path}`);
+          return file.write(data);
+        },
+        async sync() {
+          check(`fsync ${path}`);
+          return file.sync();
+        },
+        close: () => file.close(),
+      };
+    },
+    async mkdir(path) {
+      check(`mkdir ${path}`);
+      return nodeFileSystem.mkdir(path);
+    },
   };
   return {
     fs,

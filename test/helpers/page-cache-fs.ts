@@ -2,18 +2,19 @@
  * A disk that behaves like a page cache in front of a platter, and a power switch. Writes land in
  * the real directory at once (what every read sees), but only what was made durable survives a
  * cut: a file's data as of its last fsync/fdatasync, a directory's entries (creates, renames,
- * unlinks) as of its last fsync. A cut rewrites the real directory to that durable image, plus, at
- * random, any subset of the entry changes not yet fsynced and a torn tail of each file's
- * unsynced writes; from then on every write fails (EIO) and touches nothing, as a dead machine's.
+ * unlinks, subdirectories made) as of its last fsync. A cut rewrites the real directory (and its
+ * subdirectories, one level deep) to that durable image, plus, at random, any subset of the entry
+ * changes not yet fsynced and a torn tail of each file's unsynced writes; from then on every
+ * write fails (EIO) and touches nothing, as a dead machine's.
  */
-import { fstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { fstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, relative } from 'node:path';
 import { TEMP_MARKER, type AppendableFile, type FileSystem } from '../../src/store/atomic-file.ts';
 import { LOCK_SOCKET_PREFIX } from '../../src/store/lock.ts';
 
 /** The kinds of step a cut can land before. */
-export type Step = 'create' | 'write' | 'fsync' | 'rename' | 'fsync dir' | 'open' | 'fdatasync' | 'truncate' | 'unlink';
+export type Step = 'create' | 'write' | 'fsync' | 'rename' | 'fsync dir' | 'open' | 'fdatasync' | 'truncate' | 'unlink' | 'mkdir';
 
 export interface PowerSwitch {
   fs: FileSystem;
@@ -46,16 +47,29 @@ export function pageCacheDisk(dir: string, options: PowerOptions): PowerSwitch {
   let ids = 0;
   const idOfInode = new Map<number, number>();
   const idOf = (ino: number) => idOfInode.get(ino) ?? idOfInode.set(ino, ++ids).get(ino)!;
-  const entries = () => {
+  /** A directory's entries (`''`: the data directory, else a subdirectory's name): name to file or directory. */
+  const entries = (rel: string) => {
     const map = new Map<string, number>();
-    for (const [name, ino] of inodes(dir)) map.set(name, idOf(ino));
+    for (const [name, ino] of inodes(join(dir, rel))) map.set(name, idOf(ino));
     return map;
   };
-  /** The directory's entries as of its last fsync: name to file. */
-  let durableEntries = entries();
+  /** The ids of directories (the subdirectories of the data directory). */
+  const dirIds = new Set<number>();
+  /** Each directory's entries as of its last fsync. */
+  const durableEntries = new Map<string, Map<string, number>>();
   /** Each file's data as of its last fsync. */
   const durableData = new Map<number, Buffer>();
-  for (const [name, ino] of durableEntries) durableData.set(ino, readFileSync(join(dir, name)));
+  const boot = (rel: string) => {
+    durableEntries.set(rel, entries(rel));
+    for (const [name, id] of durableEntries.get(rel)!) {
+      const path = join(dir, rel, name);
+      if (statSync(path).isDirectory()) {
+        dirIds.add(id);
+        if (rel === '') boot(name);
+      } else durableData.set(id, readFileSync(path));
+    }
+  };
+  boot('');
   let steps = 0;
   let cutBefore: Step | 'idle' | undefined;
   /** Real I/O under way: the image is written once none is, so that none lands on it. */
@@ -91,8 +105,10 @@ export function pageCacheDisk(dir: string, options: PowerOptions): PowerSwitch {
       writeImageOnceIdle();
     }
   };
+  /** A path in the data directory or one of its subdirectories. */
   const inDir = (path: string) => {
-    if (dirname(path) !== dir) throw new Error(`${path} is outside the data directory ${dir}`);
+    const parent = relative(dir, dirname(path));
+    if (parent.startsWith('..') || parent.includes('/') || !durableEntries.has(parent)) throw new Error(`${path} is outside the data directory ${dir}`);
     return path;
   };
   // synchronous, right after the fsync's check that the power is on: no cut can come in between
@@ -112,25 +128,44 @@ export function pageCacheDisk(dir: string, options: PowerOptions): PowerSwitch {
     queueMicrotask(writeImageOnceIdle);
   }
 
-  function writeImage(): void {
-    const current = entries();
-    const image = new Map<string, Buffer>();
-    for (const name of new Set([...durableEntries.keys(), ...current.keys()])) {
-      const was = durableEntries.get(name);
+  /** What survives of a directory's entries: files with their data, subdirectories with theirs. */
+  function imageOf(rel: string): Map<string, Buffer | Map<string, unknown>> {
+    const current = entries(rel);
+    const durable = durableEntries.get(rel) ?? new Map<string, number>();
+    const image = new Map<string, Buffer | Map<string, unknown>>();
+    for (const name of new Set([...durable.keys(), ...current.keys()])) {
+      const was = durable.get(name);
       const now = current.get(name);
       // an entry change not fsynced yet may have reached the disk anyway, or not
-      const ino = was !== now && random() < 0.5 ? now : was;
-      if (ino === undefined) continue;
-      let data = durableData.get(ino) ?? Buffer.alloc(0);
-      const live = now === ino ? readFileSync(join(dir, name)) : undefined;
+      const id = was !== now && random() < 0.5 ? now : was;
+      if (id === undefined) continue;
+      if (dirIds.has(id)) {
+        image.set(name, now === id ? imageOf(join(rel, name)) : new Map());
+        continue;
+      }
+      let data = durableData.get(id) ?? Buffer.alloc(0);
+      const live = now === id ? readFileSync(join(dir, rel, name)) : undefined;
       // some of the unsynced bytes written after the durable ones: a torn tail
       if (live && live.length > data.length && live.subarray(0, data.length).equals(data) && random() < 0.5) {
         data = live.subarray(0, data.length + 1 + Math.floor(random() * (live.length - data.length)));
       }
       image.set(name, data);
     }
-    for (const name of current.keys()) rmSync(join(dir, name), { force: true });
-    for (const [name, data] of image) writeFileSync(join(dir, name), data, { mode: 0o600 });
+    return image;
+  }
+
+  function writeImage(): void {
+    const image = imageOf('');
+    for (const name of entries('').keys()) rmSync(join(dir, name), { force: true, recursive: true });
+    const write = (at: string, files: Map<string, Buffer | Map<string, unknown>>) => {
+      for (const [name, data] of files) {
+        if (data instanceof Map) {
+          mkdirSync(join(at, name), { mode: 0o700 });
+          write(join(at, name), data as Map<string, Buffer | Map<string, unknown>>);
+        } else writeFileSync(join(at, name), data, { mode: 0o600 });
+      }
+    };
+    write(dir, image);
   }
 
   const fs: FileSystem = {
@@ -149,7 +184,35 @@ export function pageCacheDisk(dir: string, options: PowerOptions): PowerSwitch {
 
     async syncDir(path) {
       step('fsync dir', path);
-      durableEntries = entries();
+      const rel = relative(dir, path);
+      if (!durableEntries.has(rel)) throw new Error(`${path} is not the data directory nor one of its subdirectories`);
+      durableEntries.set(rel, entries(rel));
+    },
+
+    async mkdir(path) {
+      const rel = relative(dir, path);
+      if (rel === '' || rel.startsWith('..') || rel.includes('/')) throw new Error(`${path} is not a subdirectory of the data directory ${dir}`);
+      await io('mkdir', path, async () => {
+        await mkdir(path, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        });
+        dirIds.add(idOf(statSync(path).ino));
+        if (!durableEntries.has(rel)) durableEntries.set(rel, new Map());
+      });
+    },
+
+    async createFile(path) {
+      const handle = await io('create', inDir(path), () => create(path, 'wx'));
+      return {
+        async write(data) {
+          await io('write', path, () => handle.write(data, 0, data.length));
+        },
+        async sync() {
+          await io('fsync', path, () => handle.sync());
+          synced(handle, path);
+        },
+        close: () => handle.close(),
+      };
     },
 
     async openAppendable(path) {
@@ -205,7 +268,7 @@ export function pageCacheDisk(dir: string, options: PowerOptions): PowerSwitch {
   };
 }
 
-/** The directory's files, by name, with their inode numbers (lock sockets are no data). */
+/** A directory's files and subdirectories, by name, with their inode numbers (lock sockets are no data). */
 function inodes(dir: string): Map<string, number> {
   const map = new Map<string, number>();
   for (const name of readdirSync(dir)) {

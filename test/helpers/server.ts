@@ -13,6 +13,7 @@ import type { FileSystem } from '../../src/store/atomic-file.ts';
 import { parseDefaults } from '../../src/store/defaults.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
 import { openEngine, type Engine } from '../../src/engine/index.ts';
+import { openEvidence, type Evidence } from '../../src/evidence/store.ts';
 import { startFlags } from '../../bench/start-flags.mjs';
 
 export interface TestServer {
@@ -21,6 +22,7 @@ export interface TestServer {
   dataDir: string;
   store: Store;
   engine: Engine;
+  evidence: Evidence;
   server: AssessdHttpServer;
   logs: string[];
   /** Stops the server and releases the data dir (the dir stays, for a restart). */
@@ -29,7 +31,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web' | 'engine'>> {
+export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web' | 'engine' | 'evidence'>> {
   dataDir?: string;
   fs?: FileSystem;
   /** The engine's workers (default 2), and its options. */
@@ -53,6 +55,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const defaults = parseDefaults(text, file);
   web ??= loadWebAssets(webFiles());
   const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
+  const evidence = await openEvidence({ dataDir, store, fs: options.fs, log });
   const engine = await openEngine({
     store,
     dataDir,
@@ -62,7 +65,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     maxOutputBytes: options.maxOutputBytes,
     log,
   });
-  const server = createServer({ defaults, ...options, store, engine, web, log });
+  const server = createServer({ defaults, ...options, store, engine, evidence, web, log });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {
@@ -71,6 +74,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       server.closeAllConnections();
     });
     await engine.close();
+    await evidence.close();
     await store.close();
   };
   return {
@@ -79,6 +83,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     dataDir,
     store,
     engine,
+    evidence,
     server,
     logs,
     stop,

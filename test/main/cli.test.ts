@@ -8,7 +8,7 @@ import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 
 test('flags, then ASSESSD_* variables, then defaults', () => {
   const defaults = {
-    allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864,
+    allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864, maxHarBody: 1073741824,
     workers: availableParallelism(), runTimeout: 3600, checkTimeout: 10, proxyHost: '127.0.0.1', proxyPort: 8008, noProxy: false,
   };
   assert.deepEqual(parseCli([], {}, '/proj/data'), {

@@ -128,7 +128,7 @@ test('a bundle built from a state parses back to its URLs, oldest first', () => 
   createTargets(state, ['http://b.example/', 'http://c.example/']);
   const text = buildBundle(snapshotSession(state, 1)!, new Map(), new Date(AT));
   assert.equal(JSON.parse(text).exported_at, '2026-11-21T10:00:00.000Z');
-  assert.deepEqual(parseBundle(Buffer.from(text)), { ok: true, name: 'default session', urls: ['http://a.example/', 'http://b.example/', 'http://c.example/'], outputs: [] });
+  assert.deepEqual(parseBundle(Buffer.from(text)), { ok: true, name: 'default session', urls: ['http://a.example/', 'http://b.example/', 'http://c.example/'], outputs: [], transactions: [] });
   assert.equal(snapshotSession(state, 9), undefined);
 });
 

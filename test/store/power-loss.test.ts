@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readStored } from '../../src/evidence/read.ts';
+import type { Exchange } from '../../src/evidence/record.ts';
+import { SEGMENT_DIR, segmentFileName } from '../../src/evidence/segment.ts';
+import { openEvidence, type Evidence } from '../../src/evidence/store.ts';
 import { compactSegments, type Compactor } from '../../src/store/compaction.ts';
 import type { DefaultItem } from '../../src/store/configuration.ts';
 import type { Op } from '../../src/store/ops.ts';
@@ -208,4 +214,166 @@ test(`${CUTS} power cuts at seeded random points (start-up, group commits, seals
     assert.ok((landed.get(step) ?? 0) > 0, `no cut landed before a ${step} (seed ${seed}): ${where}`);
   }
   assert.ok(duringCompaction >= CUTS / 50, `only ${duringCompaction} cuts landed during a compaction (seed ${seed})`);
+});
+
+/** Power cuts in the transactions test: TX_POWER_CUTS=5000 for a longer hunt (POWER_SEED replays one run). */
+const TX_CUTS = Number(process.env.TX_POWER_CUTS ?? 400);
+
+/** What the transactions' workload was told, over every boot of one directory. */
+interface TxAcknowledged {
+  /** Imports by tag: their target's URL and how many transactions each holds. */
+  imports: Map<string, { target: string; count: number }>;
+  /** Imports asked for, acknowledged or not: each may be there whole, or not at all. */
+  tried: Map<string, { target: string; count: number }>;
+  deleted: Set<string>;
+  mayBeDeleted: Set<string>;
+  deletedTargets: Set<string>;
+  mayBeDeletedTargets: Set<string>;
+  count: number;
+}
+
+function exchangeOf(url: string, size: number): Exchange {
+  return {
+    url, method: 'POST', httpVersion: 'HTTP/1.1', requestHeaders: [['Content-Type', 'text/plain']], requestBody: Buffer.from(`body of ${url}`),
+    status: 200, statusText: 'OK', responseHttpVersion: 'HTTP/1.1', responseHeaders: [['Content-Type', 'text/plain']],
+    responseBody: Buffer.alloc(size, url.length % 26 + 97), responseSize: size, truncated: false, mimeType: 'text/plain', startedAt: 1_700_000_000_000, time: 5, source: 'har',
+  };
+}
+
+/** Every import is there whole (but for its deleted transactions) or not at all; every acknowledged one is there; every record reads back. */
+async function checkTransactions(store: Store, evidence: Evidence, acked: TxAcknowledged, what: string): Promise<void> {
+  const state = store.state;
+  const present = new Map<string, Set<string>>();
+  for (const [url, targetId] of state.targetIdByUrl.entries()) {
+    const loaded = await evidence.load(targetId);
+    for (let row = 0; row < loaded.index.n; row++) {
+      const stored = await readStored(evidence, loaded, targetId, loaded.index.ids[row]);
+      if (!stored) continue;
+      const txUrl = stored.record.exchange.url;
+      assert.ok(txUrl.startsWith(url), `${what}: ${txUrl} is under target ${url}`);
+      assert.equal(stored.record.exchange.responseBody.length, stored.record.exchange.responseSize, `${what}: ${txUrl} reads back whole`);
+      const tag = new URL(txUrl).pathname.split('/')[1];
+      if (!present.has(tag)) present.set(tag, new Set());
+      present.get(tag)!.add(txUrl);
+    }
+  }
+  for (const [tag, urls] of present) {
+    const tried = acked.tried.get(tag);
+    assert.ok(tried, `${what}: transactions of an import never asked for (${tag})`);
+    for (let i = 0; i < tried.count; i++) {
+      const url = `${tried.target}${tag}/${i}`;
+      if (!urls.has(url)) assert.ok(acked.deleted.has(url) || acked.mayBeDeleted.has(url), `${what}: import ${tag} is there in part: ${url} is missing`);
+    }
+  }
+  for (const [tag, { target, count }] of acked.imports) {
+    if (acked.deletedTargets.has(target) || acked.mayBeDeletedTargets.has(target)) continue;
+    for (let i = 0; i < count; i++) {
+      const url = `${target}${tag}/${i}`;
+      if (!acked.deleted.has(url) && !acked.mayBeDeleted.has(url)) assert.ok(present.get(tag)?.has(url), `${what}: the acknowledged ${url} is lost`);
+    }
+  }
+  for (const url of acked.deleted) assert.ok(![...present.values()].some((urls) => urls.has(url)), `${what}: the acknowledged deletion of ${url} is lost`);
+}
+
+/** One boot's transaction work: targets, imports, deletions, rewrites and forgetting, several at once, until the power goes. */
+async function txWorkload(store: Store, evidence: Evidence, power: PowerSwitch, rand: () => number, acked: TxAcknowledged, tag: string, count: number): Promise<void> {
+  let n = 0;
+  const targets = () => [...store.state.targetIdByUrl.entries()];
+  const writer = async () => {
+    while (!power.dead && n < count) {
+      const i = n++;
+      const pick = rand();
+      try {
+        if (pick < 0.15 || targets().length === 0) {
+          const url = `https://${tag}-${i}.test/`;
+          await store.change({ op: 'addTargetsPartial', session: DEFAULT_SESSION, urls: [url] });
+        } else if (pick < 0.6) {
+          const [url, id] = targets()[Math.floor(rand() * targets().length)];
+          const name = `${tag}i${i}`;
+          const size = 1 + Math.floor(rand() * 6);
+          acked.tried.set(name, { target: url, count: size });
+          const sizes = Array.from({ length: size }, () => Math.floor(rand() * 3000));
+          async function* exchanges() {
+            for (let k = 0; k < size; k++) yield exchangeOf(`${url}${name}/${k}`, sizes[k]);
+          }
+          const result = await evidence.importExchanges(id, exchanges());
+          if (result.ok) acked.imports.set(name, { target: url, count: size });
+        } else if (pick < 0.8) {
+          const [url, id] = targets()[Math.floor(rand() * targets().length)];
+          const loaded = await evidence.load(id);
+          if (loaded.index.live === 0) continue;
+          const row = Math.floor(rand() * loaded.index.n);
+          const stored = await readStored(evidence, loaded, id, loaded.index.ids[row]);
+          if (!stored) continue;
+          const txUrl = stored.record.exchange.url;
+          acked.mayBeDeleted.add(txUrl);
+          if (await evidence.deleteTransaction(id, loaded.index.ids[row])) acked.deleted.add(txUrl);
+          void url;
+        } else if (pick < 0.88) {
+          const [url, id] = targets()[Math.floor(rand() * targets().length)];
+          acked.mayBeDeletedTargets.add(url);
+          if ((await store.change({ op: 'deleteTarget', id })).ok) acked.deletedTargets.add(url);
+        } else {
+          await evidence.maintain();
+        }
+        acked.count++;
+      } catch (err) {
+        if (!power.dead) throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 1 + Math.floor(rand() * 4) }, writer));
+}
+
+test(`${TX_CUTS} power cuts during transaction imports, deletions, segment rewrites and the forgetting of files: every import all or nothing, every acknowledged one kept`, { timeout: 600_000 }, async (t) => {
+  const seed = Number(process.env.POWER_SEED ?? Date.now() % 1_000_000);
+  const rand = random(seed);
+  const landed = new Map<string, number>();
+  let acknowledged = 0;
+  for (let first = 0; first < TX_CUTS; first += CUTS_PER_DIR) {
+    const dir = await tempDir('assessd-power-tx-');
+    const acked: TxAcknowledged = { imports: new Map(), tried: new Map(), deleted: new Set(), mayBeDeleted: new Set(), deletedTargets: new Set(), mayBeDeletedTargets: new Set(), count: 0 };
+    for (let boot = first; boot < Math.min(TX_CUTS, first + CUTS_PER_DIR); boot++) {
+      const what = `cut ${boot} (seed ${seed})`;
+      const cutAt = 1 + Math.floor(rand() * (rand() < 0.7 ? 60 : 240));
+      const power = pageCacheDisk(dir, { cutAt, random: rand });
+      const compactor: Compactor = (job) => compactSegments(job, power.fs);
+      let store: Store | undefined;
+      let evidence: Evidence | undefined;
+      try {
+        store = await openStore({ dir, defaults: DEFAULTS, fs: power.fs, compactor, compactAfter: [512, 4096, undefined][Math.floor(rand() * 3)] });
+        evidence = await openEvidence({ dataDir: dir, store, fs: power.fs, maintenanceEvery: 3_600_000 });
+      } catch (err) {
+        if (!power.dead) throw new Error(`${what}: the store did not open: ${(err as Error).stack}`);
+      }
+      if (store && evidence) {
+        if (!power.dead) await checkTransactions(store, evidence, acked, what).catch((err) => {
+          if (!power.dead) throw err;
+        });
+        await txWorkload(store, evidence, power, rand, acked, `b${boot}`, 10 + Math.floor(rand() * 30));
+        power.cut();
+      }
+      power.cut();
+      await evidence?.close().catch(() => {});
+      await store?.close().catch(() => {});
+      await power.settled;
+      landed.set(power.cutBefore!, (landed.get(power.cutBefore!) ?? 0) + 1);
+    }
+    const store = await openStore({ dir, defaults: DEFAULTS });
+    const evidence = await openEvidence({ dataDir: dir, store, maintenanceEvery: 3_600_000 }).catch((err: Error) => assert.fail(`the end of directory ${first / CUTS_PER_DIR} (seed ${seed}): ${err.message}`));
+    await checkTransactions(store, evidence, acked, `the end of directory ${first / CUTS_PER_DIR} (seed ${seed})`);
+    // nothing on disk that no op names
+    const named = new Set([...store.state.segments.keys(), ...store.state.retiredSegments].map(segmentFileName));
+    const files = existsSync(join(dir, SEGMENT_DIR)) ? readdirSync(join(dir, SEGMENT_DIR)) : [];
+    assert.deepEqual(files.filter((f) => !named.has(f)), [], `seed ${seed}: files left that no op names`);
+    await evidence.close();
+    await store.close();
+    acknowledged += acked.count;
+    await rm(dir, { recursive: true, force: true });
+  }
+  const where = [...landed].sort((a, b) => b[1] - a[1]).map(([step, n]) => `${step} ${n}`).join(', ');
+  t.diagnostic(`seed ${seed}: ${TX_CUTS} cuts, before: ${where}; ${acknowledged} changes acknowledged`);
+  for (const step of TX_CUTS >= 400 ? ['create', 'write', 'fsync', 'fsync dir', 'unlink', 'fdatasync'] : []) {
+    assert.ok((landed.get(step) ?? 0) > 0, `no cut landed before a ${step} (seed ${seed}): ${where}`);
+  }
 });

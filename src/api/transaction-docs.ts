@@ -1,0 +1,58 @@
+/** The transaction and URL objects, as the OpenAPI document describes them. */
+import { URL_KINDS } from '../evidence/read.js';
+import { SOURCES } from '../evidence/record.js';
+
+type Schema = Record<string, unknown>;
+
+const STRING = { type: 'string' };
+const BOOLEAN = { type: 'boolean' };
+
+const SUMMARY_FIELDS: Record<string, Schema> = {
+  id: { type: 'integer', minimum: 1 },
+  target_id: { type: 'integer', minimum: 1 },
+  url: STRING,
+  method: STRING,
+  data: { type: 'string', description: 'The request body as text' },
+  response_status: { type: 'string', description: 'e.g. "200 OK"' },
+  response_size: { type: 'integer', description: 'Bytes of the body as received' },
+  binary_response: { type: 'boolean', description: 'The body is not UTF-8 text: response_body is base64' },
+  time: { type: 'number', description: 'Seconds' },
+  time_human: { type: 'string', description: 'e.g. "0s, 255ms"' },
+  local_timestamp: { type: 'string', description: '%d-%m %H:%M:%S, local time, day first (as upstream)' },
+  scope: { type: 'boolean', description: "Its host and port are the target's" },
+  session_tokens: { type: 'string', description: 'A JSON array of the cookies the response set' },
+  login: BOOLEAN,
+  logout: BOOLEAN,
+  source: { type: 'string', enum: [...SOURCES], description: 'Extension: where it came from' },
+  started_at: { type: 'string', format: 'date-time', description: 'Extension: when the request was sent, ISO 8601' },
+  response_body_truncated: { type: 'boolean', description: 'Extension: the body was cut (at the storage cap, or at 64 KiB in a list)' },
+};
+
+const REQUIRED = Object.keys(SUMMARY_FIELDS).filter((name) => name !== 'response_body_truncated');
+
+/** A transaction in a list: no raw fields. */
+export const TRANSACTION_SUMMARY: Schema = { type: 'object', required: REQUIRED, properties: SUMMARY_FIELDS };
+
+/** A transaction with its raw fields. */
+export const TRANSACTION: Schema = {
+  type: 'object',
+  required: [...REQUIRED, 'raw_request', 'response_headers', 'response_body'],
+  properties: {
+    ...SUMMARY_FIELDS,
+    raw_request: { type: 'string', description: 'The request line, header lines, a blank line, the body' },
+    response_headers: { type: 'string', description: 'The header lines joined by CRLF' },
+    response_body: { type: 'string', description: 'The body as text, base64 when binary_response' },
+  },
+};
+
+export const URL_ROW: Schema = {
+  type: 'object',
+  required: ['target_id', 'url', 'visited', 'scope', 'kind'],
+  properties: {
+    target_id: { type: 'integer', minimum: 1 },
+    url: STRING,
+    visited: { type: 'boolean', description: 'A transaction fetched it' },
+    scope: BOOLEAN,
+    kind: { type: 'string', enum: [...URL_KINDS], description: 'Extension: external (out of scope), error (last answered 4xx/5xx), image, file, fuzzable (a query or a form), page' },
+  },
+};

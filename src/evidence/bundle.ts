@@ -1,0 +1,86 @@
+/**
+ * A session bundle's transactions: each target's as HAR entries in the bundle (`transactions`),
+ * written on import into one segment per target before the op that imports the session names them.
+ */
+import { deriveTarget } from '../store/targets.js';
+import type { BundledTransactions } from '../store/bundle.js';
+import type { ImportedSegment } from '../store/import.js';
+import type { State } from '../store/state.js';
+import { entryToExchange, exchangeToEntry, HarError } from './har.js';
+import { readStored } from './read.js';
+import { scopeTest } from './scope.js';
+import type { Evidence, PendingSegment } from './store.js';
+
+/** A bundled transaction refused: the field, in the bundle (`targets[2].transactions[5].request.url`), and what is wrong. */
+export class BundledTransactionError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+  }
+}
+
+export interface WrittenSegments {
+  /** What the import op names. */
+  segments: ImportedSegment[];
+  /** The op was refused or failed: the files go. */
+  abort(): Promise<void>;
+  /** The op is durable: the targets' indexes learn their segments. */
+  committed(state: State): void;
+}
+
+/** Writes the bundle's transactions, one durable segment per target. Throws BundledTransactionError. */
+export async function writeBundledTransactions(evidence: Evidence, bundled: readonly BundledTransactions[]): Promise<WrittenSegments> {
+  const written: { url: string; pending: PendingSegment }[] = [];
+  const abort = async () => {
+    for (const { pending } of written) await pending.abort();
+  };
+  try {
+    for (const { url, index, entries } of bundled) {
+      const target = deriveTarget(0, url)!;
+      const inScope = scopeTest(target.host_name, target.port_number);
+      const pending = await evidence.newSegment();
+      written.push({ url, pending });
+      for (let i = 0; i < entries.length; i++) {
+        let exchange;
+        try {
+          exchange = entryToExchange(entries[i], i);
+        } catch (err) {
+          if (!(err instanceof HarError)) throw err;
+          throw new BundledTransactionError(err.field.replace(/^log\.entries\[\d+\]/, `targets[${index}].transactions[${i}]`), err.problem);
+        }
+        if (exchange) await pending.add(exchange, inScope(exchange.url));
+      }
+      if (pending.count === 0) {
+        await pending.abort();
+        written.pop();
+      } else await pending.finish();
+    }
+  } catch (err) {
+    await abort();
+    throw err;
+  }
+  return {
+    segments: written.map(({ url, pending }) => ({ url, segment: pending.n, count: pending.count })),
+    abort,
+    committed(state) {
+      evidence.committed(written.map(({ url, pending }) => ({ target: state.targetIdByUrl.get(url)!, pending })));
+    },
+  };
+}
+
+/** Each target's transactions as HAR entries, oldest first (for a bundle). */
+export async function transactionEntries(evidence: Evidence, targets: readonly number[]): Promise<Map<number, unknown[]>> {
+  const out = new Map<number, unknown[]>();
+  for (const target of targets) {
+    const loaded = await evidence.load(target);
+    const entries: unknown[] = [];
+    for (let row = 0; row < loaded.index.n; row++) {
+      const stored = await readStored(evidence, loaded, target, loaded.index.ids[row]);
+      if (stored) entries.push(exchangeToEntry(stored.record.exchange, stored.facts));
+    }
+    if (entries.length > 0) out.set(target, entries);
+  }
+  return out;
+}

@@ -1,0 +1,250 @@
+/**
+ * Copy as code (upstream's hrt): a transaction's request as bash (curl), Python, PHP, Ruby,
+ * JavaScript fetch, or raw HTTP/1.1. Run as it is, the code sends the recorded method, URL,
+ * headers and body bytes, and nothing else runs: every value goes through its language's one
+ * quoting function (a literal with escapes, never interpolated), and a body that is not UTF-8
+ * text travels as base64 decoded by the program.
+ */
+import { isUtf8 } from 'node:buffer';
+import type { Header } from './record.js';
+
+export const LANGUAGES = ['bash', 'python', 'php', 'ruby', 'fetch', 'raw'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/** What the code sends: the recorded request (or its body replaced). */
+export interface CodeRequest {
+  method: string;
+  url: string;
+  headers: Header[];
+  body: Buffer;
+}
+
+export interface CodeOptions {
+  /** A proxy to send the request through (`http://host:port`). */
+  proxy?: string;
+  /** Lines of the response holding this (any case) are shown. */
+  searchString?: string;
+}
+
+/** Headers no client sends as given: HTTP/2 pseudo-headers, and the framing each client works out from the body. */
+const FRAMING = new Set(['content-length', 'transfer-encoding']);
+/** Headers fetch refuses or drops (the Fetch standard's, as Node's fetch applies them). */
+const FETCH_DROPS = new Set(['host', 'connection', 'keep-alive', 'upgrade', 'expect', 'proxy-connection']);
+
+const has = (headers: Header[], name: string) => headers.some(([n]) => n.toLowerCase() === name);
+
+/** Whether the body can be written as text in the code (else base64). */
+const isText = (body: Buffer) => isUtf8(body) && !body.includes(0);
+
+/** What is sent: the recorded headers but pseudo-headers and framing. */
+function sendable(request: CodeRequest): Header[] {
+  return request.headers.filter(([name]) => !name.startsWith(':') && !FRAMING.has(name.toLowerCase()));
+}
+
+/** Whether the request carries a body (or said it did, with Content-Length: 0). */
+const hasBody = (request: CodeRequest) => request.body.length > 0 || has(request.headers, 'content-length');
+
+/** The parts of the URL a client connects with: scheme, host (IPv6 in brackets), port, origin-form target. */
+function target(url: string): { https: boolean; host: string; hostname: string; port: number; path: string; absolute: string } {
+  const u = new URL(url);
+  const https = u.protocol === 'https:';
+  const port = u.port === '' ? (https ? 443 : 80) : Number(u.port);
+  const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  return { https, host: u.host, hostname, port, path: `${u.pathname}${u.search}`, absolute: `${u.origin}${u.pathname}${u.search}` };
+}
+
+// ---- quoting, one function per language ----
+
+/** Shell: single quotes, each `'` as `'\''` (shlex.quote's way): nothing in it is expanded. */
+export const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+const hex = (b: number) => `\\x${b.toString(16).padStart(2, '0')}`;
+
+/** A literal of bytes with `\xHH` escapes for every byte but plain printable ASCII, and for `escaped`. */
+function escapedBytes(bytes: Buffer, escaped: string): string {
+  let out = '';
+  for (const b of bytes) out += b >= 0x20 && b < 0x7f && !escaped.includes(String.fromCharCode(b)) ? String.fromCharCode(b) : hex(b);
+  return out;
+}
+
+/** Python: a bytes literal `b'...'`. */
+export const pythonBytes = (bytes: Buffer | string) => `b'${escapedBytes(Buffer.from(bytes), "\\'")}'`;
+/** Python: a str literal of ASCII text. */
+const pythonStr = (text: string) => `'${escapedBytes(Buffer.from(text, 'latin1'), "\\'")}'`;
+/** Ruby: a double-quoted string (`#` escaped too: no interpolation) of these bytes, as binary. */
+export const rubyBytes = (bytes: Buffer | string) => `"${escapedBytes(Buffer.from(bytes), '\\"#')}".b`;
+/** PHP: a double-quoted string (`$` escaped too: no interpolation). */
+export const phpBytes = (bytes: Buffer | string) => `"${escapedBytes(Buffer.from(bytes), '\\"$')}"`;
+/** JavaScript: a string literal. */
+export const jsString = (text: string) => JSON.stringify(text);
+/** JavaScript: a header value as fetch sends it byte for byte (a ByteString holds one byte per character). */
+const jsByteString = (text: string) => JSON.stringify(Buffer.from(text).toString('latin1'));
+
+// ---- the languages ----
+
+function bash(request: CodeRequest, options: CodeOptions): string {
+  const headers = sendable(request);
+  // one option (and its value) a line
+  const lines = ['curl -q --silent --show-error --globoff --path-as-is', `--request ${shellQuote(request.method)}`];
+  for (const [name, value] of headers) lines.push(`--header ${shellQuote(value === '' ? `${name};` : `${name}: ${value}`)}`);
+  // curl's own defaults, where the recorded request had none
+  for (const name of ['Accept', 'User-Agent', 'Expect']) if (!has(headers, name.toLowerCase())) lines.push(`--header ${shellQuote(`${name}:`)}`);
+  if (hasBody(request) && !has(headers, 'content-type')) lines.push(`--header ${shellQuote('Content-Type:')}`);
+  if (options.proxy) lines.push(`--proxy ${shellQuote(options.proxy)}`);
+  let input = '';
+  if (hasBody(request)) {
+    // through standard input: any size, any bytes (an argument can hold no NUL, and at most 128 KiB)
+    lines.push('--data-binary @-');
+    input = isText(request.body)
+      ? `printf '%s' ${shellQuote(request.body.toString('utf8'))} | `
+      : `printf '%s' ${shellQuote(request.body.toString('base64'))} | base64 --decode | `;
+  }
+  lines.push(`--url ${shellQuote(request.url)}`);
+  const grep = options.searchString ? ` | grep --ignore-case --fixed-strings -e ${shellQuote(options.searchString)}` : '';
+  return `#!/usr/bin/env bash\n${input}${lines.join(' \\\n  ')}${grep}\n`;
+}
+
+/** The Host a request needs: the recorded one, else HTTP/2's :authority, else the URL's. */
+function withHost(request: CodeRequest, headers: Header[]): Header[] {
+  if (has(headers, 'host')) return headers;
+  const authority = request.headers.find(([n]) => n.toLowerCase() === ':authority')?.[1];
+  return [['Host', authority ?? target(request.url).host], ...headers];
+}
+
+function python(request: CodeRequest, options: CodeOptions): string {
+  const t = target(request.url);
+  // it sends no Host of its own (skip_host): the recorded one, or the URL's
+  const headers = withHost(request, sendable(request));
+  if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
+  const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
+  const proxy = options.proxy ? new URL(options.proxy) : undefined;
+  const connect = proxy
+    ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(proxy.hostname)}, ${Number(proxy.port || 8080)}${t.https ? ', context=ssl.create_default_context()' : ''})\n` +
+      (t.https ? `conn.set_tunnel(${pythonStr(t.hostname)}, ${t.port})\n` : '')
+    : `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(t.hostname)}, ${t.port}${t.https ? ', context=ssl.create_default_context()' : ''})\n`;
+  const path = proxy && !t.https ? t.absolute : t.path;
+  const search = options.searchString
+    ? `needle = ${pythonBytes(options.searchString)}.lower()\nfor line in data.splitlines(True):\n    if needle in line.lower():\n        sys.stdout.buffer.write(line)\n`
+    : 'sys.stdout.buffer.write(data)\n';
+  return (
+    '#!/usr/bin/env python3\n' +
+    'import base64, http.client, ssl, sys\n\n' +
+    `method = ${pythonStr(request.method)}\n` +
+    `path = ${pythonStr(path)}\n` +
+    `headers = [\n${headers.map(([n, v]) => `    (${pythonBytes(n)}, ${pythonBytes(v)}),\n`).join('')}]\n` +
+    `body = ${body}\n\n` +
+    connect +
+    '# headers exactly as listed: no Host nor Accept-Encoding of its own\n' +
+    'conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)\n' +
+    'for name, value in headers:\n    conn.putheader(name, value)\n' +
+    `conn.endheaders(${hasBody(request) ? 'body' : ''})\n` +
+    'response = conn.getresponse()\n' +
+    'print(response.status, response.reason)\n' +
+    'data = response.read()\n' +
+    search
+  );
+}
+
+function php(request: CodeRequest, options: CodeOptions): string {
+  const headers = sendable(request);
+  if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
+  const body = isText(request.body) ? phpBytes(request.body) : `base64_decode(${phpBytes(request.body.toString('base64'))})`;
+  const proxy = options.proxy ? `    'proxy' => ${phpBytes(options.proxy.replace(/^http:/, 'tcp:'))},\n    'request_fulluri' => true,\n` : '';
+  const search = options.searchString
+    ? `foreach (preg_split('/(?<=\\n)/', $response) as $line) {\n    if (stripos($line, ${phpBytes(options.searchString)}) !== false) echo $line;\n}\n`
+    : 'echo $response;\n';
+  return (
+    '<?php\n' +
+    `$url = ${phpBytes(request.url)};\n` +
+    `$headers = [\n${headers.map(([n, v]) => `    ${phpBytes(`${n}: ${v}`)},\n`).join('')}];\n` +
+    `$body = ${body};\n` +
+    '$context = stream_context_create([\'http\' => [\n' +
+    `    'method' => ${phpBytes(request.method)},\n` +
+    "    'header' => implode(\"\\r\\n\", $headers),\n" +
+    (hasBody(request) ? "    'content' => $body,\n" : '') +
+    "    'protocol_version' => 1.1,\n    'follow_location' => 0,\n    'ignore_errors' => true,\n" +
+    proxy +
+    ']]);\n' +
+    '$response = file_get_contents($url, false, $context);\n' +
+    'echo $http_response_header[0], "\\n";\n' +
+    search
+  );
+}
+
+function ruby(request: CodeRequest, options: CodeOptions): string {
+  const t = target(request.url);
+  const headers = sendable(request);
+  const body = isText(request.body) ? rubyBytes(request.body) : `${rubyBytes(request.body.toString('base64'))}.unpack1('m0')`;
+  const proxy = options.proxy ? new URL(options.proxy) : undefined;
+  const connect = proxy
+    ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(proxy.hostname)}, ${Number(proxy.port || 8080)})\n`
+    : `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port})\n`;
+  const search = options.searchString
+    ? `needle = ${rubyBytes(options.searchString)}.downcase\nresponse.body.to_s.b.each_line { |line| print line if line.downcase.include?(needle) }\n`
+    : 'print response.body\n';
+  return (
+    "require 'net/http'\n\n" +
+    `method = ${rubyBytes(request.method)}\n` +
+    `path = ${rubyBytes(t.path)}\n` +
+    `headers = [\n${headers.map(([n, v]) => `  [${rubyBytes(n)}, ${rubyBytes(v)}],\n`).join('')}]\n` +
+    `body = ${body}\n\n` +
+    connect +
+    (t.https ? 'http.use_ssl = true\n' : '') +
+    `request = Net::HTTPGenericRequest.new(method, ${hasBody(request)}, true, path)\n` +
+    '# only the recorded headers: none of Net::HTTP\'s defaults\n' +
+    "%w[accept accept-encoding user-agent].each { |name| request.delete(name) }\n" +
+    "headers.each { |name, value| request.add_field(name, value) }\n" +
+    (hasBody(request) ? 'request.body = body\n' : '') +
+    'response = http.request(request)\n' +
+    'puts "#{response.code} #{response.message}"\n' +
+    search
+  );
+}
+
+function fetchCode(request: CodeRequest, options: CodeOptions): string {
+  const headers = sendable(request).filter(([name]) => !FETCH_DROPS.has(name.toLowerCase()));
+  const bodyAllowed = request.method !== 'GET' && request.method !== 'HEAD';
+  const body = isText(request.body)
+    ? `new TextEncoder().encode(${jsString(request.body.toString('utf8'))})`
+    : `Uint8Array.from(atob(${jsString(request.body.toString('base64'))}), (c) => c.charCodeAt(0))`;
+  const search = options.searchString
+    ? `const needle = ${jsString(options.searchString)}.toLowerCase();\nfor (const line of text.split(/(?<=\\n)/)) if (line.toLowerCase().includes(needle)) process.stdout.write(line);\n`
+    : 'process.stdout.write(text);\n';
+  return (
+    '// Node.js 18 or later (fetch sends no Host, Connection nor framing header of ours: it sets them itself)\n' +
+    (options.proxy ? `// through a proxy: run with a dispatcher for ${options.proxy.replace(/[\r\n]/g, '')} (undici's ProxyAgent)\n` : '') +
+    `const response = await fetch(${jsString(request.url)}, {\n` +
+    `  method: ${jsString(request.method)},\n` +
+    `  headers: [\n${headers.map(([n, v]) => `    [${jsString(n)}, ${jsByteString(v)}],\n`).join('')}  ],\n` +
+    (bodyAllowed && hasBody(request) ? `  body: ${body},\n` : '') +
+    "  redirect: 'manual',\n" +
+    '});\n' +
+    'console.log(response.status, response.statusText);\n' +
+    'const text = await response.text();\n' +
+    search
+  );
+}
+
+/** The request as HTTP/1.1 bytes: origin-form target (absolute with a proxy), Host from the URL when none was recorded. */
+function raw(request: CodeRequest, options: CodeOptions): Buffer {
+  const t = target(request.url);
+  const headers = withHost(request, sendable(request));
+  if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
+  const head = `${request.method} ${options.proxy ? t.absolute : t.path} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`;
+  return Buffer.concat([Buffer.from(head), request.body]);
+}
+
+/** The code of each language asked for, in their order, one after another. */
+export function requestAsCode(request: CodeRequest, languages: readonly Language[], options: CodeOptions = {}): Buffer {
+  const parts = languages.map((language) => {
+    switch (language) {
+      case 'bash': return Buffer.from(bash(request, options));
+      case 'python': return Buffer.from(python(request, options));
+      case 'php': return Buffer.from(php(request, options));
+      case 'ruby': return Buffer.from(ruby(request, options));
+      case 'fetch': return Buffer.from(fetchCode(request, options));
+      case 'raw': return raw(request, options);
+    }
+  });
+  return Buffer.concat(parts.flatMap((part, i) => (i === 0 ? [part] : [Buffer.from('\n'), part])));
+}

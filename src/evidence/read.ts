@@ -1,0 +1,98 @@
+/** Transactions read back: a record by id (whole, or its start), the views of a page, and a target's URLs. */
+import { rowOfId, urlOf, type TargetIndex } from './index.js';
+import { decodeRecord, recordHeadLength, transactionView, type RowFacts, type StoredRecord, type Transaction, type TransactionSummary } from './record.js';
+import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE } from './segment.js';
+import type { Evidence, LoadedTarget } from './store.js';
+
+/** What is read first of a record when only its start is wanted: its head is nearly always within. */
+const FIRST_READ = 64 * 1024;
+
+export interface Stored {
+  record: StoredRecord;
+  facts: RowFacts;
+}
+
+/**
+ * Reads transaction `id` of a loaded target: the whole record, or with `bodyBytes` its head and
+ * that many bytes of its body (one more, to know it is cut). Undefined when there is no such one.
+ */
+export async function readStored(ev: Evidence, loaded: LoadedTarget, target: number, id: number, bodyBytes = Infinity): Promise<Stored | undefined> {
+  const { index } = loaded;
+  const row = rowOfId(index, id);
+  if (row === -1) return undefined;
+  const segment = index.seg[row];
+  const off = index.off[row];
+  const len = index.len[row];
+  const facts: RowFacts = { id, target, scope: (index.flags[row] & FLAG_SCOPE) !== 0, binary: (index.flags[row] & FLAG_BINARY) !== 0 };
+  let bytes: Buffer;
+  if (bodyBytes === Infinity) {
+    bytes = await ev.read(segment, off, len);
+  } else {
+    bytes = await ev.read(segment, off, Math.min(len, FIRST_READ + bodyBytes + 1));
+    const wanted = Math.min(len, recordHeadLength(bytes) + bodyBytes + 1);
+    if (wanted > bytes.length) bytes = await ev.read(segment, off, wanted);
+  }
+  return { record: decodeRecord(bytes), facts };
+}
+
+/** The views of transactions by id (ids deleted meanwhile are left out). */
+export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number): Promise<(Transaction | TransactionSummary)[]> {
+  const views: (Transaction | TransactionSummary)[] = [];
+  for (const id of ids) {
+    const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0);
+    if (stored) views.push(transactionView(stored.facts, stored.record, raw, bodyCap));
+  }
+  return views;
+}
+
+export const URL_KINDS = ['file', 'image', 'fuzzable', 'error', 'external', 'page'] as const;
+export type UrlKind = (typeof URL_KINDS)[number];
+
+/** A URL seen in a target's transactions (upstream's URL row, plus `kind`). */
+export interface UrlRow {
+  target_id: number;
+  url: string;
+  visited: boolean;
+  scope: boolean;
+  kind: UrlKind;
+}
+
+// upstream's own lists (owtf/settings.py): files and images by extension, before any query
+const FILE_URL = /^[^?]+\.(xml|exe|pdf|cs|log|inc|dat|bak|conf|cnf|old|zip|7z|rar|tar|gz|bz2|txt|xls|xlsx|doc|docx|ppt|pptx)$/i;
+const IMAGE_URL = /^[^?]+\.(jpg|jpeg|png|gif|bmp)$/i;
+const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
+
+/**
+ * The kind of a URL: `external` out of scope, `error` when its last answer was 4xx/5xx, then
+ * `image` and `file` by extension, `fuzzable` with a query or a form sent to it, else `page`.
+ */
+export function urlKind(url: string, scope: boolean, status: number, form: boolean): UrlKind {
+  if (!scope) return 'external';
+  if (status >= 400) return 'error';
+  const noFragment = url.split('#', 1)[0];
+  if (IMAGE_URL.test(noFragment)) return 'image';
+  if (FILE_URL.test(noFragment)) return 'file';
+  if (noFragment.includes('?') || form) return 'fuzzable';
+  return 'page';
+}
+
+const urlCache = new WeakMap<TargetIndex, { version: number; rows: UrlRow[] }>();
+
+/** Every URL of a target's transactions, in the order first seen; worked out once per change. */
+export function urlRows(loaded: LoadedTarget, target: number): UrlRow[] {
+  const { index, interner } = loaded;
+  const cached = urlCache.get(index);
+  if (cached && cached.version === index.version) return cached.rows;
+  const seen = new Map<string, { scope: boolean; status: number; form: boolean }>();
+  for (let i = 0; i < index.n; i++) {
+    if (index.flags[i] & FLAG_DEAD) continue;
+    const url = urlOf(index, i);
+    const prior = seen.get(url);
+    const form = FORM_TYPES.has(interner.text(index.requestType[i]));
+    const status = index.flags[i] & FLAG_RESPONSE ? index.status[i] : 0;
+    seen.set(url, { scope: (index.flags[i] & FLAG_SCOPE) !== 0, status, form: form || (prior?.form ?? false) });
+  }
+  const rows = [...seen].map(([url, s]) => ({ target_id: target, url, visited: true, scope: s.scope, kind: urlKind(url, s.scope, s.status, s.form) }));
+  urlCache.set(index, { version: index.version, rows });
+  return rows;
+}

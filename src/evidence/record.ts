@@ -1,0 +1,269 @@
+/**
+ * One transaction as its segment file holds it, and its fields as the API shows them. A record is
+ * `[u32 meta length][u32 x4: the parts' lengths][meta JSON][raw request][response headers][response body]`:
+ * the raw request and the response's parts are kept as the bytes a search scans and a download
+ * sends, and a search finds them from the fixed header alone.
+ */
+import { isUtf8 } from 'node:buffer';
+import { runTime } from '../engine/output-text.js';
+
+export const SOURCES = ['har', 'check', 'proxy', 'replay'] as const;
+export type Source = (typeof SOURCES)[number];
+
+export type Header = [name: string, value: string];
+
+/** An HTTP exchange as a source hands it over, checked (see har.ts). */
+export interface Exchange {
+  /** Absolute http(s) URL, as the WHATWG parser writes it. */
+  url: string;
+  method: string;
+  /** `HTTP/1.1`, `HTTP/2`... */
+  httpVersion: string;
+  requestHeaders: Header[];
+  requestBody: Buffer;
+  /** 0: no response. */
+  status: number;
+  statusText: string;
+  responseHttpVersion: string;
+  responseHeaders: Header[];
+  responseBody: Buffer;
+  /** Bytes of the body as received, before any cut at the storage cap. */
+  responseSize: number;
+  /** The body was cut at the storage cap. */
+  truncated: boolean;
+  /** The response's content type, `''` when none. */
+  mimeType: string;
+  /** ms since the epoch. */
+  startedAt: number;
+  /** ms the exchange took. */
+  time: number;
+  source: Source;
+  /** HAR's timings, kept for the export. */
+  timings?: Record<string, number>;
+  serverIPAddress?: string;
+}
+
+/** What a record's meta JSON holds: the scalar fields, and the lengths of its parts. */
+interface Meta {
+  u: string;
+  m: string;
+  v: string;
+  s: number;
+  t: string;
+  rv: string;
+  ct: string;
+  st: number;
+  tm: number;
+  sz: number;
+  tr: boolean;
+  src: Source;
+  /** Bytes of the raw request, of its body (its end), of the response headers, of the response body. */
+  ql: number;
+  qb: number;
+  hl: number;
+  bl: number;
+  tg?: Record<string, number>;
+  ip?: string;
+}
+
+const CRLF = '\r\n';
+
+/** Bytes of a record's fixed header: the meta's length, then the parts' (raw request, its body, response headers, response body). */
+export const RECORD_HEADER = 20;
+
+/** `Name: value` lines joined by CRLF. */
+export const headerBlock = (headers: readonly Header[]): string => headers.map(([n, v]) => `${n}: ${v}`).join(CRLF);
+
+/** The lines of a header block back into pairs (a pseudo-header's name keeps its leading colon). */
+export function parseHeaderBlock(block: string): Header[] {
+  if (block === '') return [];
+  return block.split(CRLF).map((line) => {
+    const colon = line.indexOf(':', 1);
+    return colon === -1 ? [line, ''] : [line.slice(0, colon), line.slice(colon + 2)];
+  });
+}
+
+/** The request line, header lines, a blank line, the body (upstream lacks the blank line). */
+export function rawRequestHead(x: Pick<Exchange, 'method' | 'url' | 'httpVersion' | 'requestHeaders'>): string {
+  return `${x.method} ${x.url} ${x.httpVersion}${CRLF}${x.requestHeaders.map(([n, v]) => `${n}: ${v}${CRLF}`).join('')}${CRLF}`;
+}
+
+/** The record's bytes. */
+export function encodeRecord(x: Exchange): Buffer {
+  const head = Buffer.from(rawRequestHead(x));
+  const responseHead = Buffer.from(headerBlock(x.responseHeaders));
+  const meta: Meta = {
+    u: x.url, m: x.method, v: x.httpVersion, s: x.status, t: x.statusText, rv: x.responseHttpVersion, ct: x.mimeType,
+    st: x.startedAt, tm: x.time, sz: x.responseSize, tr: x.truncated, src: x.source,
+    ql: head.length + x.requestBody.length, qb: x.requestBody.length, hl: responseHead.length, bl: x.responseBody.length,
+    ...(x.timings ? { tg: x.timings } : {}),
+    ...(x.serverIPAddress ? { ip: x.serverIPAddress } : {}),
+  };
+  const metaBytes = Buffer.from(JSON.stringify(meta));
+  const fixed = Buffer.alloc(RECORD_HEADER);
+  fixed.writeUInt32LE(metaBytes.length, 0);
+  fixed.writeUInt32LE(meta.ql, 4);
+  fixed.writeUInt32LE(meta.qb, 8);
+  fixed.writeUInt32LE(meta.hl, 12);
+  fixed.writeUInt32LE(meta.bl, 16);
+  return Buffer.concat([fixed, metaBytes, head, x.requestBody, responseHead, x.responseBody]);
+}
+
+/** A record read back: its fields, and views of its parts in the record's bytes. */
+export interface StoredRecord {
+  exchange: Exchange;
+  rawRequest: Buffer;
+  responseHead: Buffer;
+  /** Where the parts start within the record (a search reports matches by part). */
+  parts: { request: number; responseHead: number; responseBody: number; end: number };
+  /** The whole body's length: `exchange.responseBody` is shorter when only the record's start was read. */
+  bodyLength: number;
+}
+
+export class CorruptRecordError extends Error {}
+
+/** The bytes of a record before its response body, at most. */
+export function recordHeadLength(bytes: Buffer): number {
+  return RECORD_HEADER + bytes.readUInt32LE(0) + bytes.readUInt32LE(4) + bytes.readUInt32LE(12);
+}
+
+/** Decodes a record, or its first bytes (at least up to its response body, which is then cut). */
+export function decodeRecord(bytes: Buffer): StoredRecord {
+  if (bytes.length < RECORD_HEADER) throw new CorruptRecordError('record too short');
+  const metaLength = bytes.readUInt32LE(0);
+  let meta: Meta;
+  try {
+    meta = JSON.parse(bytes.toString('utf8', RECORD_HEADER, RECORD_HEADER + metaLength)) as Meta;
+  } catch {
+    throw new CorruptRecordError('record meta is not JSON');
+  }
+  const request = RECORD_HEADER + metaLength;
+  const responseHead = request + meta.ql;
+  const responseBody = responseHead + meta.hl;
+  const end = responseBody + meta.bl;
+  if (responseBody > bytes.length) throw new CorruptRecordError('record shorter than its parts');
+  const rawRequest = bytes.subarray(request, responseHead);
+  const headText = rawRequest.toString('utf8', 0, meta.ql - meta.qb);
+  const lines = headText.slice(0, -4).split(CRLF);
+  const exchange: Exchange = {
+    url: meta.u, method: meta.m, httpVersion: meta.v,
+    requestHeaders: parseHeaderBlock(lines.slice(1).join(CRLF)),
+    requestBody: rawRequest.subarray(meta.ql - meta.qb),
+    status: meta.s, statusText: meta.t, responseHttpVersion: meta.rv,
+    responseHeaders: parseHeaderBlock(bytes.toString('utf8', responseHead, responseBody)),
+    responseBody: bytes.subarray(responseBody, Math.min(end, bytes.length)),
+    responseSize: meta.sz, truncated: meta.tr, mimeType: meta.ct, startedAt: meta.st, time: meta.tm, source: meta.src,
+    ...(meta.tg ? { timings: meta.tg } : {}),
+    ...(meta.ip ? { serverIPAddress: meta.ip } : {}),
+  };
+  return { exchange, rawRequest, responseHead: bytes.subarray(responseHead, responseBody), parts: { request, responseHead, responseBody, end }, bodyLength: meta.bl };
+}
+
+/** Bodies in lists and searches: at most this many bytes (the whole one from GET .../<id> or .../body). */
+export const LIST_BODY_CAP = 64 * 1024;
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `%d-%m %H:%M:%S`, local time, day first, as upstream. */
+export function localTimestamp(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getDate())}-${pad(d.getMonth() + 1)} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** A response's cookies, as upstream's `session_tokens`: a JSON array of what each Set-Cookie says. */
+export function sessionTokens(headers: readonly Header[]): string {
+  const cookies = [];
+  for (const [name, value] of headers) {
+    if (name.toLowerCase() !== 'set-cookie') continue;
+    const [pair, ...attributes] = value.split(';');
+    const eq = pair.indexOf('=');
+    const cookie: Record<string, string | boolean> = { name: (eq === -1 ? '' : pair.slice(0, eq)).trim(), value: (eq === -1 ? pair : pair.slice(eq + 1)).trim() };
+    for (const attribute of attributes) {
+      const at = attribute.indexOf('=');
+      const key = (at === -1 ? attribute : attribute.slice(0, at)).trim().toLowerCase().replace('-', '_');
+      if (key === '') continue;
+      cookie[key] = at === -1 ? true : attribute.slice(at + 1).trim();
+    }
+    cookies.push(cookie);
+  }
+  return JSON.stringify(cookies);
+}
+
+/** The row a list shows: every field but the raw ones. */
+export interface TransactionSummary {
+  id: number;
+  target_id: number;
+  url: string;
+  method: string;
+  data: string;
+  response_status: string;
+  response_size: number;
+  binary_response: boolean;
+  time: number;
+  time_human: string;
+  local_timestamp: string;
+  scope: boolean;
+  session_tokens: string;
+  login: boolean;
+  logout: boolean;
+  source: Source;
+  started_at: string;
+  response_body_truncated?: boolean;
+}
+
+export interface Transaction extends TransactionSummary {
+  raw_request: string;
+  response_headers: string;
+  response_body: string;
+}
+
+export const responseStatus = (status: number, text: string) => (status === 0 ? '' : `${status} ${text}`.trimEnd());
+
+/** Whether a body is shown as text (else base64, with `binary_response`). */
+export const isBinary = (body: Buffer) => !isUtf8(body);
+
+/** What the index knows of a transaction that its record does not say. */
+export interface RowFacts {
+  id: number;
+  target: number;
+  scope: boolean;
+  binary: boolean;
+}
+
+/**
+ * A transaction's fields; with `raw`, raw_request, response_headers and response_body, the body
+ * cut at `bodyCap` bytes (lists and searches: 64 KiB; the record may hold only that much of it).
+ */
+export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity): Transaction | TransactionSummary {
+  const x = record.exchange;
+  const { id, target, scope, binary } = facts;
+  const summary: TransactionSummary = {
+    id,
+    target_id: target,
+    url: x.url,
+    method: x.method,
+    data: x.requestBody.toString('utf8'),
+    response_status: responseStatus(x.status, x.statusText),
+    response_size: x.responseSize,
+    binary_response: binary,
+    time: x.time / 1000,
+    time_human: runTime(x.time),
+    local_timestamp: localTimestamp(x.startedAt),
+    scope,
+    session_tokens: sessionTokens(x.responseHeaders),
+    login: false,
+    logout: false,
+    source: x.source,
+    started_at: new Date(x.startedAt).toISOString(),
+  };
+  const cut = record.bodyLength > bodyCap;
+  if (x.truncated || (raw && cut)) summary.response_body_truncated = true;
+  if (!raw) return summary;
+  const body = cut ? x.responseBody.subarray(0, bodyCap) : x.responseBody;
+  return {
+    ...summary,
+    raw_request: record.rawRequest.toString('utf8'),
+    response_headers: record.responseHead.toString('utf8'),
+    response_body: binary ? body.toString('base64') : body.toString('utf8'),
+  };
+}

@@ -1,0 +1,683 @@
+/**
+ * Regular expressions a user types, matched in time linear in the text: JavaScript's syntax
+ * without what needs backtracking (backreferences, lookarounds), compiled to an NFA over UTF-8
+ * bytes, run as a DFA built lazily (RE2's way). Case-insensitive for ASCII letters. A search
+ * never backtracks, so no pattern can blow up; a deadline bounds the time a search may take.
+ */
+
+/** A pattern refused, with the place (0-based) in it that is wrong. */
+export class RegexError extends Error {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The search ran past its deadline. */
+export class SearchTimeout extends Error {}
+
+/** Most NFA states a pattern may compile to (a counted repetition copies its body). */
+const MAX_STATES = 10_000;
+const MAX_REPEAT = 1000;
+/** Most DFA states kept; past it the cache starts again (the cost per byte stays bounded by the NFA). */
+const MAX_DFA_STATES = 2000;
+
+/** A character class over bytes: ASCII members, and whether any non-ASCII character (one UTF-8 sequence) belongs. */
+interface ByteClass {
+  ascii: Uint8Array;
+  nonAscii: boolean;
+}
+
+type Node =
+  | { k: 'alt'; items: Node[] }
+  | { k: 'cat'; items: Node[] }
+  | { k: 'rep'; node: Node; min: number; max: number }
+  | { k: 'class'; cls: ByteClass; extra: number[][] }
+  | { k: 'bytes'; bytes: number[] }
+  | { k: 'assert'; kind: Assertion };
+
+type Assertion = 'start' | 'end' | 'word' | 'not-word';
+
+const isWordByte = (b: number) => (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b === 95;
+const WORD = (b: number) => isWordByte(b);
+const DIGIT = (b: number) => b >= 48 && b <= 57;
+const SPACE = (b: number) => b === 32 || (b >= 9 && b <= 13);
+
+function classOf(test: (b: number) => boolean, negate: boolean): ByteClass {
+  const ascii = new Uint8Array(128);
+  for (let b = 0; b < 128; b++) ascii[b] = Number(test(b) !== negate);
+  return { ascii, nonAscii: negate };
+}
+
+/** Adds the other case of every ASCII letter in the class. */
+function foldCase(cls: ByteClass): ByteClass {
+  const ascii = cls.ascii.slice();
+  for (let b = 65; b <= 90; b++) if (cls.ascii[b] || cls.ascii[b + 32]) ascii[b] = ascii[b + 32] = 1;
+  return { ascii, nonAscii: cls.nonAscii };
+}
+
+const SYNTAX = new Set('^$\\.*+?()[]{}|/-');
+
+/** Parses a pattern (JavaScript syntax, the subset that needs no backtracking), and its trailing (?!...). */
+function parse(pattern: string): { tree: Node; lookahead?: Node } {
+  let pos = 0;
+  /** Groups open around the place being read. */
+  let depth = 0;
+  let lookahead: { node: Node; at: number } | undefined;
+  const fail = (message: string, at = pos): never => {
+    throw new RegexError(message, at);
+  };
+  const peek = () => pattern[pos];
+
+  function alternation(): Node {
+    const items = [sequence()];
+    while (peek() === '|') {
+      pos++;
+      items.push(sequence());
+    }
+    return items.length === 1 ? items[0] : { k: 'alt', items };
+  }
+
+  function sequence(): Node {
+    const items: Node[] = [];
+    while (pos < pattern.length && peek() !== '|' && peek() !== ')') items.push(quantified());
+    return { k: 'cat', items };
+  }
+
+  function quantified(): Node {
+    const at = pos;
+    const node = atom();
+    for (;;) {
+      const c = peek();
+      let min: number;
+      let max: number;
+      if (c === '*') [min, max] = [0, Infinity];
+      else if (c === '+') [min, max] = [1, Infinity];
+      else if (c === '?') [min, max] = [0, 1];
+      else if (c === '{') {
+        const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(pos));
+        if (!m) return node;
+        min = Number(m[1]);
+        max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
+        if (min > MAX_REPEAT || (max !== Infinity && max > MAX_REPEAT)) fail(`a repetition count over ${MAX_REPEAT}`);
+        if (max < min) fail('numbers out of order in {} quantifier');
+        pos += m[0].length - 1;
+      } else return node;
+      if (node.k === 'assert') fail('nothing to repeat', at);
+      pos++;
+      // lazy or greedy matches the same texts: a search only asks whether one does
+      if (peek() === '?') pos++;
+      if (peek() === '*' || peek() === '+' || peek() === '?' || peek() === '{') {
+        if (peek() !== '{' || /^\{\d+(,\d*)?\}/.test(pattern.slice(pos))) fail('nothing to repeat');
+      }
+      return { k: 'rep', node, min, max };
+    }
+  }
+
+  function atom(): Node {
+    const at = pos;
+    const c = pattern[pos++];
+    switch (c) {
+      case '(': {
+        if (pattern.startsWith('?:', pos)) pos += 2;
+        else if (/^\?<[A-Za-z_$][\w$]*>/.test(pattern.slice(pos))) pos = pattern.indexOf('>', pos) + 1;
+        else if (pattern.startsWith('?!', pos) && depth === 0) {
+          pos += 2;
+          const inner = alternation();
+          if (peek() !== ')') fail('unterminated group', at);
+          pos++;
+          if (pos !== pattern.length) fail('a lookahead (?!...) is supported only at the end of the pattern', at);
+          lookahead = { node: inner, at };
+          return { k: 'cat', items: [] };
+        } else if (peek() === '?') fail('lookarounds are not supported, but for one (?!...) at the end of the pattern', at);
+        depth++;
+        const inner = alternation();
+        if (peek() !== ')') fail('unterminated group', at);
+        pos++;
+        depth--;
+        return inner;
+      }
+      case ')':
+        return fail('unmatched )', at);
+      case '[':
+        return bracket(at);
+      case '.':
+        return { k: 'class', cls: classOf((b) => b === 10 || b === 13, true), extra: [] };
+      case '^':
+        return { k: 'assert', kind: 'start' };
+      case '$':
+        return { k: 'assert', kind: 'end' };
+      case '\\':
+        return escape(at, false);
+      case '*':
+      case '+':
+      case '?':
+        return fail('nothing to repeat', at);
+      default:
+        return literal(pattern.codePointAt(at)!, at);
+    }
+  }
+
+  function literal(code: number, at: number): Node {
+    if (code > 0xffff) pos = at + 2;
+    if (code < 128) {
+      const ascii = new Uint8Array(128);
+      ascii[code] = 1;
+      return { k: 'class', cls: foldCase({ ascii, nonAscii: false }), extra: [] };
+    }
+    return { k: 'bytes', bytes: [...Buffer.from(String.fromCodePoint(code))] };
+  }
+
+  /** An escape after its backslash; in a class, `\b` is a backspace and assertions are not allowed. */
+  function escape(at: number, inClass: boolean): Node {
+    const c = pattern[pos++];
+    if (c === undefined) fail('\\ at end of pattern', at);
+    const cls = (test: (b: number) => boolean, negate: boolean): Node => ({ k: 'class', cls: classOf(test, negate), extra: [] });
+    switch (c) {
+      case 'd': return cls(DIGIT, false);
+      case 'D': return cls(DIGIT, true);
+      case 'w': return cls(WORD, false);
+      case 'W': return cls(WORD, true);
+      case 's': return cls(SPACE, false);
+      case 'S': return cls(SPACE, true);
+      case 'b': return inClass ? literal(8, at) : { k: 'assert', kind: 'word' };
+      case 'B': return inClass ? fail('\\B in a class', at) : { k: 'assert', kind: 'not-word' };
+      case 't': return literal(9, at);
+      case 'n': return literal(10, at);
+      case 'v': return literal(11, at);
+      case 'f': return literal(12, at);
+      case 'r': return literal(13, at);
+      case '0':
+        if (/[0-9]/.test(peek() ?? '')) fail('octal escapes are not supported', at);
+        return literal(0, at);
+      case 'x': {
+        const m = /^[0-9A-Fa-f]{2}/.exec(pattern.slice(pos));
+        if (!m) fail('\\x needs two hex digits', at);
+        pos += 2;
+        return literal(parseInt(m![0], 16), at);
+      }
+      case 'u': {
+        const m = /^(?:([0-9A-Fa-f]{4})|\{([0-9A-Fa-f]{1,6})\})/.exec(pattern.slice(pos));
+        if (!m) fail('\\u needs four hex digits, or {hex}', at);
+        const code = parseInt(m![1] ?? m![2], 16);
+        if (code > 0x10ffff) fail('\\u{} beyond U+10FFFF', at);
+        pos += m![0].length;
+        return code > 0xffff ? { k: 'bytes', bytes: [...Buffer.from(String.fromCodePoint(code))] } : literal(code, at);
+      }
+      case 'c': {
+        const letter = peek();
+        if (!letter || !/[A-Za-z]/.test(letter)) fail('\\c needs a letter', at);
+        pos++;
+        return literal(letter!.charCodeAt(0) % 32, at);
+      }
+      case 'k':
+        return fail('backreferences are not supported (they need backtracking)', at);
+      case 'p':
+      case 'P':
+        return fail('Unicode property escapes are not supported', at);
+      default:
+        if (/[1-9]/.test(c)) fail('backreferences are not supported (they need backtracking)', at);
+        if (SYNTAX.has(c) || !/[A-Za-z0-9]/.test(c)) return literal(c.codePointAt(0)!, at);
+        return fail(`unknown escape \\${c}`, at);
+    }
+  }
+
+  function bracket(at: number): Node {
+    const negate = peek() === '^';
+    if (negate) pos++;
+    const ascii = new Uint8Array(128);
+    let nonAscii = false;
+    const extra: number[][] = [];
+    let first = true;
+    for (;;) {
+      if (pos >= pattern.length) fail('unterminated character class', at);
+      if (peek() === ']' && !first) break;
+      first = false;
+      const itemAt = pos;
+      const from = classItem();
+      if (peek() === '-' && pattern[pos + 1] !== ']' && pos + 1 < pattern.length) {
+        pos++;
+        const to = classItem();
+        if (typeof from !== 'number' || typeof to !== 'number') fail('a range needs a character at each end', itemAt);
+        const [lo, hi] = [from as number, to as number];
+        if (lo > hi) fail('range out of order in character class', itemAt);
+        if (hi >= 128) fail('ranges of non-ASCII characters are not supported', itemAt);
+        for (let b = lo; b <= hi; b++) ascii[b] = 1;
+      } else if (typeof from === 'number') {
+        if (from < 128) ascii[from] = 1;
+        else if (negate) fail('a negated class cannot hold non-ASCII characters', itemAt);
+        else extra.push([...Buffer.from(String.fromCodePoint(from))]);
+      } else {
+        for (let b = 0; b < 128; b++) if (from.ascii[b]) ascii[b] = 1;
+        if (from.nonAscii) {
+          if (negate) fail('a negated class cannot hold \\D, \\W or \\S', itemAt);
+          nonAscii = true;
+        }
+      }
+    }
+    pos++;
+    const folded = foldCase({ ascii, nonAscii });
+    if (!negate) return { k: 'class', cls: folded, extra };
+    const inverse = new Uint8Array(128);
+    for (let b = 0; b < 128; b++) inverse[b] = folded.ascii[b] ? 0 : 1;
+    return { k: 'class', cls: { ascii: inverse, nonAscii: true }, extra: [] };
+  }
+
+  /** One member of a class: a character's code, or an escape's class. */
+  function classItem(): number | ByteClass {
+    const at = pos;
+    if (peek() === '\\') {
+      pos++;
+      const node = escape(at, true);
+      if (node.k === 'class') {
+        const members = [...node.cls.ascii.keys()].filter((b) => node.cls.ascii[b]);
+        // a single character escape (\n, \x41): its code, so that it can end a range
+        if (!node.cls.nonAscii && members.length === 1) return members[0];
+        if (!node.cls.nonAscii && members.length === 2 && members[0] + 32 === members[1]) return members[1];
+        return node.cls;
+      }
+      if (node.k === 'bytes') return Buffer.from(node.bytes).toString('utf8').codePointAt(0)!;
+      return fail('an assertion in a class', at);
+    }
+    const code = pattern.codePointAt(pos)!;
+    pos += code > 0xffff ? 2 : 1;
+    return code;
+  }
+
+  const tree = alternation();
+  if (pos < pattern.length) fail('unmatched )');
+  if (lookahead && tree.k === 'alt') fail('a lookahead (?!...) at the end of one alternative: put the alternatives in a group before it', lookahead.at);
+  return { tree, lookahead: lookahead?.node };
+}
+
+// NFA states
+const CHAR = 0;
+const SPLIT = 1;
+const ASSERT = 2;
+const MATCH = 3;
+
+interface Nfa {
+  kind: number[];
+  out: number[];
+  out2: number[];
+  /** CHAR: the byte table; ASSERT: the assertion. */
+  table: (Uint8Array | Assertion | null)[];
+  start: number;
+}
+
+function compile(tree: Node, position: number): Nfa {
+  const nfa: Nfa = { kind: [], out: [], out2: [], table: [], start: 0 };
+  const add = (kind: number, out: number, out2: number, table: Uint8Array | Assertion | null) => {
+    if (nfa.kind.length >= MAX_STATES) throw new RegexError('pattern too complex (its repetitions make it too large)', position);
+    nfa.kind.push(kind);
+    nfa.out.push(out);
+    nfa.out2.push(out2);
+    nfa.table.push(table);
+    return nfa.kind.length - 1;
+  };
+  const byteTable = (test: (b: number) => boolean) => {
+    const t = new Uint8Array(256);
+    for (let b = 0; b < 256; b++) t[b] = Number(test(b));
+    return t;
+  };
+  const CONT = byteTable((b) => b >= 0x80 && b <= 0xbf);
+  const LEAD2 = byteTable((b) => b >= 0xc2 && b <= 0xdf);
+  const LEAD3 = byteTable((b) => b >= 0xe0 && b <= 0xef);
+  const LEAD4 = byteTable((b) => b >= 0xf0 && b <= 0xf4);
+  const byteSeq = (bytes: number[], next: number) => {
+    let s = next;
+    for (let i = bytes.length - 1; i >= 0; i--) s = add(CHAR, s, -1, byteTable((b) => b === bytes[i]));
+    return s;
+  };
+  /** Any one non-ASCII character, as its UTF-8 bytes. */
+  const nonAscii = (next: number) => {
+    const c1 = add(CHAR, next, -1, CONT);
+    const c2 = add(CHAR, add(CHAR, next, -1, CONT), -1, CONT);
+    const c3 = add(CHAR, add(CHAR, add(CHAR, next, -1, CONT), -1, CONT), -1, CONT);
+    return add(SPLIT, add(CHAR, c1, -1, LEAD2), add(SPLIT, add(CHAR, c2, -1, LEAD3), add(CHAR, c3, -1, LEAD4), null), null);
+  };
+  const alternatives = (starts: number[]) => starts.reduceRight((rest, s) => add(SPLIT, s, rest, null));
+
+  function build(node: Node, next: number): number {
+    switch (node.k) {
+      case 'cat':
+        return node.items.reduceRight((rest, item) => build(item, rest), next);
+      case 'alt':
+        return alternatives(node.items.map((item) => build(item, next)));
+      case 'bytes':
+        return byteSeq(node.bytes, next);
+      case 'assert':
+        return add(ASSERT, next, -1, node.kind);
+      case 'class': {
+        const { ascii } = node.cls;
+        const starts = [add(CHAR, next, -1, byteTable((b) => b < 128 && ascii[b] === 1))];
+        if (node.cls.nonAscii) starts.push(nonAscii(next));
+        for (const bytes of node.extra) starts.push(byteSeq(bytes, next));
+        return alternatives(starts);
+      }
+      case 'rep': {
+        let s = next;
+        if (node.max === Infinity) {
+          const loop = add(SPLIT, -1, next, null);
+          nfa.out[loop] = build(node.node, loop);
+          s = loop;
+        } else {
+          for (let i = node.min; i < node.max; i++) s = add(SPLIT, build(node.node, s), next, null);
+        }
+        for (let i = 0; i < node.min; i++) s = build(node.node, s);
+        return s;
+      }
+    }
+  }
+  nfa.start = build(tree, add(MATCH, -1, -1, null));
+  return nfa;
+}
+
+/** A compiled pattern: `test` says whether it matches anywhere in some bytes. */
+export interface Matcher {
+  readonly source: string;
+  /** Whether the pattern matches somewhere in `bytes[start..end)`; throws SearchTimeout past `deadline` (performance.now()). */
+  test(bytes: Uint8Array, start?: number, end?: number, deadline?: number): boolean;
+  testString(text: string, deadline?: number): boolean;
+  /** A literal's own: every place in `[start, end)` it starts, until `found` returns true (then true). */
+  each?(bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean;
+  /** A literal's length in bytes. */
+  length?: number;
+}
+
+const UNKNOWN = -1;
+const FOUND = -2;
+
+interface Dfa {
+  /** Whether the pattern matches in `bytes[start..end)` (anchored: at `start` only). */
+  test(bytes: Uint8Array, start: number, end: number, deadline?: number): boolean;
+  /** Calls `at` with each place in `[start, end]` where a match ends, until it returns true. */
+  ends(bytes: Uint8Array, start: number, end: number, at: (i: number) => boolean, deadline?: number): boolean;
+}
+
+const timeUp = (deadline: number | undefined) => deadline !== undefined && performance.now() > deadline;
+
+/** An NFA run as a DFA built as it goes; `anchored`: a match must start at the text's start. */
+function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
+  const n = nfa.kind.length;
+  // DFA states: sets of NFA states (CHAR, ASSERT, MATCH) after following SPLITs, with the context
+  // the assertions need (at the start, previous byte a word byte)
+  let keys = new Map<string, number>();
+  let sets: Int32Array[] = [];
+  let context: number[] = [];
+  /** The next state, or FOUND when a match ends before the byte: what the hot loop reads. */
+  let trans = new Int32Array(0);
+  /** The next state, whether a match ends there or not (for `ends`). */
+  let nextOf = new Int32Array(0);
+  let atEnd: number[] = [];
+  const mark = new Int32Array(n);
+  let stamp = 0;
+  let resets = 0;
+
+  /** Follows SPLITs (and the ASSERTs `pass` lets through) from `from`, adding CHAR/ASSERT/MATCH states to `into`. */
+  function close(from: number[], into: number[], pass: (a: Assertion) => boolean): void {
+    stamp++;
+    const stack = from.slice();
+    while (stack.length > 0) {
+      const s = stack.pop()!;
+      if (mark[s] === stamp) continue;
+      mark[s] = stamp;
+      const kind = nfa.kind[s];
+      if (kind === SPLIT) {
+        stack.push(nfa.out2[s], nfa.out[s]);
+      } else if (kind === ASSERT && pass(nfa.table[s] as Assertion)) {
+        stack.push(nfa.out[s]);
+      } else {
+        into.push(s);
+      }
+    }
+  }
+
+  const START = 1;
+  const PREV_WORD = 2;
+  function stateOf(list: number[], ctx: number): number {
+    list.sort((a, b) => a - b);
+    const key = `${ctx}:${list.join(',')}`;
+    let id = keys.get(key);
+    if (id !== undefined) return id;
+    if (sets.length >= MAX_DFA_STATES) resetCache();
+    id = sets.length;
+    keys.set(key, id);
+    sets.push(Int32Array.from(list));
+    context.push(ctx);
+    atEnd.push(UNKNOWN);
+    if (trans.length < sets.length * 256) {
+      const size = Math.max(sets.length * 256, trans.length * 2);
+      const grown = new Int32Array(size).fill(UNKNOWN);
+      grown.set(trans);
+      trans = grown;
+      const grownNext = new Int32Array(size).fill(UNKNOWN);
+      grownNext.set(nextOf);
+      nextOf = grownNext;
+    }
+    return id;
+  }
+
+  function resetCache(): void {
+    resets++;
+    keys = new Map();
+    sets = [];
+    context = [];
+    atEnd = [];
+    trans = new Int32Array(0);
+    nextOf = new Int32Array(0);
+  }
+
+  /** What the assertions see between the previous byte and the next (`next` -1: the end). */
+  const passes = (ctx: number, next: number) => (a: Assertion) => {
+    const prevWord = (ctx & PREV_WORD) !== 0;
+    const nextWord = next >= 0 && isWordByte(next);
+    if (a === 'start') return (ctx & START) !== 0;
+    if (a === 'end') return next === -1;
+    return a === 'word' ? prevWord !== nextWord : prevWord === nextWord;
+  };
+
+  /** Works out the transition of `state` on byte `b` (both tables); returns it as the hot loop reads it. */
+  function step(state: number, b: number): number {
+    const ctx = context[state];
+    const expanded: number[] = [];
+    close(Array.from(sets[state]), expanded, passes(ctx, b));
+    let found = false;
+    const next: number[] = [];
+    for (const s of expanded) {
+      const kind = nfa.kind[s];
+      if (kind === MATCH) found = true;
+      else if (kind === CHAR && (nfa.table[s] as Uint8Array)[b]) next.push(nfa.out[s]);
+    }
+    // unanchored: a match may start at every byte
+    if (!anchored) next.push(nfa.start);
+    const list: number[] = [];
+    close(next, list, () => false);
+    const before = resets;
+    const to = stateOf(list, isWordByte(b) ? PREV_WORD : 0);
+    // a reset of the cache forgot `state`: the new state stands alone
+    if (resets === before) {
+      trans[(state << 8) | b] = found ? FOUND : to;
+      nextOf[(state << 8) | b] = to;
+    }
+    lastFound = found;
+    return to;
+  }
+  let lastFound = false;
+
+  function matchesAtEnd(state: number): boolean {
+    if (atEnd[state] === UNKNOWN) {
+      const expanded: number[] = [];
+      close(Array.from(sets[state]), expanded, passes(context[state], -1));
+      atEnd[state] = Number(expanded.some((s) => nfa.kind[s] === MATCH));
+    }
+    return atEnd[state] === 1;
+  }
+
+  /** The start state, worked out once per cache (a search tests many short texts: URLs, lines). */
+  let startState = -1;
+  let startResets = -1;
+  const initial = () => {
+    if (startResets !== resets || startState === -1) {
+      const list: number[] = [];
+      close([nfa.start], list, () => false);
+      startState = stateOf(list, START);
+      // making it may have reset the cache: it is the one state left
+      startResets = resets;
+    }
+    return startState;
+  };
+
+  return {
+    test(bytes, start, end, deadline) {
+      let state = initial();
+      let i = start;
+      while (i < end) {
+        // the hot loop: one table read per byte, until a transition not worked out yet
+        const stop = Math.min(end, i + 0x10000);
+        const table = trans;
+        let next = 0;
+        for (; i < stop; i++) {
+          next = table[(state << 8) | bytes[i]];
+          if (next < 0) break;
+          state = next;
+        }
+        if (i === stop) {
+          // the clock is read once a block, not once a text: most texts are short
+          if (stop - start >= 0x10000 && timeUp(deadline)) throw new SearchTimeout('search took too long');
+          continue;
+        }
+        if (next === FOUND) return true;
+        if (timeUp(deadline)) throw new SearchTimeout('search took too long');
+        state = step(state, bytes[i]);
+        if (lastFound) return true;
+        i++;
+      }
+      return matchesAtEnd(state);
+    },
+
+    ends(bytes, start, end, at, deadline) {
+      let state = initial();
+      for (let i = start; i < end; i++) {
+        const b = bytes[i];
+        let next = nextOf[(state << 8) | b];
+        let found: boolean;
+        if (next < 0) {
+          next = step(state, b);
+          found = lastFound;
+        } else found = trans[(state << 8) | b] === FOUND;
+        if (found && at(i)) return true;
+        state = next;
+        if ((i & 0xfff) === 0xfff && timeUp(deadline)) throw new SearchTimeout('search took too long');
+      }
+      return matchesAtEnd(state) && at(end);
+    },
+  };
+}
+
+/**
+ * Compiles `pattern`; `offset` is where it starts in the text the user typed (errors name their
+ * place in that text). A pattern may end in one negative lookahead, `(?!...)`: a match of the rest
+ * after which that does not match (tried at each place such a match ends). Throws RegexError.
+ */
+export function compileRegex(pattern: string, offset = 0): Matcher {
+  let parsed: { tree: Node; lookahead?: Node };
+  try {
+    parsed = parse(pattern);
+  } catch (err) {
+    if (err instanceof RegexError) throw new RegexError(err.message, err.position + offset);
+    throw err;
+  }
+  const main = lazyDfa(compile(parsed.tree, offset), false);
+  const look = parsed.lookahead && lazyDfa(compile(parsed.lookahead, offset), true);
+  const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) =>
+    look ? main.ends(bytes, start, end, (i) => !look.test(bytes, i, end, deadline), deadline) : main.test(bytes, start, end, deadline);
+  return {
+    source: pattern,
+    test,
+    testString: (text, deadline) => {
+      const bytes = Buffer.from(text);
+      return test(bytes, 0, bytes.length, deadline);
+    },
+  };
+}
+
+/** How common each ASCII byte is in web traffic, roughly (lower: rarer): the literal search looks for its rarest byte first. */
+const COMMON = ' etaoinsrhldcumfpgwybvkxjqz';
+/** Higher: rarer. */
+function rarity(b: number): number {
+  const lower = String.fromCharCode(b >= 65 && b <= 90 ? b + 32 : b);
+  const at = COMMON.indexOf(lower);
+  if (at !== -1) return at;
+  // digits and punctuation are rarer than letters, but for the very common ones
+  return '/=".<>:,-_'.includes(lower) ? 10 : 30;
+}
+
+/**
+ * A case-insensitive ASCII substring, found natively: the needle's rarest pair of bytes (in each
+ * of its cases) by indexOf, each hit checked in place. Far faster than a DFA walked byte by byte in
+ * JavaScript; `each` reports every place it starts (a search maps them to rows).
+ */
+function literalMatcher(text: string): Matcher | undefined {
+  const needle = Buffer.from(text);
+  if (needle.length === 0 || needle.some((b) => b >= 0x80)) return undefined;
+  const lower = needle.map((b) => (b >= 65 && b <= 90 ? b + 32 : b));
+  // the anchor: the pair (or the one byte) whose bytes are rarest
+  const width = Math.min(2, lower.length);
+  let k = 0;
+  const score = (i: number) => rarity(lower[i]) + (width === 2 ? rarity(lower[i + 1]) : 0);
+  for (let i = 1; i + width <= lower.length; i++) if (score(i) > score(k)) k = i;
+  const cases = (b: number) => (b >= 97 && b <= 122 ? [b, b - 32] : [b]);
+  const variants: Buffer[] = width === 1 ? cases(lower[k]).map((b) => Buffer.of(b)) : cases(lower[k]).flatMap((a) => cases(lower[k + 1]).map((b) => Buffer.of(a, b)));
+  const at = (bytes: Uint8Array, p: number) => {
+    for (let j = 0; j < lower.length; j++) {
+      const b = bytes[p + j];
+      if ((b >= 65 && b <= 90 ? b + 32 : b) !== lower[j]) return false;
+    }
+    return true;
+  };
+  const next = variants.map(() => -1);
+  /** Calls `found` with each place in `[start, end)` the needle starts, until it returns true. */
+  const each = (bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean => {
+    if (end - start < lower.length) return false;
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
+    const last = view.length - lower.length;
+    for (let v = 0; v < variants.length; v++) next[v] = view.indexOf(variants[v], k);
+    for (let checks = 0; ; checks++) {
+      let which = -1;
+      for (let v = 0; v < next.length; v++) if (next[v] !== -1 && (which === -1 || next[v] < next[which])) which = v;
+      if (which === -1) return false;
+      const hit = next[which] - k;
+      if (hit > last) return false;
+      if (at(view, hit) && found(start + hit)) return true;
+      next[which] = view.indexOf(variants[which], next[which] + 1);
+      if ((checks & 0xfff) === 0xfff && timeUp(deadline)) throw new SearchTimeout('search took too long');
+    }
+  };
+  // short texts (URLs, header lines) are faster walked by the DFA than searched with indexOf
+  const dfa = compileRegex(literalPattern(text));
+  const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) =>
+    end - start < 512 ? dfa.test(bytes, start, end, deadline) : each(bytes, start, end, () => true, deadline);
+  return {
+    source: text,
+    test,
+    each,
+    length: lower.length,
+    testString: (t, deadline) => {
+      const bytes = Buffer.from(t);
+      return test(bytes, 0, bytes.length, deadline);
+    },
+  };
+}
+
+/** A case-insensitive substring test (every character literal): native search for ASCII, the DFA otherwise. */
+export function compileSubstring(text: string): Matcher {
+  return literalMatcher(text) ?? compileRegex(literalPattern(text));
+}
+
+/** A case-insensitive substring as a pattern (every character literal). */
+export function literalPattern(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}

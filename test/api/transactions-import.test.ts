@@ -1,0 +1,190 @@
+/** HAR import: real exports (Chromium, mitmproxy's savehar shape), hostile documents refused whole, the size limit, the CLI. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { request, runCli, spawnServer, startServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { entryOf, harOf, importHar } from '../evidence/helpers.ts';
+
+const FIXTURES = join(import.meta.dirname, '..', 'evidence', 'fixtures');
+let server: TestServer;
+
+before(async () => {
+  server = await startServer({ maxBody: 1024, maxHarBody: 16 * 1024 * 1024 });
+  for (const url of ['http://127.0.0.1/', 'https://a.example/', 'https://b.example/']) {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: url } });
+  }
+});
+after(() => server.close());
+
+const list = async (target: number) => (await request(server.url, `/api/v1/targets/${target}/transactions/`)).json.data;
+const segments = () => {
+  try {
+    return readdirSync(join(server.dataDir, 'transactions')).sort();
+  } catch {
+    return [];
+  }
+};
+
+test("a HAR Chromium wrote (playwright's recordHar) imports, bodies and cookies as the browser saw them", async () => {
+  const har = await readFile(join(FIXTURES, 'chromium.har'));
+  // the fixture's site listened on a port of its own: the target is its host, so every entry is out of its scope (port)
+  const res = await importHar(server.url, 1, har);
+  assert.equal(res.status, 201, res.text);
+  const doc = JSON.parse(har.toString());
+  assert.deepEqual(res.json.data, { imported: doc.log.entries.length, out_of_scope: doc.log.entries.length, skipped: 0 });
+  const rows = await list(1);
+  assert.equal(rows.length, doc.log.entries.length);
+  const logo = rows.find((t: { url: string }) => t.url.endsWith('/logo.png'));
+  assert.equal(logo.binary_response, true);
+  const png = await request(server.url, `/api/v1/targets/1/transactions/${logo.id}/body`);
+  assert.deepEqual(png.raw.subarray(0, 8), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  const cart = rows.find((t: { method: string }) => t.method === 'POST');
+  assert.equal(JSON.parse(cart.data).note, 'a "quoted" $(note)');
+  const noHttpOnly = await request(server.url, `/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~hs "^set-cookie:(?!.*httponly)"')}&limit=50`);
+  assert.ok(noHttpOnly.json.data.data.length >= 2, 'the session cookie set without HttpOnly');
+  for (const t of noHttpOnly.json.data.data) assert.match(t.response_headers, /Set-Cookie: (session|auth)=/);
+  const login = rows.find((t: { url: string; method: string }) => t.url.endsWith('/login') && t.method === 'POST');
+  assert.equal(login.data, 'csrf=abc123&user=alice&pass=hunter2');
+});
+
+test("a HAR in mitmproxy's savehar shape (pretty-printed, null timings, base64 bodies) imports", async () => {
+  const har = await readFile(join(FIXTURES, 'mitmproxy.har'));
+  const res = await importHar(server.url, 1, har);
+  assert.equal(res.status, 201, res.text);
+  const doc = JSON.parse(har.toString());
+  assert.equal(res.json.data.imported, doc.log.entries.length);
+  const rows = await list(1);
+  // the URL as the WHATWG parser writes it (the quote escaped)
+  const missing = rows.find((t: { url: string }) => t.url.includes('/missing?id=1%27'));
+  assert.equal(missing.response_status, '404 Not Found');
+  const post = rows.filter((t: { data: string }) => t.data === 'user=bob&pass=p%40ss');
+  assert.equal(post.length, 1);
+});
+
+test('scope_only keeps the entries of the target\'s host and port only; entries with no answer or not http(s) are skipped', async () => {
+  const har = harOf([{ url: 'https://a.example/1' }, { url: 'https://a.example:8443/2' }, { url: 'https://b.example/3' }, { url: 'http://a.example/4' }, { url: 'https://a.example/5', status: 0 }]);
+  const doc = JSON.parse(har);
+  doc.log.entries.push({ ...entryOf({ url: 'https://a.example/x' }), request: { ...entryOf({ url: 'x' }).request as object, url: 'data:text/plain,hi' } });
+  const res = await importHar(server.url, 2, JSON.stringify(doc), '?scope_only=true');
+  assert.equal(res.status, 201, res.text);
+  assert.deepEqual(res.json.data, { imported: 1, out_of_scope: 3, skipped: 2 });
+  assert.deepEqual((await list(2)).map((t: { url: string }) => t.url), ['https://a.example/1']);
+});
+
+/** Each hostile document, and the field its refusal must name. */
+const HOSTILE: [string, string | Buffer, RegExp][] = [
+  ['truncated', harOf([{ url: 'https://a.example/' }]).slice(0, -20), /log\.entries\[0\]/],
+  ['not JSON', 'this is not json at all', /\(document\)/],
+  ['a JSON array', '[1,2,3]', /\(document\)/],
+  ['no entries', '{"log":{"version":"1.2"}}', /log\.entries/],
+  ['a 10 MB header', harOf([{ url: 'https://a.example/' }, { url: 'https://a.example/', headers: [['X-Big', 'x'.repeat(10 * 1024 * 1024)]] }]), /log\.entries\[1\]\.request\.headers\[0\]\.value/],
+  ['nesting 1000 deep', `{"log":{"entries":[{"request":${'['.repeat(1000)}${']'.repeat(1000)}}]}}`, /log\.entries\[0\]\.request/],
+  ['invalid base64', JSON.stringify({ log: { entries: [entryOf({ url: 'https://a.example/' }), { ...entryOf({ url: 'https://a.example/' }), response: { status: 200, headers: [], content: { text: 'not*base64!', encoding: 'base64' } } }] } }), /log\.entries\[1\]\.response\.content\.text/],
+  ['bytes that are not UTF-8', Buffer.concat([Buffer.from('{"log":{"entries":[{"request":{"url":"https://a.example/'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}}]}}')]), /log\.entries\[0\]\.request\.url/],
+  ['a status that is no number', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), response: { status: '200', headers: [], content: {} } }] } }), /log\.entries\[0\]\.response\.status/],
+  ['a method that is no token', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), request: { method: 'GET /x', url: 'https://a.example/', headers: [] } }] } }), /log\.entries\[0\]\.request\.method/],
+  ['a header name with a line break', harOf([{ url: 'https://a.example/', headers: [['X-A\r\nInjected', 'v']] }]), /log\.entries\[0\]\.request\.headers\[0\]\.name/],
+  ['a bad date', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), startedDateTime: 'yesterday' }] } }), /startedDateTime/],
+];
+
+for (const [name, body, field] of HOSTILE) {
+  test(`a hostile HAR (${name}) is a 400 naming the entry and the field, and nothing is stored`, async () => {
+    const before = { rows: (await list(3)).length, files: segments(), seq: server.store.stats.acknowledged };
+    const res = await importHar(server.url, 3, body);
+    assert.equal(res.status, 400, `${name}: ${res.text.slice(0, 200)}`);
+    assert.equal(res.json.status, 'fail');
+    assert.match(res.json.message, /^Invalid HAR/, name);
+    assert.match(res.json.message, field, name);
+    assert.equal(Object.keys(res.json.data).length, 1, 'data names the field');
+    assert.match(Object.keys(res.json.data)[0], field);
+    assert.equal((await list(3)).length, before.rows, 'no transaction stored');
+    assert.deepEqual(segments(), before.files, 'no file left behind');
+    assert.equal(server.store.stats.acknowledged, before.seq, 'no change made');
+  });
+}
+
+test('a HAR over --max-har-body is a 413, whether it says its length or not; --max-body does not bound this route', async () => {
+  const big = harOf(Array.from({ length: 8 }, (_, i) => ({ url: `https://c.example/${i}`, responseBody: 'x'.repeat(100 * 1024) })));
+  assert.ok(big.length > 1024, 'over --max-body (1 KiB here)');
+  const ok = await importHar(server.url, 3, big);
+  assert.equal(ok.status, 201, 'under --max-har-body');
+  const over = Buffer.alloc(17 * 1024 * 1024, ' ');
+  const declared = await importHar(server.url, 3, over);
+  assert.equal(declared.status, 413);
+  assert.equal(declared.json.message, 'Request body too large');
+  // chunked: no length said, refused once the bytes go past the limit
+  const chunked = await new Promise<{ status: number }>((resolve, reject) => {
+    const url = new URL(`${server.url}/api/v1/targets/3/transactions/`);
+    import('node:http').then(({ request: r }) => {
+      const req = r({ hostname: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode! });
+      });
+      req.on('error', () => {});
+      req.write(`{"log":{"entries":[${JSON.stringify(entryOf({ url: 'https://b.example/' }))},`);
+      const filler = Buffer.alloc(1024 * 1024, ' ');
+      let sent = 0;
+      const more = () => {
+        while (sent < 18 && req.write(filler)) sent++;
+        if (sent < 18) req.once('drain', () => (sent++, more()));
+        else req.end(']}}');
+      };
+      more();
+    }, reject);
+  });
+  assert.equal(chunked.status, 413);
+});
+
+test("Firefox's way of repeating Set-Cookie (one value, lines joined by newlines) becomes one header per line; NUL and CR become spaces", async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://ff.example/' } });
+  const res = await importHar(server.url, 4, harOf([{ url: 'https://ff.example/', responseHeaders: [['Set-Cookie', 'a=1; HttpOnly\nb=2; Path=/'], ['X-Odd', 'one\u0000two\rthree']] }]));
+  assert.equal(res.status, 201, res.text);
+  const [row] = await list(4);
+  const t = (await request(server.url, `/api/v1/targets/4/transactions/${row.id}`)).json.data;
+  assert.equal(t.response_headers, 'Set-Cookie: a=1; HttpOnly\r\nSet-Cookie: b=2; Path=/\r\nX-Odd: one two three');
+  assert.deepEqual(JSON.parse(t.session_tokens).map((c: { name: string }) => c.name), ['a', 'b']);
+});
+
+test('a HAR must come as application/json: anything else is a 415', async () => {
+  const res = await request(server.url, '/api/v1/targets/3/transactions/', { method: 'POST', body: harOf([{ url: 'https://b.example/' }]), headers: { 'content-type': 'text/plain' } });
+  assert.equal(res.status, 415);
+  const form = await request(server.url, '/api/v1/targets/3/transactions/', { method: 'POST', form: { a: 'b' } });
+  assert.equal(form.status, 415);
+});
+
+test('an import for a target deleted meanwhile, or unknown, is refused and leaves no file', async () => {
+  const res = await importHar(server.url, 99, harOf([{ url: 'https://b.example/' }]));
+  assert.equal(res.status, 400);
+  assert.equal(res.json.message, 'Invalid target reference provided');
+});
+
+test('assessd import-har: offline into a data directory; refused with the equivalent curl while a server holds it', async () => {
+  const dir = await tempDir();
+  const first = await spawnServer(['--port', '0', '--data-dir', dir]);
+  const headers = { authorization: `Bearer ${first.token}` };
+  await fetch(`${first.url}/api/v1/targets/`, { method: 'POST', headers, body: new URLSearchParams({ target_url: 'https://a.example/' }) });
+  const file = join(dir, '..', `har-${Date.now()}.har`);
+  await writeFile(file, harOf([{ url: 'https://a.example/1' }, { url: 'https://other.example/2' }]));
+  const refused = await runCli(['import-har', file, '--target', '1', '--data-dir', dir]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /in use by a running server.*curl -H "Authorization: Bearer \$\(cat .*token\)" -H 'Content-Type: application\/json' --data-binary @.*\/api\/v1\/targets\/1\/transactions\//);
+  first.proc.kill('SIGTERM');
+  await first.exited;
+
+  const done = await runCli(['import-har', file, '--target', '1', '--data-dir', dir, '--scope-only']);
+  assert.equal(done.code, 0, done.stderr);
+  assert.match(done.stdout, /imported 1 transaction \(1 out of scope, left out, 0 skipped\) into target 1/);
+  const bad = await runCli(['import-har', join(FIXTURES, 'make-fixtures.mjs'), '--target', '1', '--data-dir', dir]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /^assessd: import-har: .*Invalid HAR/);
+  const noTarget = await runCli(['import-har', file, '--target', '7', '--data-dir', dir]);
+  assert.match(noTarget.stderr, /no target 7/);
+
+  const again = await spawnServer(['--port', '0', '--data-dir', dir]);
+  const rows = (await (await fetch(`${again.url}/api/v1/targets/1/transactions/`, { headers: { authorization: `Bearer ${again.token}` } })).json()) as { data: { url: string }[] };
+  assert.deepEqual(rows.data.map((t) => t.url), ['https://a.example/1']);
+  again.proc.kill('SIGTERM');
+  await again.exited;
+});

@@ -1,0 +1,290 @@
+/** The transactions and URLs routes against the contract, and the upstream bugs not copied (one test each). */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MESSAGES, TRANSACTION_MESSAGES } from '../../src/api/messages.ts';
+import { request, startServer, useToken, type TestServer } from '../helpers/server.ts';
+import { harOf, importHar, type EntrySpec } from '../evidence/helpers.ts';
+
+let server: TestServer;
+const T = TRANSACTION_MESSAGES;
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+/** Target 1's transactions, ids 1.. in this order. */
+const ENTRIES: EntrySpec[] = [
+  { url: 'https://shop.example/', responseBody: '<html><title>Shop</title><!-- secret comment --></html>', responseHeaders: [['Content-Type', 'text/html'], ['Set-Cookie', 'sid=abc; Path=/'], ['Server', 'nginx/1.18.0']] },
+  { url: 'https://shop.example/login', method: 'POST', headers: [['Content-Type', 'application/x-www-form-urlencoded']], body: 'user=alice&pass=100%25_sure', status: 302, statusText: 'Found', responseHeaders: [['Location', '/'], ['Set-Cookie', 'auth=1; HttpOnly; Secure']] },
+  { url: 'https://shop.example/logo.png', responseBody: PNG, mimeType: 'image/png', responseHeaders: [['Content-Type', 'image/png']] },
+  { url: 'https://shop.example/search?q=shoes', responseBody: 'results for shoes: 100% cotton_socks', responseHeaders: [['Content-Type', 'text/plain']] },
+  { url: 'https://shop.example/missing', status: 404, statusText: 'Not Found', responseBody: 'nope', responseHeaders: [['Content-Type', 'text/plain']] },
+  { url: 'https://cdn.other.example/lib.js', responseBody: 'var x = 1;', mimeType: 'text/javascript', responseHeaders: [['Content-Type', 'text/javascript']] },
+  { url: 'https://shop.example/big', responseBody: 'B'.repeat(70 * 1024) + 'TAIL-MARKER', responseHeaders: [['Content-Type', 'text/plain']] },
+  { url: 'https://shop.example/report.pdf', responseBody: 'pdf', mimeType: 'application/pdf', responseHeaders: [['Content-Type', 'application/pdf']] },
+];
+
+before(async () => {
+  server = await startServer({ token: 'test-token-transactions' });
+  useToken(server.port, 'test-token-transactions');
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://shop.example/' } });
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://empty.example/' } });
+  const res = await importHar(server.url, 1, harOf(ENTRIES));
+  assert.equal(res.status, 201, res.text);
+  assert.deepEqual(res.json, { status: 'success', data: { imported: 8, out_of_scope: 1, skipped: 0 } });
+});
+after(() => server.close());
+
+const get = (path: string) => request(server.url, path);
+const ids = (list: { id: number }[]) => list.map((t) => t.id);
+
+test('upstream bug not copied: the list route answers (upstream answers 500), oldest first, without raw fields', async () => {
+  const res = await get('/api/v1/targets/1/transactions/');
+  assert.equal(res.status, 200);
+  assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+  assert.deepEqual(ids(res.json.data), [1, 2, 3, 4, 5, 6, 7, 8]);
+  const first = res.json.data[0];
+  assert.deepEqual(Object.keys(first).sort(), [
+    'binary_response', 'data', 'id', 'local_timestamp', 'login', 'logout', 'method', 'response_size', 'response_status', 'scope', 'session_tokens',
+    'source', 'started_at', 'target_id', 'time', 'time_human', 'url',
+  ]);
+  assert.equal(first.response_status, '200 OK');
+  assert.equal(first.time, 0.042);
+  assert.equal(first.time_human, '0s, 42ms');
+  assert.match(first.local_timestamp, /^\d\d-\d\d \d\d:\d\d:\d\d$/);
+  assert.equal(first.started_at, '2024-05-06T07:08:09.123Z');
+  assert.equal(first.source, 'har');
+  assert.equal(first.login, false);
+  assert.deepEqual(JSON.parse(first.session_tokens), [{ name: 'sid', value: 'abc', path: '/' }]);
+  assert.equal((await get('/api/v1/targets/2/transactions/')).json.data.length, 0, 'a target with none: []');
+});
+
+test('list filters: url, method and data exact (repeatable, any of), scope, binary_response, offset and limit', async () => {
+  const list = async (query: string) => ids((await get(`/api/v1/targets/1/transactions/?${query}`)).json.data);
+  assert.deepEqual(await list('url=https://shop.example/login&url=https://shop.example/missing'), [2, 5]);
+  assert.deepEqual(await list('url=https://shop.example/log'), [], 'exact, not a substring');
+  assert.deepEqual(await list('method=POST'), [2]);
+  assert.deepEqual(await list('data=user%3Dalice%26pass%3D100%2525_sure'), [2]);
+  assert.deepEqual(await list('scope=false'), [6]);
+  assert.deepEqual(await list('binary_response=true'), [3]);
+  assert.deepEqual(await list('offset=2&limit=3'), [3, 4, 5]);
+  const res = await get('/api/v1/targets/1/transactions/?limit=x');
+  assert.equal(res.status, 400);
+  assert.equal(res.json.message, MESSAGES.invalidParameterType);
+  assert.equal((await get('/api/v1/targets/1/transactions/?scope=maybe')).json.message, MESSAGES.invalidParameterType);
+});
+
+test('one transaction carries its raw fields and its whole body; upstream bug not copied: a blank line before the body in raw_request', async () => {
+  const res = await get('/api/v1/targets/1/transactions/2');
+  assert.equal(res.status, 200);
+  const t = res.json.data;
+  assert.equal(t.raw_request, 'POST https://shop.example/login HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\nuser=alice&pass=100%25_sure');
+  assert.equal(t.response_headers, 'Location: /\r\nSet-Cookie: auth=1; HttpOnly; Secure');
+  assert.equal(t.response_status, '302 Found');
+  assert.equal(t.data, 'user=alice&pass=100%25_sure');
+  const big = (await get('/api/v1/targets/1/transactions/7')).json.data;
+  assert.equal(big.response_body.length, 70 * 1024 + 11, 'the whole body');
+  assert.equal(big.response_body_truncated, undefined);
+  const png = (await get('/api/v1/targets/1/transactions/3')).json.data;
+  assert.equal(png.binary_response, true);
+  assert.deepEqual(Buffer.from(png.response_body, 'base64'), PNG);
+  assert.equal(png.response_size, PNG.length);
+});
+
+test('errors: unknown target, unknown transaction, DELETE without an id, POST/PUT/PATCH on one', async () => {
+  for (const path of ['/api/v1/targets/9/transactions/', '/api/v1/targets/9/transactions/1', '/api/v1/targets/9/transactions/search/', '/api/v1/targets/9/urls/', '/api/v1/targets/9/urls/search/']) {
+    const res = await get(path);
+    assert.equal(res.status, 400, path);
+    assert.equal(res.json.message, MESSAGES.invalidTargetReference, path);
+  }
+  const unknown = await get('/api/v1/targets/1/transactions/99');
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.json.message, T.invalidTransaction);
+  assert.equal((await get('/api/v1/targets/2/transactions/1')).json.message, T.invalidTransaction, "another target's transaction");
+  const noId = await request(server.url, '/api/v1/targets/1/transactions/', { method: 'DELETE' });
+  assert.equal(noId.status, 400);
+  assert.equal(noId.json.message, T.needsTransactionId);
+  for (const method of ['POST', 'PUT', 'PATCH']) {
+    const res = await request(server.url, '/api/v1/targets/1/transactions/1', { method });
+    assert.equal(res.status, 405, method);
+    assert.equal(res.json.message, 'Method not allowed');
+    assert.match(res.headers.allow!, /GET/);
+  }
+  const hrtNoId = await request(server.url, '/api/v1/targets/1/transactions/hrt/', { method: 'POST' });
+  assert.equal(hrtNoId.json.message, T.needsTransactionId);
+  const hrtUnknown = await request(server.url, '/api/v1/targets/1/transactions/hrt/99', { method: 'POST' });
+  assert.equal(hrtUnknown.json.message, T.invalidTransaction);
+  const badProxy = await request(server.url, '/api/v1/targets/1/transactions/hrt/1', { method: 'POST', form: { language: 'python', proxy: 'not a url' } });
+  assert.equal(badProxy.status, 400);
+  assert.equal(badProxy.json.message, MESSAGES.invalidParameterType);
+});
+
+test('upstream bug not copied: search looks into response bodies, keeps its order and its limit (default 10)', async () => {
+  const res = await get('/api/v1/targets/1/transactions/search/?response_body=SECRET%20COMMENT');
+  assert.equal(res.status, 200);
+  assert.equal(res.json.data.records_total, 8);
+  assert.equal(res.json.data.records_filtered, 1);
+  assert.deepEqual(ids(res.json.data.data), [1]);
+  assert.ok('raw_request' in res.json.data.data[0], 'a search carries the raw fields');
+  const limited = (await get('/api/v1/targets/1/transactions/search/?limit=3&offset=1')).json.data;
+  assert.deepEqual(ids(limited.data), [2, 3, 4], 'oldest first, offset then limit');
+  assert.equal(limited.records_filtered, 8);
+  const all = (await get('/api/v1/targets/1/transactions/search/')).json.data;
+  assert.equal(all.data.length, 8, 'limit defaults to 10: all eight');
+});
+
+test('upstream bug not copied: search escapes % and _ (they match themselves)', async () => {
+  const search = async (query: string) => ids((await get(`/api/v1/targets/1/transactions/search/?${query}`)).json.data.data);
+  assert.deepEqual(await search('response_body=100%25'), [4]);
+  assert.deepEqual(await search('response_body=cotto__socks'), [], '_ is no wildcard');
+  assert.deepEqual(await search('response_body=cotton_socks'), [4]);
+  assert.deepEqual(await search('data=100%2525_sure'), [2]);
+  assert.deepEqual(await search('url=SHOP.EXAMPLE%2FLOGIN'), [2], 'any case');
+  assert.deepEqual(await search('method=pos'), [2]);
+  assert.deepEqual(await search('response_status=not%20found'), [5]);
+  assert.deepEqual(await search('response_headers=nginx'), [1]);
+  assert.deepEqual(await search('raw_request=x-www-form'), [2]);
+  assert.deepEqual(await search('scope=false'), [6]);
+  assert.deepEqual(await search('response_body=cotton&url=search'), [4], 'every argument must match');
+});
+
+test('lists and searches cut bodies over 64 KiB (response_body_truncated), the transaction itself does not', async () => {
+  const found = (await get('/api/v1/targets/1/transactions/search/?url=%2Fbig')).json.data.data[0];
+  assert.equal(found.response_body.length, 64 * 1024);
+  assert.equal(found.response_body_truncated, true);
+  assert.equal((await get('/api/v1/targets/1/transactions/search/?response_body=TAIL-MARKER')).json.data.records_filtered, 1, 'the search reads the whole body');
+});
+
+test('the filter language (q): operators, negation, and, or, parentheses, bare words', async () => {
+  const q = async (expr: string) => ids((await get(`/api/v1/targets/1/transactions/search/?limit=50&q=${encodeURIComponent(expr)}`)).json.data.data);
+  assert.deepEqual(await q('~m post'), [2]);
+  assert.deepEqual(await q('~c 404'), [5]);
+  assert.deepEqual(await q('~d ^cdn\\.'), [6]);
+  assert.deepEqual(await q('~t image/'), [3]);
+  assert.deepEqual(await q('~hs "set-cookie: [^\\r]*"'), [1, 2]);
+  assert.deepEqual(await q('~hs "^set-cookie:(?!.*httponly)"'), [1], 'a cookie set without HttpOnly: each header line alone, one lookahead at the end');
+  assert.deepEqual(await q('~hs set-cookie & !~hs httponly'), [1]);
+  assert.deepEqual(await q('~hq x-www-form'), [2]);
+  assert.deepEqual(await q('~bs "secret comment"'), [1]);
+  assert.deepEqual(await q('~bq alice'), [2]);
+  assert.deepEqual(await q('~b alice'), [2]);
+  assert.deepEqual(await q('~s'), [1, 2, 3, 4, 5, 6, 7, 8]);
+  assert.deepEqual(await q('login | missing'), [2, 5], 'bare words are ~u');
+  assert.deepEqual(await q('!(~u shop | ~c 200)'), []);
+  assert.deepEqual(await q('~u shop ~c 302'), [2], 'juxtaposition is and');
+  assert.deepEqual(await q('~u \\.(png|pdf)$'), [3, 8]);
+});
+
+test('an invalid filter expression is a 400 naming the position', async () => {
+  for (const [expr, position] of [['~u', 2], ['~x foo', 0], ['(~m get', 7], ['~c abc', 3], ['~u (a', 3], ['~u "a(b"', 5], ['~b "(a)\\1"', 7], ['~b "(?=x)"', 4], ['a |', 3], ['"unterminated', 0]] as const) {
+    const res = await get(`/api/v1/targets/1/transactions/search/?q=${encodeURIComponent(expr)}`);
+    assert.equal(res.status, 400, expr);
+    assert.match(res.json.message, /^Invalid filter expression: /, expr);
+    assert.match(res.json.message, new RegExp(`position ${position}\\b`), `${expr}: ${res.json.message}`);
+  }
+});
+
+test('a catastrophic regex answers, and finds what it should (no backtracking)', async () => {
+  const res = await get(`/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~bs "(B+)+C"')}`);
+  assert.equal(res.status, 200);
+  assert.equal(res.json.data.records_filtered, 0);
+  const nested = await get(`/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~bs "(.*.*)*MARKER$"')}`);
+  assert.deepEqual(ids(nested.json.data.data), [7]);
+});
+
+test('a search that reads bodies stops once its page is full: records_filtered_exact says so, exact=true counts all', async () => {
+  const page = (await get('/api/v1/targets/1/transactions/search/?q=~bs%20.&limit=2')).json.data;
+  assert.deepEqual(ids(page.data), [1, 3]);
+  assert.equal(page.records_filtered_exact, false);
+  assert.ok(page.records_filtered >= 3);
+  const exact = (await get('/api/v1/targets/1/transactions/search/?q=~bs%20.&limit=2&exact=true')).json.data;
+  assert.equal(exact.records_filtered, 7);
+  assert.equal(exact.records_filtered_exact, undefined);
+});
+
+test('the body route serves bytes as a download that no browser renders in our origin', async () => {
+  const res = await get('/api/v1/targets/1/transactions/1/body');
+  assert.equal(res.status, 200);
+  assert.equal(res.text, '<html><title>Shop</title><!-- secret comment --></html>');
+  assert.equal(res.headers['content-type'], 'application/octet-stream');
+  assert.match(res.headers['content-disposition']!, /^attachment; filename="/);
+  assert.equal(res.headers['x-content-type-options'], 'nosniff');
+  assert.match(String(res.headers['content-security-policy']), /^sandbox/);
+  const png = await get('/api/v1/targets/1/transactions/3/body');
+  assert.equal(png.headers['content-type'], 'image/png', 'an image may be shown as one (sandboxed)');
+  assert.deepEqual(png.raw, PNG);
+  assert.match(png.headers['content-disposition']!, /filename="logo\.png"/);
+});
+
+test('every route needs the token; upstream bug not copied: URLs are not served without authentication', async () => {
+  for (const path of ['/api/v1/targets/1/transactions/', '/api/v1/targets/1/transactions/1', '/api/v1/targets/1/transactions/search/', '/api/v1/targets/1/urls/', '/api/v1/targets/1/urls/search/', '/api/v1/targets/1/transactions/1/body', '/api/v1/targets/1/transactions/har']) {
+    const res = await request(server.url, path, { auth: false });
+    assert.equal(res.status, 401, path);
+    assert.equal(res.json.message, 'Authentication required');
+  }
+  const hrt = await request(server.url, '/api/v1/targets/1/transactions/hrt/1', { method: 'POST', auth: false });
+  assert.equal(hrt.status, 401);
+});
+
+test('upstream bug not copied: hrt reads searchstring (the upstream web client sends that name)', async () => {
+  const res = await request(server.url, '/api/v1/targets/1/transactions/hrt/1', { method: 'POST', form: { language: 'bash', searchstring: 'comment' } });
+  assert.equal(res.status, 200);
+  assert.match(res.text, /grep --ignore-case --fixed-strings -e 'comment'/);
+});
+
+test('URLs: each once, visited, scope and kind; filters; search with counts', async () => {
+  const urls = (await get('/api/v1/targets/1/urls/')).json.data;
+  const kinds = Object.fromEntries(urls.map((u: { url: string; kind: string }) => [u.url, u.kind]));
+  assert.deepEqual(kinds, {
+    'https://shop.example/': 'page',
+    'https://shop.example/login': 'fuzzable',
+    'https://shop.example/logo.png': 'image',
+    'https://shop.example/search?q=shoes': 'fuzzable',
+    'https://shop.example/missing': 'error',
+    'https://cdn.other.example/lib.js': 'external',
+    'https://shop.example/big': 'page',
+    'https://shop.example/report.pdf': 'file',
+  });
+  assert.deepEqual(Object.keys(urls[0]).sort(), ['kind', 'scope', 'target_id', 'url', 'visited']);
+  assert.ok(urls.every((u: { visited: boolean }) => u.visited));
+  assert.equal((await get('/api/v1/targets/1/urls/?scope=false')).json.data.length, 1);
+  assert.equal((await get('/api/v1/targets/1/urls/?kind=image&kind=file')).json.data.length, 2);
+  assert.deepEqual((await get('/api/v1/targets/1/urls/?url=https://shop.example/big')).json.data.map((u: { url: string }) => u.url), ['https://shop.example/big']);
+  const found = (await get('/api/v1/targets/1/urls/search/?url=SHOP&limit=2&offset=1')).json.data;
+  assert.equal(found.records_total, 8);
+  assert.equal(found.records_filtered, 7);
+  assert.deepEqual(found.data.map((u: { url: string }) => u.url), ['https://shop.example/login', 'https://shop.example/logo.png']);
+  assert.equal((await get('/api/v1/targets/1/urls/?kind=nope')).status, 400);
+});
+
+test('HAR export: the search\'s arguments, a download, and it imports back the same', async () => {
+  const res = await get('/api/v1/targets/1/transactions/har?q=~u%20shop.example');
+  assert.equal(res.status, 200);
+  assert.match(res.headers['content-disposition']!, /^attachment; filename="shop\.example-transactions\.har"/);
+  const har = res.json;
+  assert.equal(har.log.version, '1.2');
+  assert.equal(har.log.entries.length, 7);
+  assert.equal(har.log.entries[2].response.content.encoding, 'base64');
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://copy.example/' } });
+  const back = await importHar(server.url, 3, res.raw);
+  assert.equal(back.status, 201, back.text);
+  assert.equal(back.json.data.imported, 7);
+  const original = (await get('/api/v1/targets/1/transactions/3')).json.data;
+  const copy = (await get('/api/v1/targets/3/transactions/')).json.data.find((t: { url: string }) => t.url.endsWith('logo.png'));
+  const copied = (await get(`/api/v1/targets/3/transactions/${copy.id}`)).json.data;
+  for (const field of ['url', 'method', 'raw_request', 'response_headers', 'response_body', 'response_status', 'binary_response', 'started_at', 'time']) {
+    assert.deepEqual(copied[field], original[field], field);
+  }
+});
+
+test('DELETE removes one transaction: it is gone from the list, the search and the URLs', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://del.example/' } });
+  await importHar(server.url, 4, harOf([{ url: 'https://del.example/a' }, { url: 'https://del.example/b' }]));
+  const before = ids((await get('/api/v1/targets/4/transactions/')).json.data);
+  const res = await request(server.url, `/api/v1/targets/4/transactions/${before[0]}`, { method: 'DELETE' });
+  assert.equal(res.status, 200);
+  assert.deepEqual(res.json, { status: 'success', data: {} });
+  assert.deepEqual(ids((await get('/api/v1/targets/4/transactions/')).json.data), [before[1]]);
+  assert.equal((await get(`/api/v1/targets/4/transactions/${before[0]}`)).json.message, T.invalidTransaction);
+  assert.deepEqual((await get('/api/v1/targets/4/urls/')).json.data.map((u: { url: string }) => u.url), ['https://del.example/b']);
+  const again = await request(server.url, `/api/v1/targets/4/transactions/${before[0]}`, { method: 'DELETE' });
+  assert.equal(again.json.message, T.invalidTransaction);
+});

@@ -1,0 +1,251 @@
+/**
+ * Copy as code, run: each language's code (from POST .../hrt/<id>) is run by its interpreter
+ * against a local server, which records what it received; the bytes must be the recorded
+ * request's, whatever the transaction holds, and a canary command planted in it must never run.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { request, startServer, type TestServer } from '../helpers/server.ts';
+import { harOf, importHar } from './helpers.ts';
+
+const run = promisify(execFile);
+
+interface Received {
+  method: string;
+  target: string;
+  headers: [string, Buffer][];
+  body: Buffer;
+}
+
+let assessd: TestServer;
+let site: Server;
+let origin: string;
+let work: string;
+const received: Received[] = [];
+let canary: string;
+
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'assessd-code-'));
+  canary = join(work, 'CANARY');
+  site = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers: [string, Buffer][] = [];
+      // header values as the bytes that came (Node reads them as latin1)
+      for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i], Buffer.from(req.rawHeaders[i + 1], 'latin1')]);
+      received.push({ method: req.method!, target: req.url!, headers, body: Buffer.concat(chunks) });
+      res.writeHead(200, { 'Content-Type': 'text/plain', Connection: 'close' });
+      res.end('the answer\nsecond line NEEDLE here\n');
+    });
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  assessd = await startServer();
+  await request(assessd.url, '/api/v1/targets/', { method: 'POST', form: { target_url: `${origin}/` } });
+});
+after(async () => {
+  await assessd.close();
+  site.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** Every way a value could break out of a literal, each trying to create the canary file. */
+const hostile = () => [
+  `$(touch ${canary})`,
+  `\`touch ${canary}\``,
+  `'; touch ${canary}; '`,
+  `"; touch ${canary}; "`,
+  `#{system('touch ${canary}')}`,
+  `\${system('touch ${canary}')}`,
+  `{$x}\\'\\"\\\\ %s %n`,
+].join(' ');
+
+interface Case {
+  name: string;
+  method: string;
+  path: string;
+  headers: [string, string][];
+  body?: Buffer;
+}
+
+const BIG = randomBytes(1024 * 1024);
+
+const cases = (): Case[] => [
+  {
+    name: 'quotes, $(...), backticks and interpolations in the URL and headers',
+    method: 'GET',
+    path: `/a'b"c/$(touch%20x)/\`x\`?q=${encodeURIComponent(hostile())}&r='$(id)'&s=#{x}`,
+    headers: [['X-Hostile', hostile()], ['Cookie', `session="a'b"; other=$(x)`], ['Accept', '*/*'], ['User-Agent', 'agent "x" $(y)']],
+  },
+  {
+    name: 'a text body with newlines, quotes and non-ASCII characters',
+    method: 'POST',
+    path: '/submit',
+    headers: [['Content-Type', 'text/plain; charset=utf-8'], ['X-Empty', ''], ['X-Repeat', 'one'], ['X-Repeat', 'two'], ['X-Name', 'café ✓']],
+    body: Buffer.from(`line 1\nline 2\r\n${hostile()}\n\ttabbed é ✓ 😀 \\ end\n\n`),
+  },
+  {
+    name: 'a binary body with NUL and bytes that are not UTF-8',
+    method: 'PATCH',
+    path: '/binary',
+    headers: [['Content-Type', 'application/octet-stream']],
+    body: Buffer.from([0, 255, 254, 10, 13, 39, 34, 36, 40, 96, 0, 0, 0xc3, 0x28, 0x80, 92, 37]),
+  },
+  {
+    name: 'a 1 MB body',
+    method: 'PUT',
+    path: '/big',
+    headers: [['Content-Type', 'application/octet-stream']],
+    body: BIG,
+  },
+  {
+    name: 'an HTTP/2 capture (lower-case names, pseudo-headers)',
+    method: 'DELETE',
+    path: '/h2?x=1',
+    headers: [[':method', 'DELETE'], [':authority', 'example'], [':scheme', 'http'], [':path', '/h2?x=1'], ['accept', 'application/json'], ['x-token', 'abc']],
+  },
+];
+
+/** What each language's client adds of its own when the recorded request lacks it. */
+const EXTRAS: Record<string, Set<string>> = {
+  bash: new Set(['host', 'content-length']),
+  python: new Set(['host', 'content-length']),
+  php: new Set(['host', 'connection', 'content-length', 'content-type']),
+  ruby: new Set(['host', 'connection', 'content-length', 'accept-encoding', 'accept', 'user-agent', 'content-type']),
+  fetch: new Set(['host', 'connection', 'content-length', 'accept', 'accept-language', 'sec-fetch-mode', 'user-agent', 'accept-encoding']),
+  raw: new Set(['host', 'content-length']),
+};
+/** What each language does not send as recorded: framing (worked out from the body), pseudo-headers, and fetch's forbidden names. */
+const dropped = (language: string, name: string) =>
+  name.startsWith(':') || ['content-length', 'transfer-encoding'].includes(name) || (language === 'fetch' && ['host', 'connection'].includes(name));
+
+function folded(headers: [string, string][]): [string, string][] {
+  const byName = new Map<string, [string, string]>();
+  for (const [name, value] of headers) {
+    const seen = byName.get(name.toLowerCase());
+    if (seen) seen[1] += `, ${value}`;
+    else byName.set(name.toLowerCase(), [name, value]);
+  }
+  return [...byName.values()];
+}
+
+async function runCode(language: string, code: Buffer): Promise<void> {
+  const file = join(work, `code.${{ bash: 'sh', python: 'py', php: 'php', ruby: 'rb', fetch: 'mjs', raw: 'http' }[language]}`);
+  await writeFile(file, code);
+  const options = { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 };
+  if (language === 'raw') return sendRaw(code);
+  const interpreter = { bash: 'bash', python: 'python3', php: 'php', ruby: 'ruby', fetch: process.execPath }[language]!;
+  await run(interpreter, [file], options);
+}
+
+function sendRaw(bytes: Buffer): Promise<void> {
+  const { port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+    socket.on('data', () => {});
+    socket.on('close', () => resolve());
+    socket.on('error', reject);
+  });
+}
+
+function checkReceived(language: string, c: Case, got: Received): void {
+  assert.equal(got.method, c.method);
+  // the URL as stored: as the WHATWG parser writes it (a browser's HAR has it so already)
+  const url = new URL(`${origin}${c.path}`);
+  assert.equal(got.target, `${url.pathname}${url.search}`, 'the request target');
+  assert.ok(got.body.equals(c.body ?? Buffer.alloc(0)), `the body (${got.body.length} bytes received, ${c.body?.length ?? 0} recorded)`);
+  let expected = c.headers.filter(([name]) => !dropped(language, name.toLowerCase()));
+  // Net::HTTP and fetch send a repeated header once, its values joined by ", " (the same field, RFC 9110 5.3)
+  if (language === 'ruby' || language === 'fetch') expected = folded(expected);
+  const gotByName = got.headers.map(([name, value]) => [name.toLowerCase(), value] as const);
+  for (const [name, value] of expected) {
+    const index = gotByName.findIndex(([n, v]) => n === name.toLowerCase() && v.equals(Buffer.from(value)));
+    assert.ok(index !== -1, `header ${name}: ${JSON.stringify(value)} not received as recorded; got ${JSON.stringify(got.headers.map(([n, v]) => `${n}: ${v.toString('utf8')}`))}`);
+    gotByName.splice(index, 1);
+  }
+  const extras = gotByName.filter(([name]) => !EXTRAS[language].has(name)).map(([name, value]) => `${name}: ${value}`);
+  assert.deepEqual(extras, [], `headers the recorded request did not have`);
+  if (c.body && c.body.length > 0) {
+    const length = got.headers.find(([n]) => n.toLowerCase() === 'content-length');
+    assert.equal(length?.[1].toString(), String(c.body.length));
+  }
+}
+
+let ids: number[] = [];
+
+test('the transactions to copy are imported from a HAR (bodies not UTF-8 as base64)', async () => {
+  const entries = cases().map((c) => ({
+    url: `${origin}${c.path}`,
+    method: c.method,
+    headers: c.headers,
+    body: c.body,
+  }));
+  const result = await importHar(assessd.url, 1, harOf(entries));
+  assert.equal(result.status, 201, result.text);
+  ids = (await request(assessd.url, '/api/v1/targets/1/transactions/')).json.data.map((t: { id: number }) => t.id);
+  assert.equal(ids.length, cases().length);
+});
+
+for (const language of ['bash', 'python', 'php', 'ruby', 'fetch', 'raw']) {
+  test(`${language}: running the code sends exactly the recorded request, and runs nothing planted in it`, async () => {
+    const all = cases();
+    for (const [i, c] of all.entries()) {
+      const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[i]}/`, { method: 'POST', form: { language } });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+      received.length = 0;
+      await runCode(language, res.raw);
+      assert.equal(received.length, 1, `${c.name}: one request received`);
+      checkReceived(language, c, received[0]);
+      assert.equal(existsSync(canary), false, `${c.name}: the canary ran`);
+    }
+  });
+}
+
+test('search_string (and searchstring, as the upstream web client sends it) shows the lines of the answer that hold it', async () => {
+  for (const name of ['search_string', 'searchstring']) {
+    for (const language of ['bash', 'python', 'php', 'ruby', 'fetch']) {
+      const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[0]}/`, { method: 'POST', form: { language, [name]: 'needle' } });
+      const file = join(work, `search.${{ bash: 'sh', python: 'py', php: 'php', ruby: 'rb', fetch: 'mjs' }[language]}`);
+      await writeFile(file, res.raw);
+      const interpreter = { bash: 'bash', python: 'python3', php: 'php', ruby: 'ruby', fetch: process.execPath }[language]!;
+      const { stdout } = await run(interpreter, [file]);
+      assert.match(stdout, /second line NEEDLE here/, `${language} with ${name}`);
+      assert.doesNotMatch(stdout, /the answer/, `${language} with ${name}: only the matching lines`);
+    }
+  }
+});
+
+test('data replaces the body; several languages come one after another; an unknown one is 400', async () => {
+  received.length = 0;
+  const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST', form: { language: 'python', data: "new 'body' $(x)" } });
+  await runCode('python', res.raw);
+  assert.equal(received[0].body.toString(), "new 'body' $(x)");
+  const both = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST', form: { language: ['bash', 'ruby'] } });
+  assert.match(both.text, /^#!\/usr\/bin\/env bash[\s\S]*require 'net\/http'/);
+  const plain = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST' });
+  assert.match(plain.text, /^#!\/usr\/bin\/env bash\n/, 'bash by default');
+  const bad = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST', form: { language: 'cobol' } });
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.message, 'Invalid parameter type provided');
+});
+
+test('proxy sends the request through the proxy given (curl, python, ruby, php)', async () => {
+  // the site itself acts as the proxy: a request through a proxy has the absolute URL as its target
+  for (const language of ['bash', 'python', 'ruby', 'php']) {
+    received.length = 0;
+    const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language, proxy: origin } });
+    await runCode(language, res.raw);
+    assert.equal(received[0].target, `${origin}/h2?x=1`, language);
+  }
+});

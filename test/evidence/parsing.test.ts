@@ -1,0 +1,104 @@
+/** The streaming JSON parser, the linear-time regexes and the filter language, on their own. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError } from '../../src/evidence/json-stream.ts';
+import { evaluate, FilterError, parseFilter, type Subject } from '../../src/evidence/filter.ts';
+import { compileRegex, RegexError } from '../../src/evidence/regex.ts';
+
+function parseInPieces(doc: Buffer, size: number, limits = DEFAULT_JSON_LIMITS): unknown[] {
+  const parser = createJsonStream(limits);
+  const out: unknown[] = [];
+  for (let i = 0; i < doc.length; i += size) {
+    parser.write(doc.subarray(i, i + size));
+    out.push(...parser.take().map((e) => e.value));
+  }
+  parser.end();
+  out.push(...parser.take().map((e) => e.value));
+  return out;
+}
+
+const plain = (v: unknown): unknown => (isBodyText(v) ? v.bytes.toString('utf8') : Array.isArray(v) ? v.map(plain) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v);
+
+test('the streaming parser yields each entry whole, whatever the chunks, escapes and surrogates split across them', () => {
+  const entries = [
+    { request: { url: 'https://a/é\u0000"\\/\b\f\n\r\t😀', n: [1, -2.5e3, 0, true, false, null] }, response: { content: { text: 'body "quoted" \u2028 😀 \\u0041' } } },
+    { empty: {}, list: [], nested: [[{ a: [{}] }]] },
+    'a string entry',
+    42,
+  ];
+  const doc = Buffer.from(JSON.stringify({ log: { version: '1.2', pages: [{ x: [1, { y: 'z' }] }], entries }, extra: { ignored: [1, 2] } }));
+  for (const size of [1, 2, 3, 5, 7, 64, doc.length]) {
+    assert.deepEqual(parseInPieces(doc, size).map(plain), entries, `pieces of ${size}`);
+  }
+});
+
+test('bodies (content.text, postData.text) are kept as bytes and cut at the cap, the rest read and dropped', () => {
+  const doc = Buffer.from(JSON.stringify({ log: { entries: [{ request: { postData: { text: 'short' } }, response: { content: { text: 'é'.repeat(10) } }, other: { text: 'not a body' } }] } }));
+  const [entry] = parseInPieces(doc, 3, { ...DEFAULT_JSON_LIMITS, bodyCap: 5 }) as { request: { postData: { text: unknown } }; response: { content: { text: unknown } }; other: { text: unknown } }[];
+  assert.ok(isBodyText(entry.response.content.text));
+  assert.equal(entry.response.content.text.bytes.toString(), 'éé', 'cut on a whole character');
+  assert.equal(entry.response.content.text.cut, true);
+  assert.ok(isBodyText(entry.request.postData.text));
+  assert.equal(entry.request.postData.text.cut, false);
+  assert.equal(entry.other.text, 'not a body');
+});
+
+test('the parser refuses what is not JSON, or past its limits, naming where', () => {
+  const cases: [string, RegExp, string][] = [
+    ['{"log":{"entries":[{"a":1,}]}}', /expected a key/, 'log.entries[0].a'],
+    ['{"log":{"entries":[1,]}}', /unexpected/, 'log.entries[1]'],
+    ['{"log":{"entries":[{"a":01}]}}', /invalid number/, 'log.entries[0].a'],
+    ['{"log":{"entries":[{"a":tru}]}}', /unexpected "tru"/, 'log.entries[0].a'],
+    ['{"log":{"entries":[{"a":"\\x"}]}}', /invalid escape/, 'log.entries[0].a'],
+    ['{"log":{"entries":[{"a":"\u0001"}]}}', /control character/, 'log.entries[0].a'],
+    ['{"log":{"entries":[]}}{', /after the end/, '(document)'],
+    ['{"log":[]}', /"log" must be an object/, 'log'],
+    ['{"log":{"entries":{}}}', /must be an array/, 'log.entries'],
+    [`{"log":{"entries":[{"a":"${'x'.repeat(100)}"}]}}`, /longer than 50 bytes/, 'log.entries[0].a'],
+    [`{"log":{"entries":[${'['.repeat(70)}${']'.repeat(70)}]}}`, /deeper than 64/, 'log.entries[0]'],
+  ];
+  for (const [doc, message, field] of cases) {
+    assert.throws(() => parseInPieces(Buffer.from(doc), 4, { ...DEFAULT_JSON_LIMITS, maxString: 50 }), (err: JsonStreamError) => {
+      assert.ok(err instanceof JsonStreamError, doc);
+      assert.match(err.message, message, doc);
+      assert.ok(err.field.startsWith(field), `${doc}: ${err.field}`);
+      return true;
+    });
+  }
+  assert.throws(() => parseInPieces(Buffer.from('{"log":{"entries":[[1,2,3,4,5]]}}'), 4, { ...DEFAULT_JSON_LIMITS, maxValuesPerEntry: 3 }), /more than 3 values/);
+});
+
+test('regexes: JavaScript syntax, any case, no backtracking, errors with their place', () => {
+  const table: [string, string, boolean][] = [
+    ['hello', 'say HeLLo', true], ['^abc', 'xabc', false], ['abc$', 'xxabc', true], ['\\bfoo\\b', 'a foo b', true], ['\\bfoo\\b', 'afoob', false],
+    ['a.c', 'aéc', true], ['a.c', 'a\nc', false], ['[^x]yz', 'éyz', true], ['colou?r', 'COLOR', true], ['(ab|cd){2}', 'xxabcdyy', true],
+    ['\\d{3}-\\d{4}', 'call 555-1234', true], ['[a-c]+z', 'BBBZ', true], ['é', 'café', true], ['\\x41\\u0042', 'ab', true],
+    ['(a+)+b', 'a'.repeat(50_000), false], ['(.*.*)*x', 'y'.repeat(50_000), false], ['foo(?!bar)', 'foobar foobaz', true], ['foo(?!bar)', 'foobar', false],
+  ];
+  for (const [pattern, text, expected] of table) assert.equal(compileRegex(pattern).testString(text), expected, `/${pattern}/ on ${text.slice(0, 20)}`);
+  const refused: [string, number, RegExp][] = [['(a)\\1', 3, /backreferences/], ['(?<=a)b', 0, /lookarounds/], ['a(?!b)c', 1, /only at the end/], ['[z-a]', 1, /out of order/], ['a{5,2}', 1, /out of order/], ['(ab', 0, /unterminated group/], ['a**', 2, /nothing to repeat/], ['\\p{L}', 0, /Unicode property/]];
+  for (const [pattern, position, message] of refused) {
+    assert.throws(() => compileRegex(pattern, 10), (err: RegexError) => err instanceof RegexError && err.position === position + 10 && message.test(err.message), pattern);
+  }
+});
+
+test('filter expressions: precedence (! then & then |), bare words, quoting, and errors naming the position', () => {
+  const subject = (url: string, method: string, status: number): Subject => ({
+    url: () => Buffer.from(url), domain: () => Buffer.from(new URL(url).hostname), method: () => method, status: () => status,
+    statusLine: () => `${status} X`, scope: () => true, binary: () => false, types: () => ['', 'text/html'], hasResponse: () => status > 0, parts: undefined,
+  });
+  const a = subject('https://a.example/login', 'POST', 302);
+  const b = subject('https://b.example/x', 'GET', 200);
+  const matches = (expr: string, s: Subject) => evaluate(parseFilter(expr), s);
+  assert.equal(matches('login', a), true);
+  assert.equal(matches('~m get | ~c 302 & ~d ^a', a), true, '& before |');
+  assert.equal(matches('!~m post ~c 302', a), false, '! before &');
+  assert.equal(matches('!(~m post & ~c 200)', a), true);
+  assert.equal(matches('"b.example/x"', b), true);
+  assert.equal(matches('~t html', b), true);
+  assert.equal(matches('~bs secret', b), undefined, 'a body test is unknown until the record is read');
+  assert.equal(matches('~c 500 & ~bs secret', b), false, 'but false when the rest decides');
+  for (const [expr, position] of [['', 0], ['~m', 2], ['(~u a', 5], ['~u a )', 5], ['~zz x', 0], ['~c 2x0', 3], ['& ~u a', 0]] as const) {
+    assert.throws(() => parseFilter(expr), (err: FilterError) => err instanceof FilterError && err.position === position, `${JSON.stringify(expr)} at ${position}`);
+  }
+});
