@@ -7,6 +7,7 @@ import { loadWebAssets, type WebAssets } from './api/page.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
 import type { ProxyView } from './api/proxy.js';
 import { openCa } from './proxy/ca.js';
+import { evidenceRecorder, type EvidenceRecorder } from './proxy/evidence-recorder.js';
 import { startProxy, type ProxyServer } from './proxy/index.js';
 import { defaultConfiguration, version, webFiles } from './paths.js';
 import { openEngine, type Engine } from './engine/index.js';
@@ -57,6 +58,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   let engine: Engine | undefined;
   let proxy: ProxyServer | undefined;
   let proxyView: ProxyView | undefined;
+  let recorder: EvidenceRecorder | undefined;
   let evidence: Evidence | undefined;
   let token = resolved.token;
   let generated = false;
@@ -73,7 +75,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       // the API's port, once it listens (a free one is known only then)
       let apiPortKnown: number | undefined;
       const apiPort = () => (apiPortKnown ??= (server?.address() as AddressInfo | null)?.port) ?? resolved.port;
-      proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca: async () => ca, token, ownPorts: () => [apiPort()], log }).catch((err: NodeJS.ErrnoException) => {
+      recorder = evidenceRecorder({ store, evidence, log });
+      proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca: async () => ca, token, ownPorts: () => [apiPort()], recorder, log }).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') err.message = `the proxy's port ${resolved.proxyPort} on ${resolved.proxyHost} is in use: choose another with --proxy-port, or run without it (--no-proxy)`;
         throw err;
       });
@@ -137,6 +140,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   let closing: Promise<void> | undefined;
   const listening = server;
   const runningProxy = proxy;
+  const runningRecorder = recorder;
   return {
     url,
     host,
@@ -153,6 +157,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         // runs first: each aborted run is recorded (and requeued) before the store closes
         await runningEngine.close();
         await runningProxy?.close();
+        // what the proxy forwarded last is stored before the store closes
+        await runningRecorder?.flush();
         await closed;
         await openedEvidence.close();
         await store.close();

@@ -211,7 +211,8 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const record = (status: number, statusText: string, responseHeaders: Header[], socket: Socket | undefined) => {
     if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
     ctx.recorder.record(target, {
-      url: url.href,
+      // the handshake is an HTTP exchange: recorded under its http(s) URL
+      url: url.href.replace(/^ws(s?):/, 'http$1:'),
       method: req.method ?? 'GET',
       httpVersion: `HTTP/${req.httpVersion}`,
       requestHeaders: pairs(req.rawHeaders),
