@@ -32,6 +32,10 @@ Options:
   --run-timeout <seconds>     a run's time limit, paused time not counted (env ASSESSD_RUN_TIMEOUT; default 3600)
   --check-timeout <seconds>   each request of a built-in check, connect to last byte (env ASSESSD_CHECK_TIMEOUT;
                               default 10)
+  --proxy-host <address>      where the intercepting proxy listens (env ASSESSD_PROXY_HOST; default 127.0.0.1;
+                              beyond loopback it needs the token as its Basic password)
+  --proxy-port <port>         the proxy's port (env ASSESSD_PROXY_PORT; default 8008, or a free one with --port 0)
+  --no-proxy                  no proxy (and no CA for it)
   (env ASSESSD_COMPACT_AFTER: journal bytes before it is folded into the snapshots;
    default: once it outgrows 4 MiB and the snapshots)
   -h, --help                  print this help
@@ -64,6 +68,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
         workers: { type: 'string' },
         'run-timeout': { type: 'string' },
         'check-timeout': { type: 'string' },
+        'proxy-host': { type: 'string' },
+        'proxy-port': { type: 'string' },
+        'no-proxy': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -90,6 +97,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     workers: values.workers ?? env.ASSESSD_WORKERS,
     runTimeout: values['run-timeout'] ?? env.ASSESSD_RUN_TIMEOUT,
     checkTimeout: values['check-timeout'] ?? env.ASSESSD_CHECK_TIMEOUT,
+    proxyHost: values['proxy-host'] ?? env.ASSESSD_PROXY_HOST,
+    proxyPort: values['proxy-port'] ?? env.ASSESSD_PROXY_PORT,
+    noProxy: values['no-proxy'],
   };
   if (values['no-token'] && values.token !== undefined) throw new UsageError('--token and --no-token exclude each other');
   try {

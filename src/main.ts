@@ -46,8 +46,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  const proxy = server.proxyUrl === undefined ? '' : `; proxy on ${server.proxyUrl}`;
   const login = server.loginUrl === undefined ? '' : `; log in at ${server.loginUrl}`;
-  console.log(`assessd listening on ${server.url} (data: ${server.dataDir})${login}`);
+  console.log(`assessd listening on ${server.url} (data: ${server.dataDir})${proxy}${login}`);
 }
 
 main().catch((err: NodeJS.ErrnoException) => {

@@ -38,6 +38,12 @@ export interface StartOptions {
   runTimeout?: number | string;
   /** Seconds each request of a built-in check may take, connect to last byte. Default 10. */
   checkTimeout?: number | string;
+  /** Where the intercepting proxy listens. Default `127.0.0.1`. */
+  proxyHost?: string;
+  /** The proxy's port: default 8008, or 0 (a free one) when `port` is 0; 0 picks a free one. */
+  proxyPort?: number | string;
+  /** No proxy (and no CA). */
+  noProxy?: boolean;
   /** Where log lines go. Default: standard error, prefixed `assessd: `. */
   log?: (line: string) => void;
 }
@@ -57,6 +63,9 @@ export interface ResolvedOptions {
   workers: number;
   runTimeout: number;
   checkTimeout: number;
+  proxyHost: string;
+  proxyPort: number;
+  noProxy: boolean;
   log: (line: string) => void;
 }
 
@@ -70,7 +79,7 @@ export const DEFAULT_MAX_IMPORT_BODY = 64 * 1024 * 1024;
 export const DEFAULT_MAX_HAR_BODY = 1024 * 1024 * 1024;
 const KNOWN_OPTIONS = new Set([
   'dataDir', 'host', 'port', 'fileServerPort', 'maxBody', 'maxImportBody', 'maxHarBody', 'allowedHosts', 'token', 'noToken', 'compactAfter', 'workers',
-  'runTimeout', 'checkTimeout', 'log',
+  'runTimeout', 'checkTimeout', 'proxyHost', 'proxyPort', 'noProxy', 'log',
 ]);
 const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 
@@ -110,10 +119,16 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     throw new OptionError(`${name('noToken')} is for a loopback host only: beyond it, anyone who reaches the API could run the configured programs`);
   }
   if (options.log !== undefined && typeof options.log !== 'function') throw new OptionError(`${name('log')} must be a function`);
+  const proxyHost = options.proxyHost ?? '127.0.0.1';
+  if (typeof proxyHost !== 'string' || proxyHost.trim() === '') throw new OptionError(`${name('proxyHost')} must not be empty`);
+  if (options.noToken && options.noProxy !== true && !isLoopback(proxyHost)) {
+    throw new OptionError(`${name('noToken')} leaves a proxy beyond loopback open to anyone who reaches it: give ${name('proxyHost')} a loopback address, or ${name('noProxy')}`);
+  }
+  const apiPort = port('port', 8009);
   return {
     dataDir: resolve(options.dataDir),
     host,
-    port: port('port', 8009),
+    port: apiPort,
     fileServerPort: port('fileServerPort', 8010),
     maxBody: integer('maxBody', DEFAULT_MAX_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
     maxImportBody: integer('maxImportBody', DEFAULT_MAX_IMPORT_BODY, 1, Number.MAX_SAFE_INTEGER, 'a positive number of bytes'),
@@ -125,6 +140,10 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     workers: integer('workers', availableParallelism(), 0, 256, 'a number of workers from 0 to 256'),
     runTimeout: integer('runTimeout', 3600, 1, 365 * 24 * 3600, 'a number of seconds (at least 1)'),
     checkTimeout: integer('checkTimeout', 10, 1, 3600, 'a number of seconds from 1 to 3600'),
+    proxyHost,
+    // a server on a free port (tests, a library user) gets a free proxy port too: never a clash on 8008
+    proxyPort: port('proxyPort', apiPort === 0 ? 0 : 8008),
+    noProxy: options.noProxy === true,
     log: options.log ?? ((line) => console.error(`assessd: ${line}`)),
   };
 }

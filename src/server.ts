@@ -8,6 +8,7 @@ import { registerBulk } from './api/bulk.js';
 import { registerConfiguration } from './api/configuration.js';
 import type { Handler } from './api/context.js';
 import { registerFiles } from './api/files.js';
+import { registerProxy, type ProxyView } from './api/proxy.js';
 import { registerHealth } from './api/health.js';
 import { registerOpenApi, type ApiRouter, type RouteDoc } from './api/openapi.js';
 import { registerOverview } from './api/overview.js';
@@ -36,6 +37,8 @@ export interface ServerOptions {
   store: Store;
   /** The assessment engine: its routes (plugins, worklist, workers, outputs, misc) are served with it. */
   engine?: Engine;
+  /** The intercepting proxy, when one runs: GET /api/v1/proxy says where, and serves its CA. */
+  proxy?: ProxyView;
   web: WebAssets;
   /** Port of the output file server that /output_files/ redirects to. */
   fileServerPort?: number;
@@ -136,6 +139,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     registerWorkers(router, options.engine);
     registerPoutput(router, store, options.engine);
   }
+  registerProxy(router, options.proxy);
   if (options.evidence) registerTransactions(router, store, options.evidence, { maxHarBody: options.maxHarBody ?? DEFAULT_MAX_HAR_BODY, version: options.version ?? '0.0.0' });
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);

@@ -4,7 +4,11 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
-import { resolveOptions, type StartOptions } from './options.js';
+import { isLoopback, resolveOptions, type StartOptions } from './options.js';
+import type { ProxyView } from './api/proxy.js';
+import { openCa } from './proxy/ca.js';
+import { evidenceRecorder, type EvidenceRecorder } from './proxy/evidence-recorder.js';
+import { startProxy, type ProxyServer } from './proxy/index.js';
 import { defaultConfiguration, version, webFiles } from './paths.js';
 import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
@@ -24,6 +28,8 @@ export interface AssessdServer {
   readonly token: string | undefined;
   /** A URL that logs a browser in (`/?token=...`), when there is a token; it names a loopback address for a wildcard host. */
   readonly loginUrl: string | undefined;
+  /** The intercepting proxy, `http://HOST:PORT` (a loopback address for a wildcard host); undefined with `noProxy`. */
+  readonly proxyUrl: string | undefined;
   /** Stops accepting connections, finishes requests and writes in flight, releases the data directory. */
   close(): Promise<void>;
 }
@@ -48,8 +54,11 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const { text, file } = defaultConfiguration();
   const defaults = parseDefaults(text, file);
   const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
-  let server;
+  let server: ReturnType<typeof createServer> | undefined;
   let engine: Engine | undefined;
+  let proxy: ProxyServer | undefined;
+  let proxyView: ProxyView | undefined;
+  let recorder: EvidenceRecorder | undefined;
   let evidence: Evidence | undefined;
   let token = resolved.token;
   let generated = false;
@@ -60,6 +69,20 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     }
     evidence = await openEvidence({ dataDir, store, log });
     engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, log });
+    if (!resolved.noProxy) {
+      // made on the first start; one that is there but is not a CA stops the start, naming it
+      const ca = await openCa(dataDir);
+      // the API's port, once it listens (a free one is known only then)
+      let apiPortKnown: number | undefined;
+      const apiPort = () => (apiPortKnown ??= (server?.address() as AddressInfo | null)?.port) ?? resolved.port;
+      recorder = evidenceRecorder({ store, evidence, log });
+      proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca: async () => ca, token, ownPorts: () => [apiPort()], recorder, log }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'EADDRINUSE') err.message = `the proxy's port ${resolved.proxyPort} on ${resolved.proxyHost} is in use: choose another with --proxy-port, or run without it (--no-proxy)`;
+        throw err;
+      });
+      const running = proxy;
+      proxyView = { host: running.host, port: running.port, ca: async () => ca, counts: () => running.counts(), needsToken: token !== undefined && !isLoopback(running.host) };
+    }
     server = createServer({
       store,
       engine,
@@ -73,12 +96,14 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       allowedHosts: resolved.allowedHosts,
       token,
       version: version(),
+      ...(proxyView ? { proxy: proxyView } : {}),
       log,
     });
     server.listen(resolved.port, host);
     await once(server, 'listening');
   } catch (err) {
     server?.close(() => {});
+    await proxy?.close();
     await engine?.close();
     await evidence?.close();
     // a start that failed leaves nothing of its own behind: the next one generates the token again
@@ -98,6 +123,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   // whoever is refused the directory (a second server, `assessd export`) learns where to go instead
   store.advertise(`http://${urlHost(reachable)}:${port}`);
   const loginUrl = token === undefined ? undefined : `http://${urlHost(reachable)}:${port}/?token=${encodeURIComponent(token)}`;
+  const proxyUrl = proxy && `http://${urlHost(proxy.host === '0.0.0.0' ? '127.0.0.1' : proxy.host === '::' ? '::1' : proxy.host)}:${proxy.port}`;
   // Compressed once, now that the first requests can be answered: beside the store's reads they
   // would have queued behind it (a gzip request meanwhile compresses its own file).
   const assets = web;
@@ -113,6 +139,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
 
   let closing: Promise<void> | undefined;
   const listening = server;
+  const runningProxy = proxy;
+  const runningRecorder = recorder;
   return {
     url,
     host,
@@ -120,6 +148,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     dataDir,
     token,
     loginUrl,
+    proxyUrl,
     close() {
       closing ??= (async () => {
         // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now
@@ -127,6 +156,9 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         listening.closeIdleConnections();
         // runs first: each aborted run is recorded (and requeued) before the store closes
         await runningEngine.close();
+        await runningProxy?.close();
+        // what the proxy forwarded last is stored before the store closes
+        await runningRecorder?.flush();
         await closed;
         await openedEvidence.close();
         await store.close();

@@ -41,6 +41,10 @@ export interface Exchange {
   /** HAR's timings, kept for the export. */
   timings?: Record<string, number>;
   serverIPAddress?: string;
+  /** https: what was wrong with the target's certificate, when the box does not trust it (the proxy connects anyway). */
+  tlsProblem?: string;
+  /** No answer (status 0): what failed (DNS, refused, timeout, TLS). */
+  error?: string;
 }
 
 /** What a record's meta JSON holds: the scalar fields, and the lengths of its parts. */
@@ -64,6 +68,8 @@ interface Meta {
   bl: number;
   tg?: Record<string, number>;
   ip?: string;
+  tp?: string;
+  er?: string;
 }
 
 const CRLF = '\r\n';
@@ -98,6 +104,8 @@ export function encodeRecord(x: Exchange): Buffer {
     ql: head.length + x.requestBody.length, qb: x.requestBody.length, hl: responseHead.length, bl: x.responseBody.length,
     ...(x.timings ? { tg: x.timings } : {}),
     ...(x.serverIPAddress ? { ip: x.serverIPAddress } : {}),
+    ...(x.tlsProblem ? { tp: x.tlsProblem } : {}),
+    ...(x.error ? { er: x.error } : {}),
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
   const fixed = Buffer.alloc(RECORD_HEADER);
@@ -155,6 +163,8 @@ export function decodeRecord(bytes: Buffer): StoredRecord {
     responseSize: meta.sz, truncated: meta.tr, mimeType: meta.ct, startedAt: meta.st, time: meta.tm, source: meta.src,
     ...(meta.tg ? { timings: meta.tg } : {}),
     ...(meta.ip ? { serverIPAddress: meta.ip } : {}),
+    ...(meta.tp ? { tlsProblem: meta.tp } : {}),
+    ...(meta.er ? { error: meta.er } : {}),
   };
   return { exchange, rawRequest, responseHead: bytes.subarray(responseHead, responseBody), parts: { request, responseHead, responseBody, end }, bodyLength: meta.bl };
 }
@@ -209,6 +219,10 @@ export interface TransactionSummary {
   source: Source;
   started_at: string;
   response_body_truncated?: boolean;
+  /** https through the proxy: what was wrong with the target's certificate. */
+  tls_problem?: string;
+  /** No answer: what failed. */
+  error?: string;
 }
 
 export interface Transaction extends TransactionSummary {
@@ -255,6 +269,8 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
     logout: false,
     source: x.source,
     started_at: new Date(x.startedAt).toISOString(),
+    ...(x.tlsProblem ? { tls_problem: x.tlsProblem } : {}),
+    ...(x.error ? { error: x.error } : {}),
   };
   const cut = record.bodyLength > bodyCap;
   if (x.truncated || (raw && cut)) summary.response_body_truncated = true;

@@ -98,11 +98,20 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
+/**
+ * Whether a candidate is `token`, in constant time (digests of equal length: neither the token's
+ * length nor a matching prefix shows in the timing); never, without a token.
+ */
+export function tokenMatcher(token: string | undefined): (candidate: string) => boolean {
+  const tokenDigest = token === undefined ? undefined : digest(token);
+  return (candidate) => tokenDigest !== undefined && timingSafeEqual(digest(candidate), tokenDigest);
+}
+
 export function createAccessCheck(policy: AccessPolicy): AccessCheck {
   const allowed = policy.allowedHosts;
   const hostname = policy.hostname.toLowerCase();
   const judged = new Map<string, boolean>();
-  const tokenDigest = policy.token === undefined ? undefined : digest(policy.token);
+  const tokenMatches = tokenMatcher(policy.token);
   // The cookie holds a value derived from the token, not the token: other servers on this host
   // receive its cookies too (cookies ignore ports).
   const cookieSecret = policy.token === undefined ? '' : createHmac('sha256', policy.token).update('assessd login cookie').digest('base64url');
@@ -132,11 +141,6 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
     const origin = req.headers.origin;
     if (origin === undefined) return false;
     return origin === 'null' || !sameOrigin(origin, req.headers.host ?? '');
-  }
-
-  function tokenMatches(candidate: string): boolean {
-    // digests of equal length, compared in constant time: neither the token's length nor its prefix leaks
-    return tokenDigest !== undefined && timingSafeEqual(digest(candidate), tokenDigest);
   }
 
   function authenticated(req: IncomingMessage): boolean {
@@ -173,12 +177,12 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
     refusal(req, method, path) {
       if (!hostAllowed(req.headers.host)) return new HttpError(403, HTTP_MESSAGES.hostNotAllowed);
       if (!SAFE_METHODS.has(method) && crossOrigin(req)) return new HttpError(403, HTTP_MESSAGES.crossOrigin);
-      if (tokenDigest === undefined || policy.exempt(method, path) || authenticated(req)) return undefined;
+      if (policy.token === undefined || policy.exempt(method, path) || authenticated(req)) return undefined;
       const presented = /^\s*bearer\s/i.test(req.headers.authorization ?? '') || req.headers.cookie?.includes(policy.cookieName()) === true;
       noteFailure(`${presented ? 'a wrong token' : 'a request without the token'} (${method} ${req.url})`, req.socket.remoteAddress);
       return new HttpError(401, HTTP_MESSAGES.authenticationRequired, undefined, { 'WWW-Authenticate': 'Bearer realm="assessd"' });
     },
-    tokenRequired: tokenDigest !== undefined,
+    tokenRequired: policy.token !== undefined,
     tokenMatches,
     loginCookie(loggedIn) {
       const attributes = 'Path=/; HttpOnly; SameSite=Strict';

@@ -9,7 +9,7 @@ import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 test('flags, then ASSESSD_* variables, then defaults', () => {
   const defaults = {
     allowedHosts: [], token: undefined, noToken: false, fileServerPort: 8010, maxBody: 1048576, maxImportBody: 67108864, maxHarBody: 1073741824,
-    workers: availableParallelism(), runTimeout: 3600, checkTimeout: 10,
+    workers: availableParallelism(), runTimeout: 3600, checkTimeout: 10, proxyHost: '127.0.0.1', proxyPort: 8008, noProxy: false,
   };
   assert.deepEqual(parseCli([], {}, '/proj/data'), {
     kind: 'serve',
@@ -26,7 +26,8 @@ test('flags, then ASSESSD_* variables, then defaults', () => {
   const flags = ['--host', '::1', '--port', '0', '--data-dir', '/flag/dir', '--file-server-port', '9010', '--max-body', '10', '--max-import-body', '20', '--allowed-hosts', '*', '--token', 'from-flag'];
   assert.deepEqual(parseCli(flags, env, '/proj/data'), {
     kind: 'serve',
-    options: { ...defaults, host: '::1', port: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, maxImportBody: 20, compactAfter: 100, allowedHosts: '*', token: 'from-flag' },
+    // a free port for the API: a free one for the proxy too
+    options: { ...defaults, host: '::1', port: 0, proxyPort: 0, dataDir: '/flag/dir', fileServerPort: 9010, maxBody: 10, maxImportBody: 20, compactAfter: 100, allowedHosts: '*', token: 'from-flag' },
   });
   // --no-token wins over a token in the environment, on a loopback host only
   const noToken = parseCli(['--no-token', '--host', '127.0.0.1'], env, '/proj/data');
@@ -94,7 +95,7 @@ test('start-up line, env vars, a second server refused, SIGTERM exits 0 and rele
   const first = await spawnServer(['--port', '0'], { ASSESSD_DATA_DIR: dir, ASSESSD_HOST: '127.0.0.1' });
   try {
     // a token on loopback too: the API runs programs
-    assert.match(first.output(), new RegExp(`^assessd: generated an API token in ${dir}/token .*\\nassessd listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${dir}\\); log in at http://127\\.0\\.0\\.1:\\d+/\\?token=[A-Za-z0-9_-]{43}\\n`));
+    assert.match(first.output(), new RegExp(`^assessd: generated an API token in ${dir}/token .*\\nassessd listening on http://127\\.0\\.0\\.1:\\d+ \\(data: ${dir}\\); proxy on http://127\\.0\\.0\\.1:\\d+; log in at http://127\\.0\\.0\\.1:\\d+/\\?token=[A-Za-z0-9_-]{43}\\n`));
     assert.equal((await request(first.url, '/debug/health')).status, 200);
     const second = await runCli(['--port', '0', '--data-dir', dir]);
     assert.equal(second.code, 1);
@@ -181,7 +182,7 @@ test('beyond loopback: a token is generated into DATA_DIR/token, the start line 
   try {
     const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
     const port = new URL(server.url).port;
-    assert.match(server.output(), new RegExp(`assessd listening on http://0\\.0\\.0\\.0:${port} \\(data: ${dir}\\); log in at http://127\\.0\\.0\\.1:${port}/\\?token=${token}\\n`));
+    assert.match(server.output(), new RegExp(`assessd listening on http://0\\.0\\.0\\.0:${port} \\(data: ${dir}\\); proxy on http://127\\.0\\.0\\.1:\\d+; log in at http://127\\.0\\.0\\.1:${port}/\\?token=${token}\\n`));
     const local = `http://127.0.0.1:${port}`;
     assert.equal((await request(local, '/api/v1/sessions/', { auth: false })).status, 401);
     assert.equal((await request(local, '/api/v1/sessions/', { headers: { authorization: `Bearer ${token}` } })).status, 200);

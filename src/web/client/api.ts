@@ -274,11 +274,28 @@ function selectionParams(params: URLSearchParams, selection: BulkSelection): URL
   return params;
 }
 
+/** GET /api/v1/proxy: `enabled` false under --no-proxy. */
+export type ProxyInfo =
+  | { enabled: false }
+  | {
+      enabled: true;
+      host: string;
+      port: number;
+      url: string;
+      needs_token: boolean;
+      ca: { fingerprint256: string; subject: string; url: string };
+      counts: { requests: number; recorded: number; unrecorded: number; intercepted: number; tunnels: number; upstreamErrors: number; refused: number };
+    };
+
 const AUTH = '/api/v1/auth';
 type AuthStatus = { token_required: boolean };
 
 export const api = {
   health: (signal?: AbortSignal) => get<{ status: string }>('/debug/health', signal),
+  /** Where the intercepting proxy listens, its CA's fingerprint, what it forwarded. */
+  proxy: (signal?: AbortSignal) => get<ProxyInfo>('/api/v1/proxy', signal),
+  /** The proxy's CA certificate (a download). */
+  proxyCaUrl: '/api/v1/proxy/ca.pem',
 
   authStatus: () => get<AuthStatus>(AUTH),
   /** Exchanges the token for the login cookie. */

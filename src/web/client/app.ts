@@ -6,6 +6,7 @@ import { byId, h } from './dom.js';
 import { checkHealth, startHeader } from './header.js';
 import { hasLeaveGuard, render, startRouter, type Route, type ViewContext } from './router.js';
 import { pluginsView } from './plugins.js';
+import { proxyView } from './proxy.js';
 import { resultsView } from './results.js';
 import { sessionsView } from './sessions.js';
 import { loadActiveSession, overviewRequestCount } from './state.js';
@@ -29,6 +30,7 @@ const routes: Route[] = [
   { path: '/plugins', title: 'Plugins', render: pluginsView },
   { path: '/worklist', title: 'Worklist', render: worklistView },
   { path: '/workers', title: 'Workers', render: workersView },
+  { path: '/proxy', title: 'Proxy', render: proxyView },
   { path: '/configuration', title: 'Configuration', render: configurationView },
 ];
 

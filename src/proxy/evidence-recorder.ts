@@ -1,0 +1,139 @@
+/**
+ * The proxy's exchanges stored as their targets' transactions (`source: "proxy"`): an exchange
+ * whose host and port are a target's is queued, and the queue is written every FLUSH_MS as one
+ * segment and one durable op per target, so the client never waits for the disk. What cannot be
+ * kept (a queue past its bound, a disk that refuses) is dropped, counted and logged: the traffic
+ * itself was forwarded whole.
+ */
+import type { Evidence } from '../evidence/store.js';
+import { mediaType } from '../evidence/index.js';
+import type { Exchange } from '../evidence/record.js';
+import type { Store } from '../store/store.js';
+import type { ProxyExchange, Recorder } from './record.js';
+
+export interface EvidenceRecorder extends Recorder {
+  /** Writes what is queued now (tests, and the server's stop). */
+  flush(): Promise<void>;
+  /** Exchanges that could not be stored (the queue full, the disk refusing, the target deleted). */
+  readonly dropped: number;
+}
+
+const FLUSH_MS = 250;
+/** Bytes of bodies queued at most: past it, exchanges are forwarded and not stored. */
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+const LOG_EVERY_MS = 60_000;
+
+interface Candidate {
+  id: number;
+  /** The target's path: the longest one that prefixes a URL wins among targets of one host and port. */
+  path: string;
+}
+
+function asExchange(x: ProxyExchange): Exchange {
+  const contentType = x.responseHeaders.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? '';
+  return {
+    url: x.url,
+    method: x.method,
+    httpVersion: x.httpVersion,
+    requestHeaders: x.requestHeaders,
+    requestBody: x.requestBody,
+    status: x.status,
+    statusText: x.statusText,
+    responseHttpVersion: 'HTTP/1.1',
+    responseHeaders: x.responseHeaders,
+    responseBody: x.responseBody,
+    responseSize: x.responseSize,
+    truncated: x.truncated,
+    mimeType: contentType ? mediaType(contentType) : '',
+    startedAt: x.startedAt,
+    time: x.time,
+    source: 'proxy',
+    ...(x.serverIPAddress ? { serverIPAddress: x.serverIPAddress } : {}),
+    ...(x.tlsProblem ? { tlsProblem: x.tlsProblem } : {}),
+    ...(x.error ? { error: x.error } : {}),
+  };
+}
+
+async function* each(list: readonly Exchange[]): AsyncGenerator<Exchange> {
+  yield* list;
+}
+
+export function evidenceRecorder(options: { store: Store; evidence: Evidence; log: (line: string) => void }): EvidenceRecorder {
+  const { store, evidence, log } = options;
+  let byOrigin = new Map<string, Candidate[]>();
+  let generation = -1;
+  const queued = new Map<number, Exchange[]>();
+  let queuedBytes = 0;
+  let dropped = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  let lastLog = -Infinity;
+
+  const note = (what: string) => {
+    dropped++;
+    if (Date.now() - lastLog < LOG_EVERY_MS) return;
+    lastLog = Date.now();
+    log(`the proxy forwarded an exchange it could not store (${what}); ${dropped} so far`);
+  };
+
+  /** host:port -> the targets there, rebuilt when the store changes. */
+  function origins(): Map<string, Candidate[]> {
+    if (generation === store.generation) return byOrigin;
+    generation = store.generation;
+    byOrigin = new Map();
+    for (const { target } of store.state.targets.values()) {
+      const key = `${target.host_name.toLowerCase()}:${target.port_number}`;
+      const path = new URL(target.target_url).pathname;
+      const list = byOrigin.get(key) ?? [];
+      list.push({ id: target.id, path });
+      byOrigin.set(key, list);
+    }
+    for (const list of byOrigin.values()) list.sort((a, b) => b.path.length - a.path.length || a.id - b.id);
+    return byOrigin;
+  }
+
+  async function write(): Promise<void> {
+    const batches = [...queued];
+    queued.clear();
+    queuedBytes = 0;
+    for (const [target, list] of batches) {
+      try {
+        const result = await evidence.importExchanges(target, each(list));
+        if (!result.ok) for (let i = 0; i < list.length; i++) note('its target was deleted');
+      } catch (err) {
+        for (let i = 0; i < list.length; i++) note((err as Error).message);
+      }
+    }
+  }
+
+  function flush(): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
+    // one write at a time, in order
+    writing = writing.then(write);
+    return writing;
+  }
+
+  return {
+    targetOf(url) {
+      const host = (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname).toLowerCase();
+      const port = url.port || (url.protocol === 'https:' || url.protocol === 'wss:' ? '443' : '80');
+      const candidates = origins().get(`${host}:${port}`);
+      if (!candidates) return undefined;
+      return (candidates.find((c) => url.pathname.startsWith(c.path)) ?? candidates[candidates.length - 1]!).id;
+    },
+    record(target, exchange) {
+      const bytes = exchange.requestBody.length + exchange.responseBody.length;
+      if (queuedBytes + bytes > MAX_QUEUED_BYTES) return note('the queue to the disk is full');
+      const list = queued.get(target) ?? [];
+      list.push(asExchange(exchange));
+      queued.set(target, list);
+      queuedBytes += bytes;
+      timer ??= setTimeout(() => void flush(), FLUSH_MS).unref();
+    },
+    flush,
+    get dropped() {
+      return dropped;
+    },
+  };
+}

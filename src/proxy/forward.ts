@@ -1,0 +1,268 @@
+/**
+ * One request forwarded to its target and the answer back, both streamed (pipe keeps the
+ * back-pressure: memory stays flat whatever a body's size), hop-by-hop headers dropped as RFC 9110
+ * 7.6.1 says, nothing answered from a cache; and a WebSocket (or any) upgrade relayed. The request
+ * comes from a plain proxy request (absolute form) or from inside an intercepted CONNECT.
+ */
+import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { capture } from './capture.js';
+import { decodedBody, pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
+
+export interface ForwardContext {
+  /** A keep-alive agent to plain targets. */
+  httpAgent: Agent;
+  /**
+   * https targets (inside intercepted CONNECTs): node:https's request and a keep-alive agent that
+   * requires no trusted certificate (labs use self-signed ones); loaded with the first CONNECT.
+   */
+  https?: { request: (options: RequestOptions) => ClientRequest; agent: Agent };
+  /** Body bytes kept for the record. */
+  bodyCap: number;
+  recorder?: Recorder;
+  counts: { requests: number; recorded: number; unrecorded: number; upstreamErrors: number; upgrades: number };
+  /** Milliseconds to a target's connection and between its bytes. */
+  upstreamTimeoutMs: number;
+}
+
+const HOST = new Set(['host']);
+const HOST_AND_EXPECT = new Set(['host', 'expect']);
+const UPGRADE = new Set(['connection', 'upgrade']);
+
+/** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), plus the proxy's own. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/**
+ * The raw header list without hop-by-hop headers and those the Connection header names (`keep`
+ * survives: an upgrade's), and without `drop` (lower case).
+ */
+export function endToEnd(raw: readonly string[], keep: ReadonlySet<string> = new Set(), drop: ReadonlySet<string> = new Set()): string[] {
+  const named = new Set<string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === 'connection') for (const token of raw[i + 1]!.split(',')) named.add(token.trim().toLowerCase());
+  }
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (drop.has(lower) || (!keep.has(lower) && (HOP_BY_HOP.has(lower) || named.has(lower)))) continue;
+    out.push(raw[i]!, raw[i + 1]!);
+  }
+  return out;
+}
+
+/** What failed, for the 502's body and the record: DNS, refused, timeout, TLS, reset. */
+export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
+  const where = url.host;
+  switch (err.code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `DNS: ${url.hostname} could not be resolved (${err.code})`;
+    case 'ECONNREFUSED':
+      return `refused: ${where} refused the connection`;
+    case 'ETIMEDOUT':
+    case 'ESOCKETTIMEDOUT':
+    case 'UPSTREAM_TIMEOUT':
+      return `timeout: ${where} did not answer in time`;
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return `reset: ${where} closed the connection`;
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `unreachable: no route to ${where}`;
+    default:
+      if (err.code?.startsWith('ERR_SSL') || err.code?.startsWith('ERR_TLS') || err.code === 'EPROTO') {
+        return `TLS: the handshake with ${where} failed (${(err as { reason?: string }).reason ?? err.code})`;
+      }
+      return `${where}: ${err.code ?? err.message}`;
+  }
+}
+
+/** What was wrong with a target's certificate (the proxy connects anyway: labs use self-signed ones). */
+function tlsProblem(socket: Socket | undefined): string | undefined {
+  const tls = socket as TLSSocket | undefined;
+  if (!tls || typeof tls.getPeerCertificate !== 'function' || tls.authorized) return undefined;
+  return String(tls.authorizationError ?? 'not trusted');
+}
+
+function header(headers: readonly Header[], name: string): string | undefined {
+  return headers.find(([n]) => n.toLowerCase() === name)?.[1];
+}
+
+/**
+ * Forwards `req` to `url` and its answer to `res`. The exchange is handed to the recorder once it
+ * has ended (the client never waits for it), or counted when no target claims it.
+ */
+export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL): void {
+  ctx.counts.requests++;
+  const https = url.protocol === 'https:';
+  const target = ctx.recorder?.targetOf(url);
+  const startedAt = Date.now();
+  const started = performance.now();
+  // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here
+  const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT)];
+  const upstream = (https ? ctx.https!.request : httpRequest)({
+    host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port || (https ? 443 : 80),
+    method: req.method,
+    path: `${url.pathname}${url.search}`,
+    headers,
+    agent: https ? ctx.https!.agent : ctx.httpAgent,
+    setHost: false,
+  });
+  // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
+  upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
+  const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap);
+  // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
+  req.pipe(upstream);
+  // the client went away before the answer ended: the target's connection goes too
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
+
+  let settled = false;
+  const finish = (answer: { status: number; statusText: string; responseHeaders: Header[]; body?: ReturnType<typeof capture>; error?: string; socket?: Socket }) => {
+    if (settled) return;
+    settled = true;
+    if (target === undefined || !ctx.recorder) {
+      ctx.counts.unrecorded++;
+      return;
+    }
+    const { body } = answer;
+    const exchange = async (): Promise<ProxyExchange> => ({
+      url: url.href,
+      method: req.method ?? 'GET',
+      httpVersion: `HTTP/${req.httpVersion}`,
+      requestHeaders: pairs(req.rawHeaders),
+      requestBody: requestBody!.bytes(),
+      requestSize: requestBody!.size,
+      status: answer.status,
+      statusText: answer.statusText,
+      responseHeaders: answer.responseHeaders,
+      responseBody: body ? await decodedBody(body.bytes(), header(answer.responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
+      responseSize: body?.size ?? 0,
+      truncated: body?.truncated ?? false,
+      startedAt,
+      time: performance.now() - started,
+      ...(answer.socket?.remoteAddress ? { serverIPAddress: answer.socket.remoteAddress } : {}),
+      ...(https && tlsProblem(answer.socket) ? { tlsProblem: tlsProblem(answer.socket) } : {}),
+      ...(answer.error ? { error: answer.error } : {}),
+    });
+    void exchange().then((x) => {
+      ctx.recorder!.record(target, x);
+      ctx.counts.recorded++;
+    });
+  };
+
+  upstream.on('response', (answer) => {
+    // read now: a kept-alive socket goes back to its pool once the answer has ended
+    const socket = answer.socket;
+    const responseHeaders = pairs(answer.rawHeaders);
+    const body = target === undefined ? undefined : capture(answer, ctx.bodyCap);
+    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders));
+    answer.pipe(res);
+    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', responseHeaders, body, socket, ...(error ? { error } : {}) });
+    answer.on('end', () => ended());
+    answer.on('close', () => {
+      if (answer.complete) return;
+      // cut short by the target: the client's answer is cut too (it cannot be finished)
+      res.destroy();
+      ended('the answer was cut short');
+    });
+  });
+  upstream.on('error', (err: NodeJS.ErrnoException) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    // the client went away first: nothing to answer
+    if (req.destroyed && !req.complete) return;
+    ctx.counts.upstreamErrors++;
+    const failure = upstreamFailure(err, url);
+    res.writeHead(502, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Assessd-Proxy-Error': failure.split(':')[0]! });
+    res.end(`502 Bad Gateway: ${failure}\n`);
+    finish({ status: 0, statusText: '', responseHeaders: [], error: failure });
+  });
+}
+
+/**
+ * Relays an upgrade (a WebSocket handshake) to `url`: the target's 101 and its headers go back
+ * as they came, then bytes flow both ways untouched. Any other answer is relayed as an answer.
+ * The handshake is recorded (its frames are not).
+ */
+export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client: Socket, head: Buffer, url: URL): void {
+  ctx.counts.upgrades++;
+  const https = url.protocol === 'https:' || url.protocol === 'wss:';
+  const target = ctx.recorder?.targetOf(url);
+  const startedAt = Date.now();
+  const started = performance.now();
+  const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, UPGRADE, HOST)];
+  const upstream = (https ? ctx.https!.request : httpRequest)({
+    host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port || (https ? 443 : 80),
+    method: req.method,
+    path: `${url.pathname}${url.search}`,
+    headers,
+    // an upgraded connection is never given back to a pool
+    agent: false,
+    ...(https ? { rejectUnauthorized: false } : {}),
+    setHost: false,
+  } as RequestOptions);
+  const record = (status: number, statusText: string, responseHeaders: Header[], socket: Socket | undefined) => {
+    if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
+    ctx.recorder.record(target, {
+      // the handshake is an HTTP exchange: recorded under its http(s) URL
+      url: url.href.replace(/^ws(s?):/, 'http$1:'),
+      method: req.method ?? 'GET',
+      httpVersion: `HTTP/${req.httpVersion}`,
+      requestHeaders: pairs(req.rawHeaders),
+      requestBody: Buffer.alloc(0),
+      requestSize: 0,
+      status,
+      statusText,
+      responseHeaders,
+      responseBody: Buffer.alloc(0),
+      responseSize: 0,
+      truncated: false,
+      startedAt,
+      time: performance.now() - started,
+      ...(socket?.remoteAddress ? { serverIPAddress: socket.remoteAddress } : {}),
+      ...(https && tlsProblem(socket) ? { tlsProblem: tlsProblem(socket) } : {}),
+    });
+    ctx.counts.recorded++;
+  };
+  upstream.on('upgrade', (answer, socket, upstreamHead) => {
+    const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`];
+    for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
+    client.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (upstreamHead.length > 0) client.write(upstreamHead);
+    if (head.length > 0) socket.write(head);
+    socket.pipe(client).pipe(socket);
+    const close = () => {
+      socket.destroy();
+      client.destroy();
+    };
+    socket.on('error', close);
+    client.on('error', close);
+    socket.on('close', close);
+    client.on('close', close);
+    record(answer.statusCode ?? 101, answer.statusMessage ?? '', pairs(answer.rawHeaders), socket);
+  });
+  upstream.on('response', (answer) => {
+    // the target declined the upgrade: its answer goes back as an answer
+    const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`];
+    const raw = endToEnd(answer.rawHeaders);
+    for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${raw[i]}: ${raw[i + 1]}`);
+    client.write(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`);
+    answer.pipe(client);
+    answer.on('close', () => client.destroy());
+    record(answer.statusCode ?? 0, answer.statusMessage ?? '', pairs(answer.rawHeaders), answer.socket);
+  });
+  upstream.on('error', (err: NodeJS.ErrnoException) => {
+    ctx.counts.upstreamErrors++;
+    const failure = upstreamFailure(err, url);
+    client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n502 Bad Gateway: ${failure}\n`);
+  });
+  client.on('error', () => upstream.destroy());
+  upstream.end();
+}

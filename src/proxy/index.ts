@@ -1,0 +1,195 @@
+/**
+ * The intercepting proxy: a second listener beside the API. Plain requests (absolute form) are
+ * forwarded, CONNECT tunnels intercepted when the client speaks TLS in them, upgrades relayed;
+ * beyond loopback every request needs the token (`Proxy-Authorization: Basic`, the token as the
+ * password); a request to assessd itself is refused, never looped.
+ */
+import { once } from 'node:events';
+import { Agent as HttpAgent, createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIP, type AddressInfo, type Socket } from 'node:net';
+import { hostname as machineName, networkInterfaces } from 'node:os';
+import { tokenMatcher } from '../http/access.js';
+import { isLoopback } from '../options.js';
+import type { ProxyCa } from './ca.js';
+import type { ConnectContext } from './connect.js';
+import { forward, forwardUpgrade } from './forward.js';
+import type { Recorder } from './record.js';
+
+export type { ProxyCa } from './ca.js';
+export type { ProxyExchange, Recorder } from './record.js';
+
+export interface ProxyOptions {
+  host: string;
+  /** 0 picks a free one. */
+  port: number;
+  /** The CA that signs the leaves (asked at the first CONNECT). */
+  ca: () => Promise<ProxyCa>;
+  /** Required beyond loopback (Proxy-Authorization: Basic, any user, the token as the password). */
+  token?: string;
+  recorder?: Recorder;
+  /** assessd's own ports (the API's): a request to one of them on this machine is refused. */
+  ownPorts: () => number[];
+  /** Body bytes kept per exchange (default 16 MiB). */
+  bodyCap?: number;
+  /** Connections at once (default 1024); past it, new ones are closed at once. */
+  maxConnections?: number;
+  /** Milliseconds to a target's connection and between its bytes (default 60 s). */
+  upstreamTimeoutMs?: number;
+  log: (line: string) => void;
+}
+
+export interface ProxyCounts {
+  /** Requests forwarded (plain and inside intercepted tunnels). */
+  requests: number;
+  /** Exchanges handed to the recorder (a target's). */
+  recorded: number;
+  /** Exchanges forwarded and only counted (no target's). */
+  unrecorded: number;
+  upgrades: number;
+  /** CONNECTs answered with a leaf (the client spoke TLS). */
+  intercepted: number;
+  /** CONNECTs passed through untouched, and their bytes. */
+  tunnels: number;
+  tunnelBytes: number;
+  upstreamErrors: number;
+  /** Requests refused: no token (407), assessd itself (403), not a proxy request (400). */
+  refused: number;
+}
+
+export interface ProxyServer {
+  readonly host: string;
+  readonly port: number;
+  counts(): ProxyCounts;
+  /** Stops listening and ends every connection. */
+  close(): Promise<void>;
+}
+
+const REALM = 'Basic realm="assessd proxy"';
+
+/** Names and addresses that are this machine: a request to one of them on an own port loops. */
+function localNames(): Set<string> {
+  const names = new Set(['localhost', '0.0.0.0', '::', machineName().toLowerCase()]);
+  for (const list of Object.values(networkInterfaces())) for (const entry of list ?? []) names.add(entry.address.toLowerCase());
+  return names;
+}
+
+export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
+  const counts: ConnectContext['counts'] = {
+    requests: 0, recorded: 0, unrecorded: 0, upgrades: 0, intercepted: 0, tunnels: 0, tunnelBytes: 0, upstreamErrors: 0,
+  };
+  let refused = 0;
+  const ctx: Omit<ConnectContext, 'ca'> = {
+    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: options.upstreamTimeoutMs ?? 60_000 }),
+    bodyCap: options.bodyCap ?? 16 * 1024 * 1024,
+    ...(options.recorder ? { recorder: options.recorder } : {}),
+    counts,
+    upstreamTimeoutMs: options.upstreamTimeoutMs ?? 60_000,
+  };
+  const needsToken = options.token !== undefined && !isLoopback(options.host);
+  const tokenOk = tokenMatcher(options.token);
+  const local = localNames();
+  let boundPort = options.port;
+
+  /** Basic credentials whose password is the token. */
+  function authorized(req: IncomingMessage): boolean {
+    if (!needsToken) return true;
+    const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.headers['proxy-authorization'] ?? '');
+    if (!match) return false;
+    const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+    return tokenOk(decoded.slice(decoded.indexOf(':') + 1));
+  }
+
+  /** Why a request to host:port is refused: assessd itself (its API, this proxy). */
+  function loops(host: string, port: number): boolean {
+    const bare = (host.startsWith('[') ? host.slice(1, -1) : host).toLowerCase().replace(/\.$/, '');
+    const isLocal = local.has(bare) || bare.endsWith('.localhost') || (isIP(bare) !== 0 && isLoopback(bare));
+    return isLocal && (port === boundPort || options.ownPorts().includes(port));
+  }
+
+  // CONNECT brings TLS (node:tls, node:https, the CA): loaded with the first one
+  let onConnect: Promise<(socket: Socket, head: Buffer, host: string, port: number) => void> | undefined;
+  const connectHandler = () =>
+    (onConnect ??= Promise.all([import('./connect.js'), options.ca()]).then(([{ interception }, ca]) => interception(Object.assign(ctx, { ca }))));
+
+  function refuse(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+    refused++;
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close', ...headers });
+    res.end(`${status} ${text}\n`);
+  }
+
+  function refuseRaw(socket: Socket, status: string, text: string, extra = ''): void {
+    refused++;
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n${extra}\r\n${status.split(' ')[0]} ${text}\n`);
+  }
+
+  /** The absolute URL of a plain proxy request, or undefined (an origin-form request to the proxy itself). */
+  function targetUrl(req: IncomingMessage): URL | undefined {
+    if (!req.url || req.url.startsWith('/')) return undefined;
+    try {
+      const url = new URL(req.url);
+      return url.protocol === 'http:' || url.protocol === 'ws:' ? url : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  const server = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 }, (req, res) => {
+    if (!authorized(req)) return refuse(res, 407, 'Proxy Authentication Required: the token as the password (Proxy-Authorization: Basic)', { 'Proxy-Authenticate': REALM });
+    const url = targetUrl(req);
+    if (!url) return refuse(res, 400, 'Bad Request: this is assessd\'s proxy; send it requests for http:// URLs (absolute form), or CONNECT for https');
+    if (loops(url.hostname, Number(url.port || 80))) return refuse(res, 403, `Forbidden: ${url.host} is assessd itself; a request there through its own proxy would loop`);
+    forward(ctx, req, res, url);
+  });
+  server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    if (!authorized(req)) return refuseRaw(socket, '407 Proxy Authentication Required', 'the token as the password (Proxy-Authorization: Basic)', `Proxy-Authenticate: ${REALM}\r\n`);
+    const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s/]+):([0-9]{1,5})$/.exec(req.url ?? '');
+    const port = Number(match?.[2]);
+    if (!match || !(port > 0 && port < 65536)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port');
+    if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);
+    connectHandler().then(
+      (handle) => handle(socket, head, match[1]!, port),
+      (err: Error) => {
+        options.log(`the proxy cannot intercept TLS: ${err.message}`);
+        refuseRaw(socket, '502 Bad Gateway', `assessd's proxy cannot intercept TLS: ${err.message}`);
+      },
+    );
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    if (!authorized(req)) return refuseRaw(socket, '407 Proxy Authentication Required', 'the token as the password', `Proxy-Authenticate: ${REALM}\r\n`);
+    const url = targetUrl(req);
+    if (!url) return refuseRaw(socket, '400 Bad Request', 'send upgrades for absolute ws:// or http:// URLs');
+    if (loops(url.hostname, Number(url.port || 80))) return refuseRaw(socket, '403 Forbidden', `${url.host} is assessd itself`);
+    forwardUpgrade(ctx, req, socket, head, url);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  });
+  server.maxConnections = options.maxConnections ?? 1024;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  server.listen(options.port, options.host);
+  await once(server, 'listening');
+  boundPort = (server.address() as AddressInfo).port;
+  return {
+    host: options.host,
+    port: boundPort,
+    counts: () => ({ ...counts, refused }),
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // the tunnels' sockets are among these: intercepted ones end with them
+      for (const socket of sockets) socket.destroy();
+      ctx.httpAgent.destroy();
+      ctx.https?.agent.destroy();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * What the proxy hands over of each exchange it forwarded: the request and the answer as they
+ * crossed it (bodies up to the storage cap, decoded when the answer was compressed, as a HAR has
+ * them), and what was wrong with the target's certificate. Where it goes (a target's transactions,
+ * or only a count) is the recorder's business: the proxy knows nothing of targets.
+ */
+import { promisify } from 'node:util';
+import { brotliDecompress as brotliDecompressCb, constants as zlibConstants, gunzip as gunzipCb, inflate as inflateCb, inflateRaw as inflateRawCb } from 'node:zlib';
+
+const gunzip = promisify(gunzipCb);
+const inflate = promisify(inflateCb);
+const inflateRaw = promisify(inflateRawCb);
+const brotliDecompress = promisify(brotliDecompressCb);
+
+export type Header = [name: string, value: string];
+
+export interface ProxyExchange {
+  /** Absolute http(s) or ws(s) URL as the client asked for it. */
+  url: string;
+  method: string;
+  httpVersion: string;
+  requestHeaders: Header[];
+  /** Up to the cap. */
+  requestBody: Buffer;
+  requestSize: number;
+  /** 0: no answer (the upstream failed; `error` says how). */
+  status: number;
+  statusText: string;
+  responseHeaders: Header[];
+  /** Up to the cap, decoded when the answer came gzip, deflate or br. */
+  responseBody: Buffer;
+  /** Bytes of the body as received (before decoding, before any cut). */
+  responseSize: number;
+  /** The stored body was cut at the cap. */
+  truncated: boolean;
+  /** ms since the epoch, and ms it took to the answer's last byte. */
+  startedAt: number;
+  time: number;
+  serverIPAddress?: string;
+  /** https: what the target's certificate was, when not one the box trusts (a lab's self-signed one). */
+  tlsProblem?: string;
+  /** The upstream failed: DNS, refused, timeout, TLS, reset. */
+  error?: string;
+}
+
+export interface Recorder {
+  /** The target an exchange with this URL belongs to (its host and port are the target's), or undefined. */
+  targetOf(url: URL): number | undefined;
+  /** Called once the exchange has ended; must not make the client wait (queue it). */
+  record(target: number, exchange: ProxyExchange): void;
+}
+
+/** The headers of a raw header list as pairs, in order, repeated ones kept. */
+export function pairs(raw: readonly string[]): Header[] {
+  const headers: Header[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+  return headers;
+}
+
+/**
+ * A captured body as a HAR keeps it: decoded when its Content-Encoding is one this machine knows
+ * (in the thread pool: a large body never holds the event loop), up to `cap` bytes decoded; as
+ * received when not, or when the stream does not decode, or when it decodes past the cap (a bomb).
+ */
+export async function decodedBody(body: Buffer, contentEncoding: string | undefined, cap: number): Promise<Buffer> {
+  const encoding = contentEncoding?.trim().toLowerCase();
+  if (!encoding || encoding === 'identity' || body.length === 0) return body;
+  // a stream cut at the storage cap gives what it holds
+  const options = { maxOutputLength: cap, finishFlush: zlibConstants.Z_SYNC_FLUSH };
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzip(body, options);
+    if (encoding === 'deflate') return await inflate(body, options).catch(() => inflateRaw(body, options));
+    if (encoding === 'br') return await brotliDecompress(body, { maxOutputLength: cap });
+  } catch {
+    // not what it says, or past the cap: kept as received
+  }
+  return body;
+}
