@@ -18,7 +18,11 @@ export const MESSAGES = {
   invalidTargetReference: 'Invalid target reference provided',
   invalidTargetUrl: 'Invalid target URL provided',
   invalidConfigurationItem: 'Invalid configuration item specified',
-  proxyDisabled: 'The proxy is off (--no-proxy): it has no CA',
+} as const;
+
+/** The intercepting proxy's messages (extension). */
+export const PROXY_MESSAGES = {
+  disabled: 'The proxy is off (--no-proxy): it has no CA',
 } as const;
 
 /** The assessment engine's messages (plugins, worklist, workers, outputs, errors). */

@@ -1,7 +1,7 @@
 /** The intercepting proxy as the API shows it: where it listens, its CA (the certificate only), its counts. */
 import { HttpError, success } from '../http/jsend.js';
 import type { ProxyCounts } from '../proxy/index.js';
-import { MESSAGES } from './messages.js';
+import { PROXY_MESSAGES } from './messages.js';
 import type { ApiRouter } from './openapi.js';
 
 /** What the API reads of a running proxy; undefined when assessd runs without one (--no-proxy). */
@@ -47,7 +47,7 @@ export function registerProxy(router: ApiRouter, proxy: ProxyView | undefined): 
     'GET',
     '/api/v1/proxy/ca.pem',
     async () => {
-      if (!proxy) throw new HttpError(404, MESSAGES.proxyDisabled);
+      if (!proxy) throw new HttpError(404, PROXY_MESSAGES.disabled);
       const { certPem } = await proxy.ca();
       return {
         status: 200,
@@ -62,7 +62,7 @@ export function registerProxy(router: ApiRouter, proxy: ProxyView | undefined): 
     {
       summary: "The proxy's CA certificate (extension), to tell a browser or curl to trust it; never its key",
       ok: { status: 200, description: 'The certificate, PEM', type: 'application/x-pem-file', schema: { type: 'string' }, headers: { 'Content-Disposition': 'attachment; filename="assessd-proxy-ca.pem"' } },
-      fails: { 404: [MESSAGES.proxyDisabled] },
+      fails: { 404: [PROXY_MESSAGES.disabled] },
     },
   );
 }

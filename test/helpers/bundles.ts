@@ -22,12 +22,14 @@ export function postBundle(base: string, body: string | Buffer, query = '', head
   return request(base, `/api/v1/bundles/${query}`, { method: 'POST', body, headers });
 }
 
-/** Every byte the store keeps (the lock aside), by file name: equal before and after means nothing changed. */
-export async function storeBytes(dataDir: string): Promise<Record<string, string>> {
+/** Every byte the store keeps (the lock aside), by file path, subdirectories too: equal before and after means nothing changed. */
+export async function storeBytes(dataDir: string, within = ''): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
-  for (const name of (await readdir(dataDir)).sort()) {
-    if (name.startsWith(LOCK_SOCKET_PREFIX)) continue;
-    files[name] = (await readFile(join(dataDir, name))).toString('base64');
+  for (const entry of (await readdir(join(dataDir, within), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const name = join(within, entry.name);
+    if (entry.name.startsWith(LOCK_SOCKET_PREFIX)) continue;
+    if (entry.isDirectory()) Object.assign(files, await storeBytes(dataDir, name));
+    else files[name] = (await readFile(join(dataDir, name))).toString('base64');
   }
   return files;
 }

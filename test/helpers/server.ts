@@ -13,6 +13,10 @@ import type { FileSystem } from '../../src/store/atomic-file.ts';
 import { parseDefaults } from '../../src/store/defaults.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
 import { openEngine, type Engine } from '../../src/engine/index.ts';
+import type { ProxyView } from '../../src/api/proxy.ts';
+import { openCa } from '../../src/proxy/ca.ts';
+import { evidenceRecorder } from '../../src/proxy/evidence-recorder.ts';
+import { startProxy, type ProxyServer } from '../../src/proxy/index.ts';
 import { openEvidence, type Evidence } from '../../src/evidence/store.ts';
 import { startFlags } from '../../bench/start-flags.mjs';
 
@@ -31,8 +35,10 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web' | 'engine' | 'evidence'>> {
+export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web' | 'engine' | 'evidence' | 'proxy'>> {
   dataDir?: string;
+  /** An intercepting proxy beside it on a free port (its CA in the data directory), recording into its transactions. */
+  proxy?: boolean;
   fs?: FileSystem;
   /** The engine's workers (default 2), and its options. */
   workers?: number;
@@ -65,7 +71,16 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     maxOutputBytes: options.maxOutputBytes,
     log,
   });
-  const server = createServer({ defaults, ...options, store, engine, evidence, web, log });
+  let proxy: ProxyServer | undefined;
+  let proxyView: ProxyView | undefined;
+  if (options.proxy) {
+    const ca = await openCa(dataDir);
+    proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], recorder: evidenceRecorder({ store, evidence, log }), log });
+    const running = proxy;
+    proxyView = { host: running.host, port: running.port, ca: async () => ca, counts: () => running.counts(), needsToken: false };
+  }
+  const { proxy: _wanted, ...serverOptions } = options;
+  const server = createServer({ defaults, ...serverOptions, store, engine, evidence, web, log, ...(proxyView ? { proxy: proxyView } : {}) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {
@@ -73,6 +88,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       server.close(resolve);
       server.closeAllConnections();
     });
+    await proxy?.close();
     await engine.close();
     await evidence.close();
     await store.close();

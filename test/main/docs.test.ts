@@ -5,8 +5,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 
-/** What answers without a token: the health check, the page, the login, and the refusals shown on purpose (403 comes first). */
-const NO_TOKEN_NEEDED = [/\/debug\/health/, /localhost:8009\/\s/, /\/api\/v1\/auth/, /-H 'Host: /, /-H 'Origin: /];
+/**
+ * What answers without a token: the health check, the page, the login, the refusals shown on
+ * purpose (403 comes first), and requests to a target through the proxy (not to the API).
+ */
+const NO_TOKEN_NEEDED = [/\/debug\/health/, /localhost:8009\/\s/, /\/api\/v1\/auth/, /-H 'Host: /, /-H 'Origin: /, /^\s*curl -x http:\/\/127\.0\.0\.1:8008 (?!.*:8009)/];
 
 async function documents(): Promise<string[]> {
   const docs = (await readdir(join(PROJECT_ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => join('docs', name));

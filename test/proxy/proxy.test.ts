@@ -245,6 +245,17 @@ describe('the CA and its leaves', () => {
     assert.equal(await readFile(join(other, 'proxy', 'ca.pem'), 'utf8'), 'not a CA\n', 'never overwritten');
   });
 
+  test('the CA\'s key never leaves the data directory: not in a session bundle, not in the API', async () => {
+    await request(assessd.url, '/api/v1/targets/', { method: 'POST', form: { target_url: `http://127.0.0.1:${httpPort}/bundled` } });
+    const sessions = (await request(assessd.url, '/api/v1/sessions/')).json.data;
+    for (const session of sessions) {
+      const bundle = await request(assessd.url, `/api/v1/bundles/${session.id}`);
+      assert.equal(bundle.status, 200);
+      assert.doesNotMatch(bundle.text, /PRIVATE KEY/);
+    }
+    for (const path of ['/api/v1/proxy', '/api/v1/proxy/ca.pem', '/api/v1/configuration']) assert.doesNotMatch((await request(assessd.url, path)).text, /PRIVATE KEY/);
+  });
+
   test('--no-proxy: no listener, no CA; the API says so', async () => {
     const other = await tempDir();
     const server = await spawnServer(['--port', '0', '--data-dir', other, '--no-proxy']);

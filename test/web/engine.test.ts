@@ -102,7 +102,7 @@ before(async () => {
   const dataDir = await tempDir();
   await mkdir(join(dataDir, 'plugins'));
   await writeFile(join(dataDir, 'plugins', 'test-checks.json'), JSON.stringify(USER_PLUGINS));
-  server = await startServer({ dataDir, token: TOKEN, workers: 2, checkTimeoutMs: 5000 });
+  server = await startServer({ dataDir, token: TOKEN, workers: 2, checkTimeoutMs: 5000, proxy: true });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -454,6 +454,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
       ['/workers', () => shows(page.getByRole('heading', { level: 2 }), 'Workers (2)')],
       [`/targets/${targetA}`, () => shows(page.locator('.result-summary'), 'outputs')],
       ['/configuration', () => shows(page.locator('#config-count'), 'items')],
+      ['/proxy', () => shows(page.locator('.fingerprint'), ':')],
     ];
     const failures: string[] = [];
     for (const scheme of ['light', 'dark'] as const) {
