@@ -290,7 +290,7 @@ describe('a program that sleeps: workers and their actions', () => {
       const out = await waitForOutput(s, id, RUN_KEY);
       assert.equal(out.status, 'Aborted', JSON.stringify(out));
       assert.match(out.error!, /user/);
-      assert.equal(await groupAlive(pid), false, 'no process of the group is left');
+      await waitFor('no process of the group left', async () => !(await groupAlive(pid)), 8000);
       const idle = await get(s, `/api/v1/workers/${wid}`);
       assert.deepEqual({ busy: idle.busy, work: idle.work, start_time: idle.start_time, worker: idle.worker }, { busy: false, work: [], start_time: 'NA', worker: null });
       assert.deepEqual(await get(s, '/api/v1/worklist/'), [], 'an aborted work is not requeued');
@@ -342,7 +342,8 @@ describe('a program that sleeps: workers and their actions', () => {
       await ok(s, 'PATCH', '/api/v1/workers/0/abort');
       const out = await waitForOutput(s, id, RUN_KEY);
       assert.equal(out.status, 'Aborted');
-      assert.equal(await groupAlive(pid), false);
+      // SIGKILL reaches a stopped group at once, but the kernel tears it down in its own time
+      await waitFor('the group gone', async () => !(await groupAlive(pid)), 8000);
     }));
 
   test('the run time limit aborts a run: Aborted, error saying the time limit', () =>
@@ -389,7 +390,8 @@ describe('a program that sleeps: workers and their actions', () => {
       assert.deepEqual(await ok(s, 'DELETE', `/api/v1/workers/${wid}`), {});
       const out = await waitForOutput(s, id, RUN_KEY);
       assert.equal(out.status, 'Aborted');
-      assert.equal(await groupAlive(pid), false);
+      // SIGKILL reaches a stopped group at once, but the kernel tears it down in its own time
+      await waitFor('the group gone', async () => !(await groupAlive(pid)), 8000);
       await waitFor('the worker gone', async () => (await workers(s)).every((w) => w.id !== wid));
     }));
 
