@@ -190,7 +190,7 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
       return { kind: 'check', check: raw.check as string };
     }
     case 'argv': {
-      const { tool, program, argv, parser, timeout } = raw;
+      const { tool, program, argv, parser, timeout, success_exit_codes: codes } = raw;
       if (tool === undefined && program === undefined) fail('a program plugin names "tool" (a configuration key such as TOOL_NMAP) or "program" (a path)');
       if (tool !== undefined && (typeof tool !== 'string' || !CONFIG_KEY.test(tool))) fail('"tool" must be a configuration key such as TOOL_NMAP');
       if (program !== undefined && !isText(program, 4096)) fail('"program" must be a path or a program name');
@@ -198,6 +198,10 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
       (argv as string[]).forEach((a, i) => placeholders(a, true, `argv[${i}]`));
       if (parser !== undefined && !PARSERS.includes(parser as (typeof PARSERS)[number])) fail(`"parser" must be one of ${PARSERS.join(', ')}`);
       if (timeout !== undefined && !(Number.isInteger(timeout) && (timeout as number) > 0)) fail('"timeout" must be a positive number of seconds');
+      const exitCode = (c: unknown) => Number.isInteger(c) && (c as number) >= 0 && (c as number) <= 255;
+      if (codes !== undefined && !(Array.isArray(codes) && codes.length > 0 && codes.length <= 256 && codes.every(exitCode))) {
+        fail('"success_exit_codes" must be a non-empty array of exit statuses (integers 0 to 255)');
+      }
       return {
         kind: 'program',
         ...(tool === undefined ? {} : { tool: tool as string }),
@@ -205,6 +209,7 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
         argv: argv as string[],
         ...(parser === undefined ? {} : { parser: parser as string }),
         ...(timeout === undefined ? {} : { timeout: timeout as number }),
+        ...(codes === undefined ? {} : { successExitCodes: [...new Set(codes as number[])] }),
       };
     }
   }

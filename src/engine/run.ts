@@ -11,6 +11,7 @@ import type { CheckName } from './checks/names.js';
 import { highestRank } from './findings.js';
 import { checkProgram, RUN_MARKER_VARIABLE } from './proc.js';
 import { readRegularFile } from './regular-file.js';
+import { stripTerminalEscapes } from './terminal-text.js';
 import type { RunEnd as ProgramEnd, RunHandle as ProgramHandle } from './process-group.js';
 import { fillArgv } from './template.js';
 import type { CatalogueEntry } from './types.js';
@@ -136,17 +137,42 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
         if (ctx.signal.aborted) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: end.exitCode, error: `${String(ctx.signal.reason ?? 'aborted')} (while its output was read)`, aborted: true };
         throw err;
       }
+      const findings = parsed?.findings ?? [];
+      const summary = parsed?.summary ? { summary: parsed.summary } : {};
+      const success = action.successExitCodes ?? [0];
+      if (end.exitCode === null || !success.includes(end.exitCode)) {
+        // the program said it failed: what it found is kept, but a failed run never counts as passing
+        const rank = highestRank(findings);
+        const message = `${name} exited with status ${end.exitCode} (success: ${success.join(', ')}); ${await stderrTail(ctx.outputDir)}`;
+        const error = [message, capped, parsed?.error].filter(Boolean).join('; ');
+        return { status: 'Crashed', owtfRank: rank > 0 ? rank : -1, findings, exitCode: end.exitCode, error, crash: { message: `${plugin.key} on ${ctx.target.target_url}: ${message}`, traceback: message }, ...summary };
+      }
       return {
         status: 'Successful',
         // no XML to rank (the tool failed early): unranked, never "passing"
-        owtfRank: parsed && (parsed.findings.length > 0 || !parsed.error) ? highestRank(parsed.findings) : -1,
-        findings: parsed?.findings ?? [],
+        owtfRank: parsed && (findings.length > 0 || !parsed.error) ? highestRank(findings) : -1,
+        findings,
         exitCode: end.exitCode,
         error: [capped, parsed?.error].filter(Boolean).join('; ') || null,
-        ...(parsed?.summary ? { summary: parsed.summary } : {}),
+        ...summary,
       };
     }
   }
+}
+
+/** Lines of standard error an exit status that means failure is explained with. */
+const STDERR_LINES = 10;
+const STDERR_TAIL_BYTES = 4096;
+
+/** The last lines of the run's standard error, without terminal escapes, said as a sentence's end. */
+async function stderrTail(outputDir: string): Promise<string> {
+  const read = await readRegularFile(join(outputDir, 'stderr.txt'), STDERR_TAIL_BYTES, { tail: true });
+  if (!read.ok) return `its standard error could not be read (${read.reason})`;
+  let text = stripTerminalEscapes(read.bytes.toString('utf8'));
+  // a tail cut mid-line (or mid-character) starts at the next whole line
+  if (read.size > read.bytes.length) text = text.slice(text.indexOf('\n') + 1);
+  const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '').slice(-STDERR_LINES);
+  return lines.length === 0 ? 'its standard error is empty' : `the last lines of its standard error:\n${lines.join('\n')}`;
 }
 
 /** A run that crashed (or could not start): its error listed, naming the plugin and the target. */

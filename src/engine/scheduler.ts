@@ -108,7 +108,8 @@ export function createEngine(options: EngineOptions): Engine {
   const workers: Worker[] = [];
   let nextWorkerId = 1;
   let closing = false;
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // no colours, no cursor games: a tool's output is read as text, never by a terminal
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb' };
   // a tool never needs the server's own secret
   delete env.ASSESSD_TOKEN;
 
