@@ -31,12 +31,14 @@ export function prepared(reply: Reply): PreparedReply {
 
 const JSON_HEAD = Object.entries({ ...COMMON_HEADERS, ...JSON_HEADERS }).flat();
 
-export function send(res: ServerResponse, reply: Reply | PreparedReply): void {
+/** Writes the reply; with `end: false` the response stays open (its body is whole: Content-Length says it). */
+export function send(res: ServerResponse, reply: Reply | PreparedReply, end = true): void {
   if (res.destroyed) return;
   if ('head' in reply) res.writeHead(reply.status, reply.head);
   else if (reply.headers === undefined) res.writeHead(reply.status, [...JSON_HEAD, 'Content-Length', String(Buffer.byteLength(reply.body))]);
   else res.writeHead(reply.status, headList(reply));
-  res.end(reply.body);
+  if (end) res.end(reply.body);
+  else res.write(reply.body);
 }
 
 /** The whole HTTP/1.1 response as text, for a socket no ServerResponse owns (a parser error). */
