@@ -31,7 +31,12 @@ export interface RunContext {
   env: NodeJS.ProcessEnv;
   /** Called once the program runs: its handle (for pause, resume, abort) and process group. */
   onProgram(handle: ProgramHandle): void;
+  /** The target with its host's addresses, looked up (and kept) when it has none yet. */
+  resolveAddresses?(target: Target): Promise<Target>;
 }
+
+/** Placeholders that need the host's address: a target added by name without one gets it looked up. */
+const NEEDS_ADDRESS = /\{(?:host_ip|ip_url)\}/;
 
 /** How a run ended, as its output will record it (the op without its ids and time). */
 export type RunOutcome = Omit<RunEnd, 'output' | 'at'> & {
@@ -93,7 +98,9 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
   // a target stored before hosts had to be one host: a tool would expand it into many
   const several = notOneHost(ctx.target.host_name);
   if (several) return skipped(`refused to run ${name}: ${several}`);
-  const filled = fillArgv(action.argv, { target: ctx.target, outputDir: ctx.outputDir, config: ctx.config });
+  let { target } = ctx;
+  if (target.host_ip === '' && ctx.resolveAddresses && action.argv.some((a) => NEEDS_ADDRESS.test(a))) target = await ctx.resolveAddresses(target);
+  const filled = fillArgv(action.argv, { target, outputDir: ctx.outputDir, config: ctx.config });
   if (!filled.ok) return skipped(`refused to run ${name}: ${filled.reason}`);
   const timeoutMs = Math.min(ctx.runTimeoutMs, (action.timeout ?? Infinity) * 1000);
   const { runProgram } = await import('./process-group.js');

@@ -33,6 +33,8 @@ import { startServer, tempDir, type StartOptions, type TestServer } from '../hel
 const RUN = 'USR-RUN-001';
 const DASH = 'USR-RUN-002';
 const CODES = 'USR-RUN-003';
+const ADDR = 'USR-RUN-004';
+const ADDR_KEY = `active@${ADDR}`;
 const RUN_KEY = `active@${RUN}`;
 const DASH_KEY = `active@${DASH}`;
 const CODES_KEY = `active@${CODES}`;
@@ -48,11 +50,12 @@ after(() => rm(tools, { recursive: true, force: true }));
 async function engineServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
   await writePluginFile(dataDir, 'runs.json', {
-    test_groups: [{ code: RUN, descrip: 'Runs a program' }, { code: DASH, descrip: 'Runs a program on the host name' }, { code: CODES, descrip: 'Runs a program whose 3 means success' }],
+    test_groups: [{ code: RUN, descrip: 'Runs a program' }, { code: DASH, descrip: 'Runs a program on the host name' }, { code: CODES, descrip: 'Runs a program whose 3 means success' }, { code: ADDR, descrip: 'Runs a program on the address' }],
     plugins: [
       toolPlugin(RUN, 'TOOL_WAFW00F', ['{target_url}', '{output_dir}', 'literal arg']),
       toolPlugin(DASH, 'TOOL_LBD', ['--host', '{host_name}', '-p', '{config:TCP_PORTS}']),
       toolPlugin(CODES, 'TOOL_WHATWEB', ['{target_url}'], { success_exit_codes: [0, 3] }),
+      toolPlugin(ADDR, 'TOOL_HYDRA', ['{host_ip}', '{ip_url}', '{config:TCP_PORTS}']),
     ],
   });
   return startServer({ workers: 1, ...options, dataDir });
@@ -69,7 +72,7 @@ async function withRun(fn: (s: TestServer) => Promise<void>, options: StartOptio
   }
 }
 
-const TOOL_OF: Record<string, string> = { [RUN]: 'TOOL_WAFW00F', [DASH]: 'TOOL_LBD', [CODES]: 'TOOL_WHATWEB' };
+const TOOL_OF: Record<string, string> = { [RUN]: 'TOOL_WAFW00F', [DASH]: 'TOOL_LBD', [CODES]: 'TOOL_WHATWEB', [ADDR]: 'TOOL_HYDRA' };
 
 /** Sets TOOL_WAFW00F to `program`, adds `url` and queues RUN on it; answers the target id. */
 async function runOn(s: TestServer, program: string, url = 'http://127.0.0.1:1/', code = RUN, key = TOOL_OF[code]!): Promise<number> {
@@ -191,6 +194,44 @@ describe('terminal escapes', () => {
       assert.doesNotMatch(out.error!, /\x1b/);
       const raw = await readFile(join(s.dataDir, 'outputs', String(id), 'web', 'active', RUN, 'stdout.txt'), 'utf8');
       assert.ok(raw.includes('\x1b[1;32m[+]\x1b[0m'), 'the file keeps what the program wrote');
+    }));
+});
+
+describe('values a run needs', () => {
+  test('{host_ip} of a target stored without an address: looked up when the run needs it, passed, and kept with the target', () =>
+    withRun(async (s) => {
+      const program = await script(tools, 'addr.sh', 'for a in "$@"; do printf "[%s]\\n" "$a"; done');
+      await configure(s, { TOOL_HYDRA: program });
+      // more names than one request looks up: stored without addresses, as a bulk add or an import stores them
+      const urls = ['http://localhost:1/x', ...Array.from({ length: 16 }, (_, i) => `http://n${i}.example.invalid/`)];
+      await ok(s, 'POST', '/api/v1/targets/', { target_url: urls });
+      const id = (await get(s, '/api/v1/targets/?target_url=http://localhost:1/x'))[0].id;
+      assert.equal((await get(s, `/api/v1/targets/${id}`)).host_ip, '');
+      assert.equal(await queue(s, { id: String(id), group: 'web', type: 'active', code: ADDR }), 1);
+      const out = await waitForOutput(s, id, ADDR_KEY);
+      assert.equal(out.status, 'Successful', JSON.stringify(out));
+      assert.ok(out.output!.startsWith('[127.0.0.1]\n[http://127.0.0.1:1/x]\n'), out.output);
+      const target = await get(s, `/api/v1/targets/${id}`);
+      assert.deepEqual([target.host_ip, target.ip_url], ['127.0.0.1', 'http://127.0.0.1:1/x']);
+    }));
+
+  test('{host_ip} of a name that does not resolve: Skipped, naming the field and how to give it a value', () =>
+    withRun(async (s) => {
+      const marker = join(tools, 'addr-ran');
+      const id = await runOn(s, await script(tools, 'addr-never.sh', `touch '${marker}'`), 'http://nowhere.example.invalid/', ADDR);
+      const out = await waitForOutput(s, id, ADDR_KEY);
+      assert.equal(out.status, 'Skipped', JSON.stringify(out));
+      assert.match(out.error!, /\{host_ip\} has no value: nowhere\.example\.invalid did not resolve to an address .*\/etc\/hosts or DNS.*\{host\}/);
+      assert.equal(existsSync(marker), false);
+    }));
+
+  test('an empty {config:KEY}: Skipped, saying to set KEY through the configuration', () =>
+    withRun(async (s) => {
+      await configure(s, { TCP_PORTS: '' });
+      const id = await runOn(s, await script(tools, 'addr-config.sh', 'exit 0'), 'http://127.0.0.1:1/', ADDR);
+      const out = await waitForOutput(s, id, ADDR_KEY);
+      assert.equal(out.status, 'Skipped', JSON.stringify(out));
+      assert.match(out.error!, /\{config:TCP_PORTS\} is empty: set TCP_PORTS with PATCH \/api\/v1\/configuration\//);
     }));
 });
 
