@@ -3,6 +3,7 @@
  * send), a built-in check (the server's own requests), or a program (its process group). Answers
  * how the run ended, as the output will record it.
  */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunEnd } from '../store/engine.js';
 import type { Finding, Target } from '../store/state.js';
@@ -98,6 +99,8 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
   // a target stored before hosts had to be one host: a tool would expand it into many
   const several = notOneHost(ctx.target.host_name);
   if (several) return skipped(`refused to run ${name}: ${several}`);
+  const pathProblem = await configPathProblem(action.argv, ctx.config);
+  if (pathProblem) return skipped(`refused to run ${name}: ${pathProblem}`);
   let { target } = ctx;
   if (target.host_ip === '' && ctx.resolveAddresses && action.argv.some((a) => NEEDS_ADDRESS.test(a))) target = await ctx.resolveAddresses(target);
   const filled = fillArgv(action.argv, { target, outputDir: ctx.outputDir, config: ctx.config });
@@ -165,6 +168,41 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
       };
     }
   }
+}
+
+const CONFIG_PLACEHOLDER = /\{config:([A-Za-z0-9_.-]+)\}/g;
+/** Debian packages that install the files default values name: said when one is missing. */
+const PACKAGE_OF: [prefix: string, name: string][] = [
+  ['/usr/share/dirb/', 'dirb'],
+  ['/usr/share/skipfish/', 'skipfish'],
+  ['/usr/share/wordlists/', 'wordlists'],
+  ['/usr/share/seclists/', 'seclists'],
+];
+
+/**
+ * What is wrong with a path a program would get from the configuration ({config:KEY} whose value
+ * is a path): one that does not exist, or one beginning with `~` (no shell expands it here).
+ */
+async function configPathProblem(argv: readonly string[], config: (key: string) => string | undefined): Promise<string | undefined> {
+  const howToSet = (key: string) => `set ${key} to another path with PATCH /api/v1/configuration/ (${key}=<path>)`;
+  for (const template of argv) {
+    for (const [, key] of template.matchAll(CONFIG_PLACEHOLDER)) {
+      const value = config(key!);
+      if (value === undefined) continue;
+      if (value.startsWith('~')) return `${key} is ${value}: no shell expands "~" for a program run here; ${howToSet(key!)}`;
+      if (!value.startsWith('/')) continue;
+      try {
+        await stat(value);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        const pkg = PACKAGE_OF.find(([prefix]) => value.startsWith(prefix))?.[1];
+        const install = pkg ? `install it (Debian's ${pkg} package: apt-get install ${pkg})` : 'install it';
+        const what = code === 'ENOENT' || code === 'ENOTDIR' ? 'which does not exist' : `which cannot be read (${code})`;
+        return `${key} is ${value}, ${what}: ${install}, or ${howToSet(key!)}`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Lines of standard error an exit status that means failure is explained with. */

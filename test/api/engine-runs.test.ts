@@ -225,6 +225,23 @@ describe('values a run needs', () => {
       assert.equal(existsSync(marker), false);
     }));
 
+  test('a {config:KEY} path that does not exist (or begins with ~): Skipped, naming the key and the path, the program never run', () =>
+    withRun(async (s) => {
+      const marker = join(tools, 'path-ran');
+      const program = await script(tools, 'path.sh', `touch '${marker}'`);
+      for (const [value, says] of [
+        ['/usr/share/dirb/no-such/list.txt', /TCP_PORTS is \/usr\/share\/dirb\/no-such\/list\.txt, which does not exist: install it \(Debian's dirb package: apt-get install dirb\), or set TCP_PORTS to another path with PATCH \/api\/v1\/configuration\//],
+        ['~/.owtf/list.txt', /TCP_PORTS is ~\/\.owtf\/list\.txt: no shell expands "~"/],
+      ] as const) {
+        await configure(s, { TCP_PORTS: value });
+        const id = await runOn(s, program, `http://127.0.0.1:${value.length}/`, ADDR);
+        const out = await waitForOutput(s, id, ADDR_KEY);
+        assert.equal(out.status, 'Skipped', JSON.stringify(out));
+        assert.match(out.error!, says);
+      }
+      assert.equal(existsSync(marker), false);
+    }));
+
   test('an empty {config:KEY}: Skipped, saying to set KEY through the configuration', () =>
     withRun(async (s) => {
       await configure(s, { TCP_PORTS: '' });
