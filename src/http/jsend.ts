@@ -1,4 +1,5 @@
 /** The JSend envelope, written from one place. */
+import type { Readable } from 'node:stream';
 
 /** A client-facing failure: handlers throw it, the server writes it as a JSend body. */
 export class HttpError extends Error {
@@ -29,11 +30,13 @@ export const HTTP_MESSAGES = {
   invalidToken: 'Invalid token provided',
 } as const;
 
-/** What a handler answers: a status and a ready JSON body. */
+/** What a handler answers: a status and a ready JSON body (or, for a file, a stream of its bytes). */
 export interface Reply {
   status: number;
   body: string | Buffer;
   headers?: Record<string, string>;
+  /** Sent in place of `body`, its headers (Content-Length included) set by the handler; destroyed unsent on HEAD. */
+  stream?: Readable;
 }
 
 /** `{"status":"success","data":...}` */

@@ -1,5 +1,7 @@
 /** Writing a Reply: the headers every answer carries, JSON's by default, and replies made once. */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Reply } from './jsend.js';
 
 export const COMMON_HEADERS = {
@@ -33,12 +35,25 @@ const JSON_HEAD = Object.entries({ ...COMMON_HEADERS, ...JSON_HEADERS }).flat();
 
 /** Writes the reply; with `end: false` the response stays open (its body is whole: Content-Length says it). */
 export function send(res: ServerResponse, reply: Reply | PreparedReply, end = true): void {
+  if (reply.stream) return sendStream(res, reply.status, reply.headers ?? {}, reply.stream);
   if (res.destroyed) return;
   if ('head' in reply) res.writeHead(reply.status, reply.head);
   else if (reply.headers === undefined) res.writeHead(reply.status, [...JSON_HEAD, 'Content-Length', String(Buffer.byteLength(reply.body))]);
   else res.writeHead(reply.status, headList(reply));
   if (end) res.end(reply.body);
   else res.write(reply.body);
+}
+
+/** A file's bytes, streamed with backpressure; the stream (and its descriptor) is closed however the response ends. */
+function sendStream(res: ServerResponse, status: number, headers: Record<string, string>, stream: Readable): void {
+  if (res.destroyed || res.req.method === 'HEAD') {
+    if (!res.destroyed) res.writeHead(status, Object.entries({ ...COMMON_HEADERS, ...headers }).flat()).end();
+    stream.destroy();
+    return;
+  }
+  res.writeHead(status, Object.entries({ ...COMMON_HEADERS, ...headers }).flat());
+  // a client gone mid-file ends the read; a read that fails ends the response short (its length says so)
+  pipeline(stream, res).catch(() => {});
 }
 
 /** The whole HTTP/1.1 response as text, for a socket no ServerResponse owns (a parser error). */
