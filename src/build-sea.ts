@@ -43,6 +43,8 @@ await build({
     ASSESSD_WEB_FILES: JSON.stringify(webFiles),
     ASSESSD_PLUGIN_FILES: JSON.stringify(pluginFiles),
     ASSESSD_SHIPPED_FILES: JSON.stringify(shippedFiles),
+    // lazy-builtins.ts loads node's modules through createRequire (any absolute URL does for them)
+    'import.meta.url': '"file:///"',
   },
   // paths.ts reads import.meta.url only outside the single executable
   logOverride: { 'empty-import-meta': 'silent' },
@@ -59,6 +61,7 @@ await build({
   format: 'cjs',
   target: 'node20',
   minify: true,
+  define: { 'import.meta.url': '"file:///"' },
   logLevel: 'warning',
 });
 

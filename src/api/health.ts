@@ -1,7 +1,8 @@
 /** /debug/health, and the store's write counters beside it. */
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { IntervalHistogram } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { success, successBody } from '../http/jsend.js';
+import { perfHooks } from '../lazy-builtins.js';
 import { prepared } from '../http/respond.js';
 import type { Store } from '../store/store.js';
 import type { ApiRouter } from './openapi.js';
@@ -21,7 +22,7 @@ function eventLoopDelays(): (reset: boolean) => { maxMs: number; p99Ms: number; 
   let since = 0;
   return (reset) => {
     if (!histogram) {
-      histogram = monitorEventLoopDelay({ resolution: 10 });
+      histogram = perfHooks().monitorEventLoopDelay({ resolution: 10 });
       histogram.enable();
       since = performance.now();
     }

@@ -107,7 +107,8 @@ const endReason = (why: 'user' | 'stop') => (why === 'stop' ? 'the server stoppe
 export function createEngine(options: EngineOptions): Engine {
   const { store, catalogue, log } = options;
   const outputsDir = join(resolve(options.dataDir), 'outputs');
-  const marker = runMarker(options.dataDir);
+  // worked out with the first run (a hash: node:crypto is not loaded at start for it)
+  let marker: string | undefined;
   const workers: Worker[] = [];
   let nextWorkerId = 1;
   let closing = false;
@@ -212,7 +213,7 @@ export function createEngine(options: EngineOptions): Engine {
       checkTimeoutMs: options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
       signal: run.controller.signal,
-      env: { ...env, [RUN_MARKER_VARIABLE]: `${marker}:${run.output}` },
+      env: { ...env, [RUN_MARKER_VARIABLE]: `${(marker ??= runMarker(options.dataDir))}:${run.output}` },
       resolveAddresses: (target) => resolveAddresses(target, run.controller.signal),
       onProgram(handle) {
         run.program = handle;

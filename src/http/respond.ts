@@ -1,7 +1,6 @@
 /** Writing a Reply: the headers every answer carries, JSON's by default, and replies made once. */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { pipeline, type Readable } from 'node:stream';
 import type { Reply } from './jsend.js';
 
 export const COMMON_HEADERS = {
@@ -53,7 +52,7 @@ function sendStream(res: ServerResponse, status: number, headers: Record<string,
   }
   res.writeHead(status, Object.entries({ ...COMMON_HEADERS, ...headers }).flat());
   // a client gone mid-file ends the read; a read that fails ends the response short (its length says so)
-  pipeline(stream, res).catch(() => {});
+  pipeline(stream, res, () => {});
 }
 
 /** The whole HTTP/1.1 response as text, for a socket no ServerResponse owns (a parser error). */
