@@ -33,7 +33,7 @@ test('an embedding project starts assessd, writes, closes, and finds its data af
   // a built-in check runs from the installed package too (its code is loaded with the first run)
   await fetch(server.url + '/api/v1/targets/', { method: 'POST', headers, body: new URLSearchParams({ target_url: 'http://127.0.0.1:9/' }) });
   const queued = await fetch(server.url + '/api/v1/worklist/', { method: 'POST', headers, body: new URLSearchParams({ id: '1', type: 'semi_passive', code: 'OWTF-IG-001' }) });
-  assert.deepEqual((await queued.json()).data, { queued: 1 });
+  assert.deepEqual((await queued.json()).data, { queued: 1, skipped: 0 });
   let outputs = [];
   for (let i = 0; i < 200 && !(outputs[0] && outputs[0].status !== 'Running'); i++) {
     await new Promise((r) => setTimeout(r, 50));
