@@ -7,6 +7,7 @@
  *
  *   node bench/run.mjs [--quick] [--rounds N] [--duration S] [--scale] [--growth-only] [--out FILE]
  *                      [--connections N] [--workers N] [--startups N] [--tmp DIR] [--keep]
+ *                      [--startup-only [--compare DIR]]
  *
  * --quick      smoke test: 1 round, 0.5 s per scenario per server, 2 start-ups (< 20 s in all)
  * --rounds N   rounds of A B (default 3)
@@ -14,6 +15,9 @@
  * --scale      also 10,000 and 100,000 sessions, and 100,000 targets
  * --growth-only  only the growth scenario (every run has it: 32 clients write until the store
  *              holds 400,000 sessions, a health prober beside them; quick: 5,000 sessions)
+ * --startup-only  only the start-up measure (default 15 start-ups), and with --compare DIR another
+ *              build's (a copy of its dist/) side by side: bare, this build and that one started in
+ *              turn, each on a fresh copy of the primed 1,000-session data directory
  * --out FILE   also write the markdown report to FILE
  * --dist DIR   measure the compiled server in DIR instead of ./dist (a copy of an earlier build; still
  *              started with the node flags of this package.json's start script)
@@ -55,6 +59,8 @@ const { values: flags } = parseArgs({
     duration: { type: 'string' },
     scale: { type: 'boolean', default: false },
     'growth-only': { type: 'boolean', default: false },
+    'startup-only': { type: 'boolean', default: false },
+    compare: { type: 'string' },
     out: { type: 'string' },
     dist: { type: 'string' },
     connections: { type: 'string', default: '32' },
@@ -86,7 +92,7 @@ const opts = {
   connections: Math.round(positive(flags.connections, 32, 'connections')),
   // On 2 cores, one generator thread leaves the other core to the server; more threads only contend.
   workers: Math.round(positive(flags.workers, Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2))), 'workers')),
-  startups: Math.round(positive(flags.startups, quick ? 2 : 5, 'startups')),
+  startups: Math.round(positive(flags.startups, quick ? 2 : flags['startup-only'] ? 15 : 5, 'startups')),
   quietWaitMs: flags['quiet-wait'] === '0' ? 0 : Math.round(positive(flags['quiet-wait'], quick ? 0 : 30, 'quiet-wait') * 1000),
 };
 const warmupMs = Math.min(1000, Math.max(100, Math.round(opts.durationMs / 5)));
@@ -279,12 +285,12 @@ process.on('exit', () => {
  * @param {'bare' | 'assessd'} kind @param {string} [dataDir] @param {NodeJS.ProcessEnv} [env] added to the environment
  * @returns {Promise<Running>}
  */
-async function startServer(kind, dataDir, env = {}) {
+async function startServer(kind, dataDir, env = {}, main = MAIN) {
   const port = await freePort();
   const args =
     kind === 'bare'
       ? [BARE, '--host', HOST, '--port', String(port)]
-      : [...START_FLAGS, MAIN, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
+      : [...START_FLAGS, main, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ASSESSD_TOKEN: BENCH_TOKEN, ...env } });
   children.add(child);
@@ -368,6 +374,16 @@ const APP = join(work, 'app');
 for (const file of ['package.json', join('data', 'default-configuration.json')]) cpSync(join(ROOT, file), join(APP, file));
 cpSync(DIST, join(APP, 'dist'), { recursive: true });
 const MAIN = join(APP, 'dist', 'main.js');
+/** --compare: another build, frozen the same way, for the side-by-side start-up measure. */
+const COMPARE_MAIN = flags.compare ? freezeBuild(resolve(flags.compare), join(work, 'compare')) : undefined;
+
+/** Copies a dist/ (and what its server reads beside it) into `app`; answers its main.js. */
+function freezeBuild(/** @type {string} */ dist, /** @type {string} */ app) {
+  if (!existsSync(join(dist, 'main.js'))) throw new Error(`${join(dist, 'main.js')} is missing`);
+  for (const file of ['package.json', join('data', 'default-configuration.json')]) cpSync(join(ROOT, file), join(app, file));
+  cpSync(dist, join(app, 'dist'), { recursive: true });
+  return join(app, 'dist', 'main.js');
+}
 /** The node flags the build's `npm start` gives its server (its package.json's start script): measured as users run it. */
 const START_FLAGS = startFlags(APP);
 const build = (() => {
@@ -730,7 +746,42 @@ function growthReport(g) {
   return { text, targets };
 }
 
+/**
+ * --startup-only: start-ups side by side, bare, this build and (--compare) another, each round in
+ * a rotating order; the speed ratio is the bare server's start-up over the build's (1 = as fast).
+ */
+async function startupOnly() {
+  const base = await prepareTemplate(BASE);
+  /** @type {[string, string | undefined][]} */
+  const kinds = [['bare', undefined], ['this build', MAIN], ...(COMPARE_MAIN ? /** @type {[string, string][]} */ ([[`--compare ${flags.compare}`, COMPARE_MAIN]]) : [])];
+  /** @type {Map<string, number[]>} */
+  const times = new Map(kinds.map(([name]) => [name, []]));
+  progress(`start-up x ${opts.startups}: ${kinds.map(([name]) => name).join(', ')}, with ${BASE.label}`);
+  for (let i = 0; i < opts.startups; i++) {
+    for (let k = 0; k < kinds.length; k++) {
+      const [name, main] = kinds[(i + k) % kinds.length];
+      const dir = main ? freshCopy(base.dir) : undefined;
+      await waitForQuiet();
+      const server = await startServer(main ? 'assessd' : 'bare', dir, {}, main);
+      times.get(name)?.push(server.startupMs);
+      await server.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const bare = median(times.get('bare') ?? []);
+  const rows = kinds.map(([name]) => {
+    const m = median(times.get(name) ?? []);
+    return [name, ms(m), `${(bare / m).toFixed(2)}`, `${(m / bare).toFixed(2)}x`];
+  });
+  const report = [`## Start-up side by side\n\n- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/main.js'].join(' ')}\``,
+    `- Spawn to the first 200 on /debug/health, median of ${opts.startups}, ${BASE.label} in the data directory (a restart)\n`,
+    table(['Server', 'Start-up ms', 'Speed vs bare (bare ms / its ms)', 'Time vs bare'], rows)].join('\n');
+  console.log(report);
+  if (flags.out) writeFileSync(flags.out, `${report}\n`);
+}
+
 async function main() {
+  if (flags['startup-only']) return startupOnly();
   const started = performance.now();
   progress(`assessd bench: ${quick ? 'quick, ' : ''}${opts.rounds} round(s) x ${opts.durationMs / 1000} s, ${opts.connections} connections, ${opts.workers} generator thread(s); temp ${work} (${tmpFs.type})`);
   const pool = await createLoadPool(opts.workers);

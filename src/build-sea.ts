@@ -10,7 +10,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { inject } from 'postject';
-import { DEFAULT_CONFIGURATION_FILE, PLUGINS_DIR, PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
+import { DEFAULT_CONFIGURATION_FILE, PLUGINS_DIR, PROJECT_ROOT, SHIPPED_DATA_DIRS, WEB_ASSETS_DIR } from './paths.js';
 
 const SEA_DIR = join(PROJECT_ROOT, 'dist', 'sea');
 const EXECUTABLE = join(PROJECT_ROOT, 'dist', process.platform === 'win32' ? 'assessd.exe' : 'assessd');
@@ -20,6 +20,8 @@ const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
 const webFiles = readdirSync(WEB_ASSETS_DIR).filter((name) => statSync(join(WEB_ASSETS_DIR, name)).isFile() && !name.endsWith('.map'));
 const pluginFiles = readdirSync(PLUGINS_DIR).filter((name) => name.endsWith('.json')).sort();
+// the files default configuration values name ({data}/...), written into the data directory at start
+const shippedFiles = SHIPPED_DATA_DIRS.flatMap((dir) => readdirSync(join(PROJECT_ROOT, 'data', dir)).sort().map((name) => `${dir}/${name}`));
 if (!webFiles.includes('index.html')) throw new Error(`run npm run build first: ${WEB_ASSETS_DIR} has no index.html`);
 
 rmSync(SEA_DIR, { recursive: true, force: true });
@@ -40,6 +42,9 @@ await build({
     ASSESSD_VERSION: JSON.stringify(version),
     ASSESSD_WEB_FILES: JSON.stringify(webFiles),
     ASSESSD_PLUGIN_FILES: JSON.stringify(pluginFiles),
+    ASSESSD_SHIPPED_FILES: JSON.stringify(shippedFiles),
+    // lazy-builtins.ts loads node's modules through createRequire (any absolute URL does for them)
+    'import.meta.url': '"file:///"',
   },
   // paths.ts reads import.meta.url only outside the single executable
   logOverride: { 'empty-import-meta': 'silent' },
@@ -56,12 +61,14 @@ await build({
   format: 'cjs',
   target: 'node20',
   minify: true,
+  define: { 'import.meta.url': '"file:///"' },
   logLevel: 'warning',
 });
 
 const assets: Record<string, string> = { 'default-configuration.json': DEFAULT_CONFIGURATION_FILE, 'compactor.cjs': compactor };
 for (const name of webFiles) assets[`web/${name}`] = join(WEB_ASSETS_DIR, name);
 for (const name of pluginFiles) assets[`plugins/${name}`] = join(PLUGINS_DIR, name);
+for (const name of shippedFiles) assets[`data/${name}`] = join(PROJECT_ROOT, 'data', name);
 const blob = join(SEA_DIR, 'assessd.blob');
 const config = join(SEA_DIR, 'sea-config.json');
 // no useCodeCache: measured, it changed start-up by nothing beyond noise (V8 compiles the 150 KB

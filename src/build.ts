@@ -5,7 +5,9 @@
  * paths.ts); and the web application's script into one file, app.js (a browser fetching twenty
  * modules in four rounds waits ~100 ms before it can ask for any data), beside the page's static files.
  */
-import { cp, mkdir, readdir, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
@@ -15,15 +17,34 @@ for (const name of await readdir(join(PROJECT_ROOT, 'dist')).catch(() => [])) {
   if (name.startsWith('chunk-')) await rm(join(PROJECT_ROOT, 'dist', name));
 }
 const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', sourcemap: true, logLevel: 'warning' } as const;
-// What runs plugins (the checks with https and tls, the runner with child_process, the parsers)
-// is imported with the first run: split into a chunk, a server that runs nothing never loads it.
+const DIST = join(PROJECT_ROOT, 'dist');
+// The library: what runs plugins (the checks with https and tls, the runner with child_process, the
+// parsers) is imported with the first run: split into a chunk, a server that runs nothing never loads it.
+await build({ ...common, entryPoints: { index: join(PROJECT_ROOT, 'src', 'index.ts') }, outdir: DIST, splitting: true, chunkNames: 'chunk-[hash]' });
+// The CLI: one CommonJS bundle (what a V8 code cache is made for; its lazy imports stay lazy, as
+// functions run on first use), loaded with the cache made below by dist/main.js (src/load-bundle.ts).
 await build({
   ...common,
-  entryPoints: { main: join(PROJECT_ROOT, 'src', 'main.ts'), index: join(PROJECT_ROOT, 'src', 'index.ts') },
-  outdir: join(PROJECT_ROOT, 'dist'),
-  splitting: true,
-  chunkNames: 'chunk-[hash]',
+  entryPoints: [join(PROJECT_ROOT, 'src', 'cli-main.ts')],
+  outfile: join(DIST, 'main.cjs'),
+  format: 'cjs',
+  supported: { 'dynamic-import': false },
+  define: { 'import.meta.url': '__assessd_import_meta_url' },
+  // paths.ts reads import.meta.resolve only when run from the TypeScript sources
+  logOverride: { 'empty-import-meta': 'silent' },
 });
+await build({ ...common, entryPoints: { 'load-bundle': join(PROJECT_ROOT, 'src', 'load-bundle.ts') }, outdir: DIST });
+await writeFile(
+  join(DIST, 'main.js'),
+  `#!/usr/bin/env node
+// The CLI (src/main.ts): its bundle, main.cjs, run with the V8 code cache the build made for it (src/load-bundle.ts).
+import { loadBundle } from './load-bundle.js';
+
+loadBundle(new URL('./main.cjs', import.meta.url)).exports.runCli();
+`,
+  { mode: 0o755 },
+);
+await makeCodeCache();
 // the compaction worker stays one self-contained file (paths.ts starts it by its path)
 await build({ ...common, entryPoints: { compactor: join(PROJECT_ROOT, 'src', 'store', 'compaction-worker.ts') }, outdir: join(PROJECT_ROOT, 'dist') });
 // the declarations of the build's and the CLI's own entry points describe nothing a library user imports
@@ -42,3 +63,30 @@ await build({
   tsconfig: join(PROJECT_ROOT, 'src', 'web', 'client', 'tsconfig.json'),
   logLevel: 'warning',
 });
+
+/**
+ * dist/main.cjs.cache: V8's code cache of the CLI's bundle, taken after a warm start of it (a start,
+ * then the first requests a server answers: the functions they compile are in the cache), in a
+ * node run with the flags of `npm start` (package.json's start script): as users run it.
+ */
+async function makeCodeCache(): Promise<void> {
+  const { scripts } = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const flags = scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+  const dataDir = await mkdtemp(join(tmpdir(), 'assessd-code-cache-'));
+  const token = 'code-cache-token-0123456789abcdef0123456789';
+  const warm = `
+    import { writeFileSync } from 'node:fs';
+    import { loadBundle } from ${JSON.stringify(new URL('../dist/load-bundle.js', import.meta.url).href)};
+    const { exports, script } = loadBundle(new URL(${JSON.stringify(new URL('../dist/main.cjs', import.meta.url).href)}), { withCache: false });
+    const server = await exports.start({ host: '127.0.0.1', port: 0, dataDir: ${JSON.stringify(dataDir)}, token: ${JSON.stringify(token)}, log: () => {} });
+    for (const path of ['/debug/health', '/', '/api/v1/sessions/', '/api/v1/targets/', '/api/v1/configuration', '/api/v1/plugins/', '/api/v1/worklist/']) {
+      await (await fetch(server.url + path, { headers: { authorization: 'Bearer ${token}' } })).arrayBuffer();
+    }
+    await server.close();
+    writeFileSync(${JSON.stringify(join(DIST, 'main.cjs.cache'))}, script.createCachedData());`;
+  try {
+    execFileSync(process.execPath, [...flags, '--input-type=module', '-e', warm], { stdio: ['ignore', 'ignore', 'inherit'] });
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}

@@ -77,7 +77,7 @@ function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
  */
 async function open(dir: string, logs: string[], instead: (server: string) => string): Promise<Store> {
   try {
-    const { text, file } = defaultConfiguration();
+    const { text, file } = defaultConfiguration(dir);
     return await openStore({ dir, defaults: parseDefaults(text, file), log: (line) => logs.push(line) });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;

@@ -2,7 +2,7 @@
  * Where the product's own files come from: the project's folders (from src/ under tsx, or dist/
  * compiled), or, in the single executable, the assets embedded in it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,6 +11,7 @@ declare const ASSESSD_SEA: boolean | undefined;
 declare const ASSESSD_VERSION: string | undefined;
 declare const ASSESSD_WEB_FILES: string[] | undefined;
 declare const ASSESSD_PLUGIN_FILES: string[] | undefined;
+declare const ASSESSD_SHIPPED_FILES: string[] | undefined;
 
 /** Whether this is the single executable (everything embedded, no project folder beside it). */
 export const IN_SEA = typeof ASSESSD_SEA !== 'undefined' && ASSESSD_SEA;
@@ -19,6 +20,8 @@ export const PROJECT_ROOT = IN_SEA ? dirname(process.execPath) : fileURLToPath(n
 export const DEFAULT_CONFIGURATION_FILE = join(PROJECT_ROOT, 'data', 'default-configuration.json');
 export const WEB_ASSETS_DIR = join(PROJECT_ROOT, 'dist', 'web', 'static');
 export const PLUGINS_DIR = join(PROJECT_ROOT, 'data', 'plugins');
+/** The folders of data/ that default configuration values name (`{data}/...`): in the package and the single executable too. */
+export const SHIPPED_DATA_DIRS = ['wordlists', 'attack-vectors', 'set-phishing'];
 
 /**
  * The data directory without --data-dir: the project's data/ in a checkout (`npm start`);
@@ -50,10 +53,39 @@ export function webFiles(): Map<string, Buffer> {
   return new Map(names.map((name) => [name, readFileSync(join(WEB_ASSETS_DIR, name))]));
 }
 
-/** The embedded default configuration: its text, and a name for messages. */
-export function defaultConfiguration(): { file: string; text: string } {
-  if (IN_SEA) return { file: 'default-configuration.json (embedded)', text: seaAsset('default-configuration.json').toString('utf8') };
-  return { file: DEFAULT_CONFIGURATION_FILE, text: readFileSync(DEFAULT_CONFIGURATION_FILE, 'utf8') };
+/**
+ * The embedded default configuration: its text, and a name for messages. A value beginning with
+ * `{data}/` names a file shipped with the product (a wordlist...): it is given as the absolute path
+ * of that file on this box, the project's or the package's data/ (the single executable writes its
+ * copy into `dataDir`/shipped/ first).
+ */
+export function defaultConfiguration(dataDir = DEFAULT_DATA_DIR): { file: string; text: string } {
+  const { file, text } = IN_SEA
+    ? { file: 'default-configuration.json (embedded)', text: seaAsset('default-configuration.json').toString('utf8') }
+    : { file: DEFAULT_CONFIGURATION_FILE, text: readFileSync(DEFAULT_CONFIGURATION_FILE, 'utf8') };
+  if (!text.includes(SHIPPED_MARK)) return { file, text };
+  const dir = IN_SEA ? writeShippedFiles(join(resolve(dataDir), 'shipped')) : join(PROJECT_ROOT, 'data');
+  // inside a JSON string: the directory escaped as JSON escapes it
+  return { file, text: text.replaceAll(SHIPPED_MARK, `"${JSON.stringify(dir).slice(1, -1)}/`) };
+}
+
+/** How a default value names a shipped file: a JSON string beginning with `{data}/`. */
+const SHIPPED_MARK = '"{data}/';
+
+/** Writes the shipped files the single executable carries (wordlists...) under `dir`, those missing or changed; answers `dir`. */
+function writeShippedFiles(dir: string): string {
+  for (const name of ASSESSD_SHIPPED_FILES ?? []) {
+    const path = join(dir, name);
+    const bytes = seaAsset(`data/${name}`);
+    try {
+      if (readFileSync(path).equals(bytes)) continue;
+    } catch {
+      // not written yet
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, bytes, { mode: 0o644 });
+  }
+  return dir;
 }
 
 /** A plugin file: its name (for messages) and its text. */

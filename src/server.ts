@@ -1,5 +1,5 @@
 /** createServer(options) -> http.Server: routing, arguments, errors and headers; no listen() inside. */
-import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { AUTH_PATH, registerAuth } from './api/auth.js';
@@ -27,6 +27,7 @@ import { registerTransactions } from './api/transactions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
+import { answerThenDrain, answerThenLinger, stillLingering } from './http/linger.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
 import { DEFAULT_MAX_BODY, DEFAULT_MAX_HAR_BODY, DEFAULT_MAX_IMPORT_BODY } from './options.js';
@@ -240,21 +241,29 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     } catch (err) {
       reply = failure(req, err);
     }
-    if (!(reply instanceof Promise)) return send(res, reply);
+    if (!(reply instanceof Promise)) return answer(req, res, reply);
     reply.then(
-      (r) => send(res, r),
-      (err: unknown) => send(res, failure(req, err)),
+      (r) => answer(req, res, r),
+      (err: unknown) => answer(req, res, failure(req, err)),
     );
   });
 
+  /** Sends the reply; one that closes the connection before the body has come lingers for it first. */
+  function answer(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+    if (reply.headers?.Connection !== 'close' || !hasBody(req) || req.complete) return send(res, reply);
+    answerThenDrain(req, res, () => send(res, reply, false));
+  }
+
   // Errors the HTTP parser meets before a request exists still get a JSON answer.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // answered already: the parser reports each later chunk again, while the socket lingers
+    if (stillLingering(socket)) return;
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
     const [status, message] = PARSER_ERRORS[err.code ?? ''] ?? [400, HTTP_MESSAGES.badRequest];
-    socket.end(rawResponse(errorReply(new HttpError(status, message, undefined, { Connection: 'close' }))));
+    answerThenLinger(socket, rawResponse(errorReply(new HttpError(status, message, undefined, { Connection: 'close' }))));
   });
 
   server.on('listening', () => (cookieName = `assessd-${(server.address() as AddressInfo).port}`));

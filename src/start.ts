@@ -51,7 +51,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const resolved = resolveOptions(options);
   const { log, dataDir, host } = resolved;
   web ??= loadWebAssets(webFiles());
-  const { text, file } = defaultConfiguration();
+  const { text, file } = defaultConfiguration(dataDir);
   const defaults = parseDefaults(text, file);
   const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
   let server: ReturnType<typeof createServer> | undefined;

@@ -1,8 +1,9 @@
 /** /debug/health, and the store's write counters beside it. */
 import { readFileSync } from 'node:fs';
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { IntervalHistogram } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { success, successBody } from '../http/jsend.js';
+import { perfHooks } from '../lazy-builtins.js';
 import { prepared } from '../http/respond.js';
 import type { Store } from '../store/store.js';
 import type { ApiRouter } from './openapi.js';
@@ -60,7 +61,7 @@ function eventLoopDelays(): (reset: boolean) => { maxMs: number; maxBusyMs: numb
   };
   return (reset) => {
     if (!histogram) {
-      histogram = monitorEventLoopDelay({ resolution: every });
+      histogram = perfHooks().monitorEventLoopDelay({ resolution: every });
       histogram.enable();
       since = lastTick = performance.now();
       lastCpu = cpuMs();

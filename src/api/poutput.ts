@@ -1,4 +1,6 @@
 /** /api/v1/targets/<id>/poutput: a target's plugin outputs, ranked and annotated by the tester. */
+import { resolve, sep } from 'node:path';
+import { badFileName, listOutputFiles, MAX_LISTED, openOutputFile } from '../engine/output-files.js';
 import type { Engine } from '../engine/scheduler.js';
 import { outputText, outputView } from '../engine/output-text.js';
 import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
@@ -8,8 +10,9 @@ import type { Store } from '../store/store.js';
 import type { Handler, RequestContext } from './context.js';
 import { ENGINE_MESSAGES as E, MESSAGES as M } from './messages.js';
 import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
-import { listArg, parseUnsigned } from './params.js';
+import { boolArg, listArg, parseUnsigned } from './params.js';
 import { restSegments } from './plugins.js';
+import { safeFileStem } from './filename.js';
 
 const RANK = /^\s*-?[0-9]+\s*$/;
 
@@ -59,12 +62,68 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   };
 
   const list: Handler = async (ctx) => {
+    // <group>/<type>/<code>/files/...: the run's files
+    if (restSegments(ctx.rest)[3] === 'files') return files(ctx);
     within(ctx);
     const target = targetOf(ctx);
     const rows = selected(ctx, target);
     const views = [];
     for (const row of rows) views.push({ ...outputView(row), output: await outputText(store.state, engine.catalogue, engine.outputsDir, row) });
     return success(views);
+  };
+
+  /**
+   * An output's files: `.../files/` lists them, `.../files/<name>` answers one, read-only, as text
+   * or a download, never as a page (text/plain or attachment, nosniff, CSP sandbox).
+   */
+  const files: Handler = async (ctx) => {
+    const target = targetOf(ctx);
+    const [group, type, code, , ...names] = restSegments(ctx.rest);
+    const row = targetOutputs(store.state, target).find((o) => o.plugin_group === group && o.plugin_type === type && o.plugin_code === code);
+    if (!row) throw new HttpError(400, E.invalidOutput);
+    const bad = names.length > 0 ? badFileName(names) : undefined;
+    if (bad) throw new HttpError(400, HTTP_MESSAGES.badRequest, { file: bad });
+    // the output's directory, never outside DATA_DIR/outputs whatever a data file says
+    const dir = row.output_path ? resolve(engine.outputsDir, row.output_path) : undefined;
+    const inside = dir !== undefined && dir.startsWith(engine.outputsDir + sep);
+    if (names.length === 0) {
+      const { files: listed, more } = inside ? await listOutputFiles(dir) : { files: [], more: false };
+      const reply = success(listed);
+      if (more) reply.headers = { 'X-Truncated': `only the first ${MAX_LISTED} files are listed` };
+      return reply;
+    }
+    if (!inside) throw new HttpError(404, HTTP_MESSAGES.notFound, { file: 'this output has no files' });
+    const opened = await openOutputFile(dir, names);
+    if (!opened.ok) throw new HttpError(404, HTTP_MESSAGES.notFound, { file: `${names.join('/')}: ${opened.reason}` });
+    const { handle, stats } = opened;
+    let binary: boolean;
+    try {
+      // text (no NUL in its first 8 KiB) is shown as plain text; anything else is a download
+      const head = Buffer.alloc(Math.min(stats.size, 8192));
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      binary = head.subarray(0, bytesRead).includes(0);
+    } catch (err) {
+      await handle.close().catch(() => {});
+      throw err;
+    }
+    const download = binary || boolArg(ctx.args, 'download') === true;
+    const name = names[names.length - 1]!;
+    return {
+      status: 200,
+      body: '',
+      stream: handle.createReadStream({ start: 0, end: Math.max(0, stats.size - 1), autoClose: true }),
+      headers: {
+        'Content-Type': binary ? 'application/octet-stream' : 'text/plain; charset=utf-8',
+        'Content-Length': String(stats.size),
+        'Content-Disposition': `${download ? 'attachment' : 'inline'}; filename="${safeFileStem(name, 'output')}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+        // whatever the file holds (a tool's HTML report), no page of this origin: no script, no sniffing, no cache
+        'Content-Security-Policy': "sandbox; default-src 'none'",
+        'X-Content-Type-Options': 'nosniff',
+        'Cross-Origin-Resource-Policy': 'same-origin',
+        'Cache-Control': 'no-store',
+        'Last-Modified': stats.mtime.toUTCString(),
+      },
+    };
   };
 
   const names: Handler = (ctx) => {
@@ -124,10 +183,12 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     fails: { 400: [M.invalidTargetReference] },
   });
   router.add('GET', '/api/v1/targets/{target_id:int}/poutput/*', list, {
-    summary: "A target's outputs with their text: /poutput/[<group>/[<type>/[<code>]]]",
-    args: filters,
-    ok: { status: 200, description: 'The outputs (an empty array when none), each with `output`: its text, at most 1 MiB', data: arrayOf(ref('Output')) },
-    fails: { 400: [M.invalidTargetReference, M.invalidParameterType], 404: [HTTP_MESSAGES.notFound] },
+    summary: "A target's outputs with their text: /poutput/[<group>/[<type>/[<code>]]]; an output's files: /poutput/<group>/<type>/<code>/files/[<name>]",
+    description:
+      'Extension: .../files/ lists the regular files of the run\'s output directory ([{"name","size","modified"}], names with / for subdirectories; symlinks and other special files are not listed); .../files/<name> answers one as text/plain (or a download, application/octet-stream, when it holds a NUL byte or with download=true), never as a page: Content-Security-Policy: sandbox, X-Content-Type-Options: nosniff. A name with "..", an empty segment or an encoded separator: 400; a missing file, a symlink, a FIFO or a path leading out of the directory: 404.',
+    args: { ...filters, download: { type: 'boolean', description: 'Extension, for .../files/<name>: answer the file as a download (Content-Disposition: attachment)' } },
+    ok: { status: 200, description: 'The outputs (an empty array when none), each with `output`: its text, at most 1 MiB; or an output\'s files, or one file\'s bytes', data: arrayOf(ref('Output')), alternatives: { 'text/plain': { type: 'string' }, 'application/octet-stream': { type: 'string', format: 'binary' } } },
+    fails: { 400: [M.invalidTargetReference, M.invalidParameterType, E.invalidOutput, HTTP_MESSAGES.badRequest], 404: [HTTP_MESSAGES.notFound] },
   });
   router.add('PATCH', '/api/v1/targets/{target_id:int}/poutput/*', patch, {
     summary: "The tester's rank and notes on one output: /poutput/<group>/<type>/<code>",

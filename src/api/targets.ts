@@ -26,6 +26,22 @@ function invalidUrlReason(urls: string[]): string {
   return 'must be an absolute http or https URL';
 }
 
+/** How long adding targets waits for their host names to resolve (a run looks up those still missing). */
+const LOOKUP_WAIT_MS = 1500;
+/** Names looked up per request: a long list is added at once, its names resolved when runs need them. */
+const MAX_LOOKUPS = 16;
+
+/** The host names of the URLs that are valid and not IP literals, at most MAX_LOOKUPS. */
+function hostNames(urls: string[]): string[] {
+  const names = new Set<string>();
+  for (const url of urls) {
+    const derived = deriveTarget(0, url, { oneHost: true });
+    if (!derived) return [];
+    if (derived.host_ip === '') names.add(derived.host_name);
+  }
+  return names.size > MAX_LOOKUPS ? [] : [...names];
+}
+
 export function registerTargets(router: ApiRouter, store: Store): void {
   // A page of a large session must not sort it again: its order, searched, kept until the next change.
   const searched = memoPerGeneration<number[]>(store, 16);
@@ -68,7 +84,11 @@ export function registerTargets(router: ApiRouter, store: Store): void {
   const create: Handler = async (ctx) => {
     const urls = ctx.args.getAll('target_url');
     if (urls.length === 0) throw new HttpError(400, MESSAGES.incorrectQueryParameters, { target_url: 'required' });
-    const result = await store.change({ op: 'createTargets', urls, oneHost: true });
+    // host_ip as upstream has it: the names looked up now, briefly; the addresses go in the op (replays look nothing up)
+    const names = hostNames(urls);
+    // loaded with the first name to look up: a server adding no target by name never loads it
+    const found = names.length === 0 ? new Map<string, string[]>() : await (await import('../engine/addresses.js')).lookupHosts(names, LOOKUP_WAIT_MS);
+    const result = await store.change({ op: 'createTargets', urls, oneHost: true, ...(found.size > 0 ? { addresses: [...found] } : {}) });
     if (!result.ok) {
       if (result.reason === 'duplicate') throw new HttpError(409, MESSAGES.dbError, { target_url: 'already in the active session' });
       throw new HttpError(400, MESSAGES.invalidTargetUrl, { target_url: invalidUrlReason(urls) });

@@ -27,6 +27,32 @@ interface WorkFilter {
   active?: boolean;
 }
 
+/** The search's filters: substrings, without regard to case (upstream's SQL `LIKE '%v%'`), each any-of. */
+interface WorkSearch {
+  target_url?: string[];
+  group?: string[];
+  type?: string[];
+  code?: string[];
+  name?: string[];
+  /** Target ids, exact. */
+  id?: number[];
+}
+
+/** Whether `value` holds one of `needles` (lowercase), without regard to case; no needles: yes. */
+const holdsOne = (value: string, needles: string[] | undefined) => needles === undefined || needles.some((n) => value.toLowerCase().includes(n));
+const lowered = (values: string[] | undefined) => values?.map((v) => v.toLowerCase());
+
+/** What a queue answer says of the pairs it skipped, and how to run them again. */
+function skippedMessage(skipped: number, ran: number): string | undefined {
+  if (skipped === 0) return undefined;
+  const waiting = skipped - ran;
+  const parts = [
+    waiting > 0 ? `${waiting} already queued or running` : '',
+    ran > 0 ? `${ran} already ran: send force_overwrite=true to run ${ran === 1 ? 'it' : 'them'} again (the new output replaces the old)` : '',
+  ];
+  return `Skipped ${parts.filter(Boolean).join('; ')}.`;
+}
+
 export function registerWorklist(router: ApiRouter, store: Store, engine: Engine): void {
   const { catalogue } = engine;
   const pluginOf = (key: string): Plugin => pluginOrStandIn(catalogue, key);
@@ -60,14 +86,43 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     return success(view(work));
   };
 
+  function searching(filter: WorkSearch): WorkRow[] {
+    const [urls, groups, types, codes, names] = [filter.target_url, filter.group, filter.type, filter.code, filter.name].map(lowered);
+    const ids = filter.id && new Set(filter.id);
+    const rows: WorkRow[] = [];
+    for (const w of store.state.works.values()) {
+      if (ids && !ids.has(w.target)) continue;
+      if (!holdsOne(store.state.targets.get(w.target)!.target.target_url, urls)) continue;
+      if (groups || types || codes || names) {
+        const p = pluginOf(w.plugin);
+        if (!holdsOne(p.group, groups) || !holdsOne(p.type, types) || !holdsOne(p.code, codes) || !holdsOne(p.name, names)) continue;
+      }
+      rows.push(w);
+    }
+    return rows;
+  }
+
+  /** A filter's values under its name or upstream's (both any-of); none: undefined. */
+  const either = (args: Args, ...names: string[]) => {
+    const values = names.flatMap((n) => listArg(args, n) ?? []);
+    return values.length > 0 ? values : undefined;
+  };
+
   const search: Handler = (ctx) => {
     const limit = countArg(ctx.args, 'limit');
     const offset = countArg(ctx.args, 'offset') ?? 0;
-    const rows = matching({
-      target_url: listArg(ctx.args, 'target_url'),
-      group: listArg(ctx.args, 'plugin_group'),
-      type: listArg(ctx.args, 'plugin_type'),
-      code: listArg(ctx.args, 'plugin_code'),
+    const ids = listArg(ctx.args, 'id')?.flatMap((v) => v.split(',')).map((raw) => {
+      const id = parseUnsigned(raw.trim());
+      if (id === undefined) throw new HttpError(400, M.invalidParameterType, { id: `${JSON.stringify(raw)} is not a target id` });
+      return id;
+    });
+    const rows = searching({
+      target_url: either(ctx.args, 'target_url'),
+      group: either(ctx.args, 'plugin_group', 'group'),
+      type: either(ctx.args, 'plugin_type', 'type'),
+      code: either(ctx.args, 'plugin_code', 'code'),
+      name: either(ctx.args, 'plugin_name', 'name'),
+      ...(ids ? { id: ids } : {}),
     });
     const page = rows.slice(offset, limit === undefined ? undefined : offset + limit);
     return success({ records_total: store.state.works.size, records_filtered: rows.length, data: page.map(view) });
@@ -96,8 +151,8 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     // a target deleted between the check and now
     if (!result.ok) throw new HttpError(400, M.invalidTargetReference);
     engine.kick();
-    // exactly the contract's answer: a client knows what it asked for, so skipped = asked - queued
-    return success({ queued: result.queued }, 201);
+    const message = skippedMessage(result.skipped, result.ran);
+    return success({ queued: result.queued, skipped: result.skipped, ...(message ? { message } : {}) }, 201);
   };
 
   const idAndActionMustBeNone: Handler = () => {
@@ -139,15 +194,22 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     ok: { status: 200, description: 'The queued works', data: arrayOf(ref('Work')) },
     fails: { 400: [M.invalidParameterType] },
   });
+  const part = (what: string) => ({ type: 'string', repeatable: true, description: `Only works whose ${what} holds this text, in any case (repeatable: any of)` }) as const;
   router.add('GET', '/api/v1/worklist/search', search, {
-    summary: 'A page of the worklist, with its totals',
+    summary: 'A page of the worklist, with its totals; filters match substrings without regard to case, as upstream\'s SQL LIKE',
     args: {
       limit: { type: 'integer', description: 'At most this many' },
       offset: { type: 'integer', description: 'Skip this many first' },
-      target_url: filters.target_url,
-      plugin_group: filters.group,
-      plugin_type: filters.type,
-      plugin_code: filters.code,
+      target_url: part('target URL'),
+      plugin_group: part('plugin group'),
+      plugin_type: part('plugin type'),
+      plugin_code: part('plugin code'),
+      plugin_name: part('plugin name'),
+      group: part('plugin group (upstream\'s name of plugin_group)'),
+      type: part('plugin type (upstream\'s name of plugin_type)'),
+      code: part('plugin code'),
+      name: part('plugin name (upstream\'s name)'),
+      id: { type: 'string', repeatable: true, description: 'Only works on these target ids: repeated, or comma-separated' },
     },
     ok: {
       status: 200,
@@ -170,7 +232,16 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
       force_overwrite: { type: 'boolean', description: 'Queue again plugins that already ran on the target (their output is replaced)' },
       plugin_data: { type: 'string', description: 'All of the above, form-encoded in one argument' },
     },
-    ok: { status: 201, description: 'Queued: how many works (the pairs skipped are those asked for but not queued)', data: { type: 'object', required: ['queued'], additionalProperties: false, properties: { queued: { type: 'integer' } } } },
+    ok: {
+      status: 201,
+      description: 'How many works were queued, and how many pairs asked for were skipped (already queued or running, or already run: `message` says which, and that force_overwrite=true runs those again)',
+      data: {
+        type: 'object',
+        required: ['queued', 'skipped'],
+        additionalProperties: false,
+        properties: { queued: { type: 'integer' }, skipped: { type: 'integer' }, message: { type: 'string', description: 'Present when pairs were skipped' } },
+      },
+    },
     fails: { 400: [E.argumentsNull, M.invalidTargetReference, M.invalidParameterType, E.pluginListEmpty, E.targetListEmpty] },
   });
   router.add('POST', '/api/v1/worklist/{id:int}', idAndActionMustBeNone, { summary: 'Refused: POST takes no id', fails: { 400: [E.workerIdAndActionNone] } });

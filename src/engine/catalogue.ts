@@ -43,12 +43,19 @@ const CONFIG_KEY = /^[A-Z][A-Z0-9_-]*$/;
 /** Links a page shows: the web's own schemes only (never `javascript:` or `data:`). */
 const WEB_URL = /^https?:\/\/[^\s]/i;
 
-/** Reads every file; `knownChecks` names the built-in checks a semi_passive plugin may use. */
-export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownChecks: ReadonlySet<string>): Catalogue {
+/**
+ * Reads every file; `knownChecks` names the built-in checks a semi_passive plugin may use. `log`
+ * hears, for each file, how many plugins and test groups it added.
+ */
+export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownChecks: ReadonlySet<string>, log?: (line: string) => void): Catalogue {
   const groups = new Map<string, TestGroup>();
+  const groupFiles = new Map<string, string>();
   const entries = new Map<string, CatalogueEntry>();
+  const entryFiles = new Map<string, string>();
   const pending: { raw: Raw; file: string; index: number }[] = [];
+  const added = new Map<string, { plugins: number; groups: number }>();
   for (const { file, text } of [...shipped, ...user]) {
+    added.set(file, { plugins: 0, groups: 0 });
     let doc: unknown;
     try {
       doc = JSON.parse(text);
@@ -60,8 +67,13 @@ export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownCh
     if (!Array.isArray(plugins) || !Array.isArray(testGroups)) throw new PluginFileError(file, '"plugins" and "test_groups" must be arrays');
     testGroups.forEach((raw: unknown, i) => {
       const group = readTestGroup(raw, file, i);
-      if (groups.has(group.code)) throw new PluginFileError(file, `test group ${group.code} is defined twice`);
+      const first = groupFiles.get(group.code);
+      if (first !== undefined) {
+        throw new PluginFileError(file, `test_groups[${i}]: test group ${group.code} is defined twice, here and in ${first}: a file may use a test group another file defines without repeating it; for a test of your own, choose a new code`);
+      }
       groups.set(group.code, group);
+      groupFiles.set(group.code, file);
+      added.get(file)!.groups++;
     });
     plugins.forEach((raw: unknown, index) => {
       if (!isObject(raw)) throw new PluginFileError(file, `plugins[${index}] must be an object`);
@@ -70,9 +82,19 @@ export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownCh
   }
   for (const { raw, file, index } of pending) {
     const entry = readPlugin(raw, file, index, groups, knownChecks);
-    if (entries.has(entry.plugin.key)) throw new PluginFileError(file, `plugins[${index}]: ${entry.plugin.key} is defined twice`);
-    entries.set(entry.plugin.key, entry);
+    const { key } = entry.plugin;
+    const first = entryFiles.get(key);
+    if (first !== undefined) {
+      throw new PluginFileError(
+        file,
+        `plugins[${index}]: ${key} is defined twice, here and in ${first}: one plugin per type and code. To run another program for this test, give your plugin a new code (with its own test group); to change what a shipped plugin runs, change its tool's configuration value (PATCH /api/v1/configuration/)`,
+      );
+    }
+    entries.set(key, entry);
+    entryFiles.set(key, file);
+    added.get(file)!.plugins++;
   }
+  if (log) for (const [file, n] of added) log(`plugin file ${file}: ${n.plugins} plugin(s), ${n.groups} test group(s)`);
   const order = new Map([...groups.keys()].map((code, i) => [code, i]));
   const rank = (p: Plugin) => [PLUGIN_GROUPS.indexOf(p.group), PLUGIN_TYPES[p.group].indexOf(p.type), order.get(p.code) ?? Infinity] as const;
   const plugins = [...entries.values()].map((e) => e.plugin).sort((a, b) => {
@@ -128,6 +150,37 @@ export function pluginOrStandIn(catalogue: Catalogue, key: string): Plugin {
 }
 
 const ACTION_KEYS = ['checklist', 'links', 'check', 'argv'] as const;
+type ActionKey = (typeof ACTION_KEYS)[number];
+
+/**
+ * The one action each type takes (docs/PLUGINS.md): external a checklist; passive links, nothing
+ * sent to the target; semi_passive a built-in check; active, bruteforce (and the auxiliary
+ * launchers) a program. A type not listed (web/grep, which reads stored transactions) has no
+ * action in this build.
+ */
+const ACTION_OF_TYPE: Record<string, ActionKey> = {
+  external: 'checklist',
+  passive: 'links',
+  semi_passive: 'check',
+  active: 'argv',
+  bruteforce: 'argv',
+  exploit: 'argv',
+  dos: 'argv',
+  se: 'argv',
+  rce: 'argv',
+  smb: 'argv',
+  wafbypasser: 'argv',
+};
+
+const ACTION_WORDS: Record<ActionKey, string> = {
+  checklist: '"checklist" (a manual checklist)',
+  links: '"links" (links to public resources: nothing is sent to the target)',
+  check: '"check" (a built-in check)',
+  argv: '"argv" with "tool" or "program" (a program)',
+};
+
+/** The fields every plugin has (docs/PLUGINS.md, "Every plugin has these fields"). */
+const REQUIRED_TEXT = ['name', 'title', 'descrip'] as const;
 
 function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, TestGroup>, knownChecks: ReadonlySet<string>): CatalogueEntry {
   const fail = (problem: string): never => {
@@ -140,21 +193,24 @@ function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, T
   if (typeof type !== 'string' || !types.includes(type)) fail(`"type" must be one of ${types.join(', ')} in group ${group}`);
   const testGroup = groups.get(code as string);
   if (!testGroup) fail(`no test group has the code ${code} (add it to "test_groups")`);
-  for (const field of ['name', 'title', 'descrip', 'attr'] as const) {
-    if (raw[field] !== undefined && raw[field] !== null && !isText(raw[field], 1024)) fail(`"${field}" must be a non-empty string`);
-  }
+  for (const field of REQUIRED_TEXT) if (!isText(raw[field], 1024)) fail(`"${field}" is required: a non-empty string`);
+  if (raw.attr !== undefined && raw.attr !== null && !isText(raw.attr, 1024)) fail('"attr" must be a non-empty string or null');
+  const expected = ACTION_OF_TYPE[type as string];
+  if (expected === undefined) fail(`a ${group}/${type} plugin has no action this build runs`);
   const present = ACTION_KEYS.filter((k) => raw[k] !== undefined);
-  if (present.length !== 1) fail(`a plugin has exactly one of "checklist", "links", "check", or "argv" (with "tool" or "program")`);
-  const action = readAction(raw, present[0], type as string, fail, knownChecks);
-  const name = (raw.name as string | undefined) ?? testGroup!.descrip.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  if (present.length !== 1 || present[0] !== expected) {
+    const found = present.length === 0 ? 'none' : present.map((k) => `"${k}"`).join(' and ');
+    fail(`${/^[aeiou]/.test(type as string) ? 'an' : 'a'} ${type} plugin's action is ${ACTION_WORDS[expected!]}, and only that: found ${found}`);
+  }
+  const action = readAction(raw, expected!, type as string, fail, knownChecks);
   const plugin: Plugin = {
     key: `${type}@${code}`,
     code: code as string,
     group: group as PluginGroup,
     type: type as string,
-    name,
-    title: (raw.title as string | undefined) ?? name.replace(/_/g, ' '),
-    descrip: (raw.descrip as string | undefined) ?? testGroup!.descrip,
+    name: raw.name as string,
+    title: raw.title as string,
+    descrip: raw.descrip as string,
     file: basename(file),
     attr: (raw.attr as string | undefined) ?? null,
     min_time: null,
@@ -162,7 +218,7 @@ function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, T
   return { plugin, action };
 }
 
-function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, fail: (problem: string) => never, knownChecks: ReadonlySet<string>): PluginAction {
+function readAction(raw: Raw, kind: ActionKey, type: string, fail: (problem: string) => never, knownChecks: ReadonlySet<string>): PluginAction {
   const placeholders = (template: string, program: boolean, where: string) => {
     const unknown = unknownPlaceholders(template, program);
     if (unknown.length > 0) fail(`${where} names unknown placeholders: ${unknown.join(', ')}`);
@@ -190,7 +246,7 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
       return { kind: 'check', check: raw.check as string };
     }
     case 'argv': {
-      const { tool, program, argv, parser, timeout } = raw;
+      const { tool, program, argv, parser, timeout, success_exit_codes: codes } = raw;
       if (tool === undefined && program === undefined) fail('a program plugin names "tool" (a configuration key such as TOOL_NMAP) or "program" (a path)');
       if (tool !== undefined && (typeof tool !== 'string' || !CONFIG_KEY.test(tool))) fail('"tool" must be a configuration key such as TOOL_NMAP');
       if (program !== undefined && !isText(program, 4096)) fail('"program" must be a path or a program name');
@@ -198,6 +254,10 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
       (argv as string[]).forEach((a, i) => placeholders(a, true, `argv[${i}]`));
       if (parser !== undefined && !PARSERS.includes(parser as (typeof PARSERS)[number])) fail(`"parser" must be one of ${PARSERS.join(', ')}`);
       if (timeout !== undefined && !(Number.isInteger(timeout) && (timeout as number) > 0)) fail('"timeout" must be a positive number of seconds');
+      const exitCode = (c: unknown) => Number.isInteger(c) && (c as number) >= 0 && (c as number) <= 255;
+      if (codes !== undefined && !(Array.isArray(codes) && codes.length > 0 && codes.length <= 256 && codes.every(exitCode))) {
+        fail('"success_exit_codes" must be a non-empty array of exit statuses (integers 0 to 255)');
+      }
       return {
         kind: 'program',
         ...(tool === undefined ? {} : { tool: tool as string }),
@@ -205,6 +265,7 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
         argv: argv as string[],
         ...(parser === undefined ? {} : { parser: parser as string }),
         ...(timeout === undefined ? {} : { timeout: timeout as number }),
+        ...(codes === undefined ? {} : { successExitCodes: [...new Set(codes as number[])] }),
       };
     }
   }

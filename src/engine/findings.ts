@@ -1,5 +1,6 @@
 /** The bounds on what a run records, applied before anything is journaled. */
 import { MAX_FINDINGS, MAX_SUMMARY } from '../store/engine.js';
+import { stripTerminalEscapes } from './terminal-text.js';
 import type { Finding } from './types.js';
 
 export { MAX_FINDINGS, MAX_SUMMARY };
@@ -26,7 +27,7 @@ function cut(text: string, max: number): string {
 
 /**
  * At most MAX_FINDINGS, the most severe first kept (found order among equals), the last one
- * saying how many were left out; each title and detail cut to its bound.
+ * saying how many were left out; each title and detail without terminal escapes, cut to its bound.
  */
 export function boundFindings(findings: readonly Finding[]): Finding[] {
   let kept = findings;
@@ -38,15 +39,19 @@ export function boundFindings(findings: readonly Finding[]): Finding[] {
     const rank = Math.min(top.at(-1)!.rank, 1);
     kept = [...top, { rank, title: `${left} more finding(s) not listed`, detail: `Only the ${MAX_FINDINGS - 1} most severe findings are kept; the run's files have them all.` }];
   }
-  return kept.map((f) => (f.title.length > MAX_TITLE || f.detail.length > MAX_DETAIL ? { rank: f.rank, title: cut(f.title, MAX_TITLE), detail: cut(f.detail, MAX_DETAIL) } : f));
+  return kept.map((f) => {
+    const [title, detail] = [stripTerminalEscapes(f.title), stripTerminalEscapes(f.detail)];
+    return title === f.title && detail === f.detail && title.length <= MAX_TITLE && detail.length <= MAX_DETAIL ? f : { rank: f.rank, title: cut(title, MAX_TITLE), detail: cut(detail, MAX_DETAIL) };
+  });
 }
 
-/** A summary cut to MAX_SUMMARY characters, saying so. */
-export function boundSummary(summary: string): string {
+/** A summary without terminal escapes, cut to MAX_SUMMARY characters, saying so. */
+export function boundSummary(text: string): string {
+  const summary = stripTerminalEscapes(text);
   return summary.length > MAX_SUMMARY ? `${summary.slice(0, MAX_SUMMARY - 40)}\n… (the rest is cut)` : summary;
 }
 
-/** An error message or traceback: at most MAX_DETAIL characters. */
+/** An error message or traceback: without terminal escapes, at most MAX_DETAIL characters. */
 export function boundText(text: string): string {
-  return cut(text, MAX_DETAIL);
+  return cut(stripTerminalEscapes(text), MAX_DETAIL);
 }

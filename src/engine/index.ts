@@ -25,11 +25,11 @@ export interface OpenEngineOptions {
  * file. Without user files, the shipped ones (which the tests check) are read when first needed,
  * not on the way to the first answer: they would add a tenth to the start-up.
  */
-export function readCatalogue(dataDir: string): Catalogue {
+export function readCatalogue(dataDir: string, log?: (line: string) => void): Catalogue {
   const userDir = join(dataDir, 'plugins');
   // in a clone the default data directory is the project's data/: its plugins/ are the shipped ones
   const user = !IN_SEA && sameDir(userDir, PLUGINS_DIR) ? [] : (jsonFilesIn(userDir) ?? []);
-  const load = () => loadCatalogue(shippedPluginFiles(), user, new Set(CHECK_NAMES));
+  const load = () => loadCatalogue(shippedPluginFiles(), user, new Set(CHECK_NAMES), log);
   return user.length > 0 ? load() : lazyCatalogue(load);
 }
 
@@ -58,7 +58,7 @@ function sameDir(a: string, b: string): boolean {
 }
 
 /** Reads the catalogue, ends what a crashed server left running (requeuing its works), starts the workers. */
-export async function openEngine(options: OpenEngineOptions, catalogue = readCatalogue(options.dataDir)): Promise<Engine> {
+export async function openEngine(options: OpenEngineOptions, catalogue = readCatalogue(options.dataDir, options.log)): Promise<Engine> {
   await recoverRuns(options.store, options.dataDir, options.log);
   const engine = createEngine({ ...options, catalogue });
   // works left queued by the last run start at once; with none, the catalogue waits for its first use

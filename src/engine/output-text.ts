@@ -1,12 +1,14 @@
 /**
  * An output as the API shows it, and its text: a checklist or links rendered for the target, a
- * check's or an import's stored summary, a program's files (read up to 1 MiB, never whole).
+ * check's or an import's stored summary, a program's files (read up to 1 MiB, never whole, their
+ * terminal escapes removed).
  */
 import { basename, join } from 'node:path';
 import type { OutputRow, State } from '../store/state.js';
 import type { Catalogue } from './catalogue.js';
 import { readRegularFile } from './regular-file.js';
 import { fillText, shellQuote } from './template.js';
+import { stripTerminalEscapes } from './terminal-text.js';
 
 /** At most this many bytes of text per output in an answer. */
 export const MAX_OUTPUT_TEXT = 1024 * 1024;
@@ -53,7 +55,8 @@ export function outputView(row: OutputRow): OutputView {
 async function readHead(file: string, max: number): Promise<string | undefined> {
   if (max <= 0) return '';
   const read = await readRegularFile(file, max);
-  if (read.ok) return read.bytes.toString('utf8');
+  // the file keeps what the program wrote; what is shown has no terminal escapes
+  if (read.ok) return stripTerminalEscapes(read.bytes.toString('utf8'));
   // a FIFO, socket or device where the run's file should be: said, never opened for reading
   return read.code === 'ENOTREG' || read.code === 'ELOOP' ? `[${basename(file)} is ${read.reason}]` : undefined;
 }

@@ -3,11 +3,12 @@
  * group, start time), signals to a whole group, the recovery of a group a crashed server left
  * running, and a program looked up as execvp would.
  */
-import { createHash } from 'node:crypto';
 import { constants, readFileSync } from 'node:fs';
 import { access, readdir, readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
+import { crypto } from '../lazy-builtins.js';
+
+const delay = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 export interface ProcStat {
   /** `R` running, `S` sleeping, `T` stopped, `Z` zombie... */
@@ -127,7 +128,7 @@ export async function checkProgram(program: string, pathEnv: string | undefined 
 
 /** The marker in each program's environment: which data directory's run it is, found again after a crash. */
 export function runMarker(dataDir: string): string {
-  return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+  return crypto().createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
 }
 export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
 

@@ -152,6 +152,8 @@ export function runProgram(options: RunOptions): RunHandle {
 
   let child: ChildProcess | undefined;
   let startError: NodeJS.ErrnoException | undefined;
+  // the program inherits this umask (fork copies it): what it writes is the data directory's, 0600 and 0700
+  const umask = process.umask(0o077);
   try {
     child = spawn(options.program, options.argv, {
       cwd: options.cwd,
@@ -164,6 +166,8 @@ export function runProgram(options: RunOptions): RunHandle {
   } catch (err) {
     // ENOTDIR and a few others are thrown at once rather than emitted
     startError = err as NodeJS.ErrnoException;
+  } finally {
+    process.umask(umask);
   }
   const pid = child?.pid ?? 0;
   // read now: the leader cannot be reaped before the event loop turns, so its /proc entry is there

@@ -4,7 +4,7 @@
  * device, a symlink to elsewhere. Only a regular file is read, and only its first `maxBytes`.
  */
 import { constants, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 export type RegularFileRead =
   | { ok: true; bytes: Buffer; size: number }
@@ -21,27 +21,21 @@ export function fileKind(stats: Stats): string {
 }
 
 /**
- * The first `maxBytes` of `path` when it is a regular file. Opened with O_NONBLOCK (a FIFO opens
- * at once instead of waiting for a writer) and O_NOFOLLOW (a symlink is refused), then checked
- * with fstat on the open descriptor, so the file read is the one checked.
+ * The first `maxBytes` of `path` (its last, with `tail`) when it is a regular file. Opened with
+ * O_NONBLOCK (a FIFO opens at once instead of waiting for a writer) and O_NOFOLLOW (a symlink is
+ * refused), then checked with fstat on the open descriptor, so the file read is the one checked.
  */
-export async function readRegularFile(path: string, maxBytes: number): Promise<RegularFileRead> {
-  let handle;
+export async function readRegularFile(path: string, maxBytes: number, { tail = false } = {}): Promise<RegularFileRead> {
+  const opened = await openRegularFile(path);
+  if (!opened.ok) return opened;
+  const { handle, stats } = opened;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === 'ELOOP' ? 'a symbolic link (not followed)' : code === 'ENOENT' ? 'missing' : (code ?? (err as Error).message);
-    return { ok: false, reason, ...(code ? { code } : {}) };
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) return { ok: false, reason: `${fileKind(stats)}, not read`, code: 'ENOTREG' };
     const bytes = Buffer.alloc(Math.max(0, Math.min(stats.size, maxBytes)));
+    const start = tail ? stats.size - bytes.length : 0;
     let filled = 0;
     // a file that shrinks while read gives what is there; one that grows is cut at the size seen
     while (filled < bytes.length) {
-      const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, filled);
+      const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, start + filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
@@ -51,5 +45,32 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<R
     return { ok: false, reason: code ?? (err as Error).message, ...(code ? { code } : {}) };
   } finally {
     await handle.close().catch(() => {});
+  }
+}
+
+export type RegularFileOpen = { ok: true; handle: FileHandle; stats: Stats } | { ok: false; reason: string; code?: string };
+
+/**
+ * `path` opened for reading when it is a regular file (O_NOFOLLOW, O_NONBLOCK, then fstat on the
+ * descriptor): the caller reads it and closes the handle.
+ */
+export async function openRegularFile(path: string): Promise<RegularFileOpen> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ELOOP' ? 'a symbolic link (not followed)' : code === 'ENOENT' ? 'missing' : (code ?? (err as Error).message);
+    return { ok: false, reason, ...(code ? { code } : {}) };
+  }
+  try {
+    const stats = await handle.stat();
+    if (stats.isFile()) return { ok: true, handle, stats };
+    await handle.close().catch(() => {});
+    return { ok: false, reason: `${fileKind(stats)}, not read`, code: 'ENOTREG' };
+  } catch (err) {
+    await handle.close().catch(() => {});
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, reason: code ?? (err as Error).message, ...(code ? { code } : {}) };
   }
 }

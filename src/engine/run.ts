@@ -3,6 +3,7 @@
  * send), a built-in check (the server's own requests), or a program (its process group). Answers
  * how the run ended, as the output will record it.
  */
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunEnd } from '../store/engine.js';
 import type { Finding, Target } from '../store/state.js';
@@ -11,6 +12,7 @@ import type { CheckName } from './checks/names.js';
 import { highestRank } from './findings.js';
 import { checkProgram, RUN_MARKER_VARIABLE } from './proc.js';
 import { readRegularFile } from './regular-file.js';
+import { stripTerminalEscapes } from './terminal-text.js';
 import type { RunEnd as ProgramEnd, RunHandle as ProgramHandle } from './process-group.js';
 import { fillArgv } from './template.js';
 import type { CatalogueEntry } from './types.js';
@@ -30,7 +32,12 @@ export interface RunContext {
   env: NodeJS.ProcessEnv;
   /** Called once the program runs: its handle (for pause, resume, abort) and process group. */
   onProgram(handle: ProgramHandle): void;
+  /** The target with its host's addresses, looked up (and kept) when it has none yet. */
+  resolveAddresses?(target: Target): Promise<Target>;
 }
+
+/** Placeholders that need the host's address: a target added by name without one gets it looked up. */
+const NEEDS_ADDRESS = /\{(?:host_ip|ip_url)\}/;
 
 /** How a run ended, as its output will record it (the op without its ids and time). */
 export type RunOutcome = Omit<RunEnd, 'output' | 'at'> & {
@@ -92,7 +99,11 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
   // a target stored before hosts had to be one host: a tool would expand it into many
   const several = notOneHost(ctx.target.host_name);
   if (several) return skipped(`refused to run ${name}: ${several}`);
-  const filled = fillArgv(action.argv, { target: ctx.target, outputDir: ctx.outputDir, config: ctx.config });
+  const pathProblem = await configPathProblem(action.argv, ctx.config);
+  if (pathProblem) return skipped(`refused to run ${name}: ${pathProblem}`);
+  let { target } = ctx;
+  if (target.host_ip === '' && ctx.resolveAddresses && action.argv.some((a) => NEEDS_ADDRESS.test(a))) target = await ctx.resolveAddresses(target);
+  const filled = fillArgv(action.argv, { target, outputDir: ctx.outputDir, config: ctx.config });
   if (!filled.ok) return skipped(`refused to run ${name}: ${filled.reason}`);
   const timeoutMs = Math.min(ctx.runTimeoutMs, (action.timeout ?? Infinity) * 1000);
   const { runProgram } = await import('./process-group.js');
@@ -136,17 +147,77 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
         if (ctx.signal.aborted) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: end.exitCode, error: `${String(ctx.signal.reason ?? 'aborted')} (while its output was read)`, aborted: true };
         throw err;
       }
+      const findings = parsed?.findings ?? [];
+      const summary = parsed?.summary ? { summary: parsed.summary } : {};
+      const success = action.successExitCodes ?? [0];
+      if (end.exitCode === null || !success.includes(end.exitCode)) {
+        // the program said it failed: what it found is kept, but a failed run never counts as passing
+        const rank = highestRank(findings);
+        const message = `${name} exited with status ${end.exitCode} (success: ${success.join(', ')}); ${await stderrTail(ctx.outputDir)}`;
+        const error = [message, capped, parsed?.error].filter(Boolean).join('; ');
+        return { status: 'Crashed', owtfRank: rank > 0 ? rank : -1, findings, exitCode: end.exitCode, error, crash: { message: `${plugin.key} on ${ctx.target.target_url}: ${message}`, traceback: message }, ...summary };
+      }
       return {
         status: 'Successful',
         // no XML to rank (the tool failed early): unranked, never "passing"
-        owtfRank: parsed && (parsed.findings.length > 0 || !parsed.error) ? highestRank(parsed.findings) : -1,
-        findings: parsed?.findings ?? [],
+        owtfRank: parsed && (findings.length > 0 || !parsed.error) ? highestRank(findings) : -1,
+        findings,
         exitCode: end.exitCode,
         error: [capped, parsed?.error].filter(Boolean).join('; ') || null,
-        ...(parsed?.summary ? { summary: parsed.summary } : {}),
+        ...summary,
       };
     }
   }
+}
+
+const CONFIG_PLACEHOLDER = /\{config:([A-Za-z0-9_.-]+)\}/g;
+/** Debian packages that install the files default values name: said when one is missing. */
+const PACKAGE_OF: [prefix: string, name: string][] = [
+  ['/usr/share/dirb/', 'dirb'],
+  ['/usr/share/skipfish/', 'skipfish'],
+  ['/usr/share/wordlists/', 'wordlists'],
+  ['/usr/share/seclists/', 'seclists'],
+];
+
+/**
+ * What is wrong with a path a program would get from the configuration ({config:KEY} whose value
+ * is a path): one that does not exist, or one beginning with `~` (no shell expands it here).
+ */
+async function configPathProblem(argv: readonly string[], config: (key: string) => string | undefined): Promise<string | undefined> {
+  const howToSet = (key: string) => `set ${key} to another path with PATCH /api/v1/configuration/ (${key}=<path>)`;
+  for (const template of argv) {
+    for (const [, key] of template.matchAll(CONFIG_PLACEHOLDER)) {
+      const value = config(key!);
+      if (value === undefined) continue;
+      if (value.startsWith('~')) return `${key} is ${value}: no shell expands "~" for a program run here; ${howToSet(key!)}`;
+      if (!value.startsWith('/')) continue;
+      try {
+        await stat(value);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        const pkg = PACKAGE_OF.find(([prefix]) => value.startsWith(prefix))?.[1];
+        const install = pkg ? `install it (Debian's ${pkg} package: apt-get install ${pkg})` : 'install it';
+        const what = code === 'ENOENT' || code === 'ENOTDIR' ? 'which does not exist' : `which cannot be read (${code})`;
+        return `${key} is ${value}, ${what}: ${install}, or ${howToSet(key!)}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Lines of standard error an exit status that means failure is explained with. */
+const STDERR_LINES = 10;
+const STDERR_TAIL_BYTES = 4096;
+
+/** The last lines of the run's standard error, without terminal escapes, said as a sentence's end. */
+async function stderrTail(outputDir: string): Promise<string> {
+  const read = await readRegularFile(join(outputDir, 'stderr.txt'), STDERR_TAIL_BYTES, { tail: true });
+  if (!read.ok) return `its standard error could not be read (${read.reason})`;
+  let text = stripTerminalEscapes(read.bytes.toString('utf8'));
+  // a tail cut mid-line (or mid-character) starts at the next whole line
+  if (read.size > read.bytes.length) text = text.slice(text.indexOf('\n') + 1);
+  const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '').slice(-STDERR_LINES);
+  return lines.length === 0 ? 'its standard error is empty' : `the last lines of its standard error:\n${lines.join('\n')}`;
 }
 
 /** A run that crashed (or could not start): its error listed, naming the plugin and the target. */

@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Store } from '../store/store.js';
+import { withAddresses } from '../store/targets.js';
 import type { Target, WorkRow } from '../store/state.js';
 import { pluginOrStandIn, type Catalogue } from './catalogue.js';
 import type { RunHandle as ProgramHandle } from './process-group.js';
@@ -85,6 +86,8 @@ export interface Engine {
 }
 
 const DEFAULT_CHECK_TIMEOUT = 10_000;
+/** How long a run waits for its target's host name to resolve. */
+const RUN_LOOKUP_MS = 5_000;
 const DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024;
 /** How long a write that failed (a full disk) waits before it is tried again. */
 const RETRY_MS = 1_000;
@@ -104,11 +107,13 @@ const endReason = (why: 'user' | 'stop') => (why === 'stop' ? 'the server stoppe
 export function createEngine(options: EngineOptions): Engine {
   const { store, catalogue, log } = options;
   const outputsDir = join(resolve(options.dataDir), 'outputs');
-  const marker = runMarker(options.dataDir);
+  // worked out with the first run (a hash: node:crypto is not loaded at start for it)
+  let marker: string | undefined;
   const workers: Worker[] = [];
   let nextWorkerId = 1;
   let closing = false;
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  // no colours, no cursor games: a tool's output is read as text, never by a terminal
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TERM: 'dumb' };
   // a tool never needs the server's own secret
   delete env.ASSESSD_TOKEN;
 
@@ -208,7 +213,8 @@ export function createEngine(options: EngineOptions): Engine {
       checkTimeoutMs: options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
       signal: run.controller.signal,
-      env: { ...env, [RUN_MARKER_VARIABLE]: `${marker}:${run.output}` },
+      env: { ...env, [RUN_MARKER_VARIABLE]: `${(marker ??= runMarker(options.dataDir))}:${run.output}` },
+      resolveAddresses: (target) => resolveAddresses(target, run.controller.signal),
       onProgram(handle) {
         run.program = handle;
         if (run.ending) handle.abort(endReason(run.ending));
@@ -244,6 +250,15 @@ export function createEngine(options: EngineOptions): Engine {
     const reason = endReason(why);
     run.program?.abort(reason);
     run.controller.abort(reason);
+  }
+
+  /** The host's addresses looked up for a run that needs them, kept with the target (an op: replays look nothing up). */
+  async function resolveAddresses(target: Target, signal: AbortSignal): Promise<Target> {
+    const { lookupHosts } = await import('./addresses.js');
+    const found = (await lookupHosts([target.host_name], RUN_LOOKUP_MS)).get(target.host_name);
+    if (!found || signal.aborted) return target;
+    await record(() => store.change({ op: 'setTargetAddresses', target: target.id, addresses: found }), "a target's addresses");
+    return withAddresses(target, found);
   }
 
   function view(worker: Worker): WorkerView {

@@ -51,6 +51,20 @@ export function shellQuote(value: string): string {
 
 export type FilledArgv = { ok: true; argv: string[] } | { ok: false; reason: string };
 
+/** Why a placeholder has no value, and how to give it one. */
+function noValue(name: string, ctx: FillContext): string {
+  if (name === 'host_ip' || name === 'ip_url') {
+    return `{${name}} has no value: ${ctx.target.host_name} did not resolve to an address (neither when the target was added nor now): add the name to /etc/hosts or DNS and run the plugin again, or write {host} in the plugin (the address when known, else the name)`;
+  }
+  if (name.startsWith('config:')) {
+    const key = name.slice(7);
+    return ctx.config?.(key) === undefined
+      ? `{${name}} has no value: ${key} is not a configuration item (the plugin must name one that GET /api/v1/configuration lists)`
+      : `{${name}} is empty: set ${key} with PATCH /api/v1/configuration/ (${key}=<value>)`;
+  }
+  return `{${name}} has no value for this target (${ctx.target.target_url})`;
+}
+
 /**
  * A program's argv: each template element stays one element (nothing is split, no shell sees it).
  * Refused when a substituted value begins with `-` (the program would read it as an option) or
@@ -62,7 +76,7 @@ export function fillArgv(templates: string[], ctx: FillContext): FilledArgv {
     let problem: string | undefined;
     const filled = template.replace(PLACEHOLDER, (whole, name: string) => {
       const v = value(name, ctx);
-      if (v === undefined || v === '') problem ??= `${whole} has no value`;
+      if (v === undefined || v === '') problem ??= noValue(name, ctx);
       else if (v.startsWith('-')) problem ??= `${whole} is ${JSON.stringify(v)}, which begins with "-" and would be read as an option`;
       return v ?? '';
     });

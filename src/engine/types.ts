@@ -61,9 +61,10 @@ export type PluginAction =
   /**
    * active, bruteforce...: the program that is the configuration value of `tool` (or `program`,
    * when the configuration has no such key), with `argv` (each element a template: placeholders
-   * are filled, never split, no shell).
+   * are filled, never split, no shell). `successExitCodes`: the exit statuses that mean the
+   * program did its work (default `[0]`); any other makes the run `Crashed`.
    */
-  | { kind: 'program'; tool?: string; program?: string; argv: string[]; parser?: string; timeout?: number };
+  | { kind: 'program'; tool?: string; program?: string; argv: string[]; parser?: string; timeout?: number; successExitCodes?: number[] };
 
 /** One plugin of the catalogue: what the API shows, and what running it does. */
 export interface CatalogueEntry {

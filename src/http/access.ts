@@ -2,10 +2,9 @@
  * Access control, before routing: the Host (DNS rebinding), cross-origin writes, and the token.
  * Headers in, a refusal (an HttpError) or nothing out.
  */
-import * as crypto from 'node:crypto';
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
+import { crypto } from '../lazy-builtins.js';
 import { HttpError, HTTP_MESSAGES } from './jsend.js';
 
 export interface AccessPolicy {
@@ -82,11 +81,18 @@ function sameOrigin(origin: string, host: string): boolean {
 /**
  * SHA-256 of a text. Every request with a token pays it: the one-shot `crypto.hash` (Node 20.12
  * and later) takes 0.6 µs where a Hash object takes 1.1 µs; earlier Node 20 releases use the object.
+ * node:crypto is loaded with the first request that needs it (lazy-builtins.ts).
  */
-// read from the namespace: a named import of `hash` would stop an older Node 20 from loading the module
-const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
-const digest: (text: string) => Buffer =
-  typeof oneShot === 'function' ? (text) => oneShot('sha256', text, 'buffer') : (text) => createHash('sha256').update(text).digest();
+let digestOf: ((text: string) => Buffer) | undefined;
+function digest(text: string): Buffer {
+  if (!digestOf) {
+    const c = crypto();
+    // read from the namespace: a named import of `hash` would stop an older Node 20 from loading the module
+    const oneShot = (c as { hash?: typeof c.hash }).hash;
+    digestOf = typeof oneShot === 'function' ? (t) => oneShot('sha256', t, 'buffer') : (t) => c.createHash('sha256').update(t).digest();
+  }
+  return digestOf(text);
+}
 
 /** The value of cookie `name` in a Cookie header, if any. */
 function cookieValue(header: string | undefined, name: string): string | undefined {
@@ -103,19 +109,26 @@ function cookieValue(header: string | undefined, name: string): string | undefin
  * length nor a matching prefix shows in the timing); never, without a token.
  */
 export function tokenMatcher(token: string | undefined): (candidate: string) => boolean {
-  const tokenDigest = token === undefined ? undefined : digest(token);
-  return (candidate) => tokenDigest !== undefined && timingSafeEqual(digest(candidate), tokenDigest);
+  // worked out with the first candidate (node:crypto is loaded then)
+  let tokenDigest: Buffer | undefined;
+  return (candidate) => token !== undefined && crypto().timingSafeEqual(digest(candidate), (tokenDigest ??= digest(token)));
 }
 
 export function createAccessCheck(policy: AccessPolicy): AccessCheck {
   const allowed = policy.allowedHosts;
   const hostname = policy.hostname.toLowerCase();
   const judged = new Map<string, boolean>();
-  const tokenMatches = tokenMatcher(policy.token);
-  // The cookie holds a value derived from the token, not the token: other servers on this host
-  // receive its cookies too (cookies ignore ports).
-  const cookieSecret = policy.token === undefined ? '' : createHmac('sha256', policy.token).update('assessd login cookie').digest('base64url');
-  const cookieDigest = digest(cookieSecret);
+  const { token } = policy;
+  // worked out with the first request that presents a credential (node:crypto is loaded then)
+  const tokenMatches = tokenMatcher(token);
+  let secrets: { cookieSecret: string; cookieDigest: Buffer } | undefined;
+  const derived = (t: string) => {
+    if (secrets) return secrets;
+    // The cookie holds a value derived from the token, not the token: other servers on this host
+    // receive its cookies too (cookies ignore ports).
+    const cookieSecret = crypto().createHmac('sha256', t).update('assessd login cookie').digest('base64url');
+    return (secrets = { cookieSecret, cookieDigest: digest(cookieSecret) });
+  };
 
   let failures = 0;
   let lastLogged = -Infinity;
@@ -152,7 +165,7 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
       return match !== null && tokenMatches(match[1]);
     }
     const cookie = cookieValue(req.headers.cookie, policy.cookieName());
-    return cookie !== undefined && timingSafeEqual(digest(cookie), cookieDigest);
+    return cookie !== undefined && token !== undefined && crypto().timingSafeEqual(digest(cookie), derived(token).cookieDigest);
   }
 
   function noteFailure(what: string, from: string | undefined): void {
@@ -177,17 +190,17 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
     refusal(req, method, path) {
       if (!hostAllowed(req.headers.host)) return new HttpError(403, HTTP_MESSAGES.hostNotAllowed);
       if (!SAFE_METHODS.has(method) && crossOrigin(req)) return new HttpError(403, HTTP_MESSAGES.crossOrigin);
-      if (policy.token === undefined || policy.exempt(method, path) || authenticated(req)) return undefined;
+      if (token === undefined || policy.exempt(method, path) || authenticated(req)) return undefined;
       const presented = /^\s*bearer\s/i.test(req.headers.authorization ?? '') || req.headers.cookie?.includes(policy.cookieName()) === true;
       noteFailure(`${presented ? 'a wrong token' : 'a request without the token'} (${method} ${req.url})`, req.socket.remoteAddress);
       return new HttpError(401, HTTP_MESSAGES.authenticationRequired, undefined, { 'WWW-Authenticate': 'Bearer realm="assessd"' });
     },
-    tokenRequired: policy.token !== undefined,
+    tokenRequired: token !== undefined,
     tokenMatches,
     loginCookie(loggedIn) {
       const attributes = 'Path=/; HttpOnly; SameSite=Strict';
       const name = policy.cookieName();
-      return loggedIn ? `${name}=${cookieSecret}; ${attributes}; Max-Age=2592000` : `${name}=; ${attributes}; Max-Age=0`;
+      return loggedIn && token !== undefined ? `${name}=${derived(token).cookieSecret}; ${attributes}; Max-Age=2592000` : `${name}=; ${attributes}; Max-Age=0`;
     },
     noteFailure,
   };

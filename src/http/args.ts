@@ -70,6 +70,6 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 function tooLarge(): HttpError {
-  // The rest of the body is never read: the connection closes after the answer.
+  // The connection closes after the answer, once the rest of the body has been read and dropped (linger.ts).
   return new HttpError(413, HTTP_MESSAGES.payloadTooLarge, undefined, { Connection: 'close' });
 }

@@ -29,12 +29,15 @@ export const HTTP_MESSAGES = {
   invalidToken: 'Invalid token provided',
 } as const;
 
-/** What a handler answers: a status and a ready JSON body, or (a download) a body sent as it comes. */
+/** What a handler answers: a status and a ready JSON body, or (a file, a download) a body sent as it comes. */
 export interface Reply {
   status: number;
   body: string | Buffer;
   headers?: Record<string, string>;
-  /** Sent in its place, chunked, as fast as the client reads it: `body` is then empty. */
+  /**
+   * Sent in place of `body` (then empty) as fast as the client reads it: chunked, unless the
+   * handler's headers give its Content-Length; closed unsent on HEAD.
+   */
   stream?: AsyncIterable<string | Buffer>;
 }
 

@@ -1,7 +1,6 @@
 /** Writing a Reply: the headers every answer carries, JSON's by default, and replies made once. */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { pipeline, Readable } from 'node:stream';
 import type { Reply } from './jsend.js';
 
 export const COMMON_HEADERS = {
@@ -35,22 +34,31 @@ export function prepared(reply: Reply): PreparedReply {
 
 const JSON_HEAD = Object.entries({ ...COMMON_HEADERS, ...JSON_HEADERS }).flat();
 
-export function send(res: ServerResponse, reply: Reply | PreparedReply): void {
+/** Writes the reply; with `end: false` the response stays open (its body is whole: Content-Length says it). */
+export function send(res: ServerResponse, reply: Reply | PreparedReply, end = true): void {
+  if (reply.stream) return sendStream(res, reply, reply.stream);
   if (res.destroyed) return;
-  if (reply.stream) {
-    res.writeHead(reply.status, headList(reply));
-    if (res.req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    // a client that goes away ends the stream (its source is closed), and nothing is left waiting
-    pipeline(Readable.from(reply.stream, { objectMode: false }), res).catch(() => res.destroy());
-    return;
-  }
   if ('head' in reply) res.writeHead(reply.status, reply.head);
   else if (reply.headers === undefined) res.writeHead(reply.status, [...JSON_HEAD, 'Content-Length', String(Buffer.byteLength(reply.body))]);
   else res.writeHead(reply.status, headList(reply));
-  res.end(reply.body);
+  if (end) res.end(reply.body);
+  else res.write(reply.body);
+}
+
+/**
+ * A body sent as it comes (a file's bytes, an export), with backpressure; its source (a file's
+ * descriptor, a generator) is closed however the response ends: a client gone midway ends the
+ * read, a read that fails ends the response short (chunked, or shorter than its Content-Length).
+ */
+function sendStream(res: ServerResponse, reply: Reply, body: AsyncIterable<string | Buffer>): void {
+  const source = body instanceof Readable ? body : Readable.from(body, { objectMode: false });
+  if (res.destroyed || res.req.method === 'HEAD') {
+    if (!res.destroyed) res.writeHead(reply.status, headList(reply)).end();
+    source.destroy();
+    return;
+  }
+  res.writeHead(reply.status, headList(reply));
+  pipeline(source, res, () => {});
 }
 
 /** The whole HTTP/1.1 response as text, for a socket no ServerResponse owns (a parser error). */

@@ -5,7 +5,7 @@
  * serverAuth, valid a year (browsers refuse more than 397 days), all sharing one key made at
  * start, so a new leaf costs one signature.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname as machineName } from 'node:os';
@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { nodeFileSystem } from '../store/atomic-file.js';
 import { DataFileError } from '../store/state.js';
 import { bitString, boolean, explicit, implicit, name, namedBits, octetString, oid, pem, sequence, smallInteger, time, unsignedInteger } from './der.js';
+import { crypto } from '../lazy-builtins.js';
 
 export const CA_DIR = 'proxy';
 export const CA_FILE = 'ca.pem';
@@ -66,7 +67,7 @@ function keyIdentifier(spki: Buffer): Buffer {
   at += headerLength(spki, at) + contentLength(spki, at);
   const start = at + headerLength(spki, at);
   // past the BIT STRING's unused-bits byte
-  return createHash('sha1').update(spki.subarray(start + 1, start + contentLength(spki, at))).digest();
+  return crypto().createHash('sha1').update(spki.subarray(start + 1, start + contentLength(spki, at))).digest();
 }
 
 function headerLength(der: Buffer, at: number): number {
@@ -83,7 +84,7 @@ function contentLength(der: Buffer, at: number): number {
 }
 
 function serialNumber(): Buffer {
-  const bytes = randomBytes(16);
+  const bytes = crypto().randomBytes(16);
   bytes[0]! &= 0x7f;
   return unsignedInteger(bytes);
 }
@@ -110,7 +111,7 @@ function certificate(spec: CertificateSpec): Buffer {
     spec.spki,
     explicit(3, sequence(...spec.extensions)),
   );
-  return sequence(tbs, SIGNATURE_ALGORITHM, bitString(sign('sha256', tbs, spec.signer)));
+  return sequence(tbs, SIGNATURE_ALGORITHM, bitString(crypto().sign('sha256', tbs, spec.signer)));
 }
 
 const spkiOf = (key: KeyObject) => key.export({ type: 'spki', format: 'der' });
@@ -145,8 +146,8 @@ function ipv6Bytes(address: string): Buffer {
 }
 
 function makeCa(dataDir: string, now: Date): { key: KeyObject; certDer: Buffer } {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  const dirTag = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 12);
+  const { privateKey, publicKey } = crypto().generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const dirTag = crypto().createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 12);
   const subject = name([
     [OID.commonName, `assessd proxy CA on ${machineName().slice(0, 40)}`],
     [OID.organization, 'assessd'],
@@ -194,23 +195,23 @@ export async function openCa(dataDir: string, now = new Date()): Promise<ProxyCa
     await nodeFileSystem.syncDir(dir);
   } else {
     try {
-      key = createPrivateKey(text);
+      key = crypto().createPrivateKey(text);
       const match = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(text);
       if (!match) throw new Error('no certificate');
       certPem = match[0].endsWith('\n') ? match[0] : `${match[0]}\n`;
-      if (!new X509Certificate(certPem).checkPrivateKey(key)) throw new Error('the certificate is not the key\'s');
+      if (!new (crypto().X509Certificate)(certPem).checkPrivateKey(key)) throw new Error('the certificate is not the key\'s');
     } catch (err) {
       throw new DataFileError(file, `not the proxy's CA (a private key and its certificate, PEM): ${(err as Error).message}; move it away to have a new CA made`);
     }
   }
-  const caCert = new X509Certificate(certPem);
+  const caCert = new (crypto().X509Certificate)(certPem);
   const caSubject = Buffer.from(subjectOf(caCert.raw));
-  const caKeyId = keyIdentifier(spkiOf(createPublicKey(key)));
+  const caKeyId = keyIdentifier(spkiOf(crypto().createPublicKey(key)));
   // one key for every leaf (made with the first): issuing a leaf is then one signature, a few milliseconds
   let leafKey: { pem: string; spki: Buffer; id: Buffer } | undefined;
   const leafKeyOnce = () => {
     if (leafKey) return leafKey;
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const { privateKey, publicKey } = crypto().generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const spki = spkiOf(publicKey);
     return (leafKey = { pem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, spki, id: keyIdentifier(spki) });
   };

@@ -2,7 +2,6 @@
 import { constants } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { threadId } from 'node:worker_threads';
 
 /** A file written at explicit offsets, each write made durable before it resolves. */
 export interface AppendableFile {
@@ -55,9 +54,12 @@ let tempCounter = 0;
 /** The temp files' marker: a start-up sweep removes leftovers of a crash mid-write. */
 export const TEMP_MARKER = '.tmp-';
 
+/** This module's copy in this thread (each thread loads its own): two threads' temp files never share a name. */
+const THREAD = Math.floor(Math.random() * 2 ** 32).toString(36);
+
 function tempPathFor(path: string): string {
   // rename is atomic only within one filesystem, so the temp file lives beside the target
-  return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${threadId}-${++tempCounter}`);
+  return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${THREAD}-${++tempCounter}`);
 }
 
 export const nodeFileSystem: FileSystem = {

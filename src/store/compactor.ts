@@ -2,7 +2,7 @@
  * Runs compactions in a worker thread, one thread per job, ended with it: the state it rebuilds
  * (as big as the store) is freed with its heap, instead of lingering in a long-lived thread's.
  */
-import { Worker } from 'node:worker_threads';
+import { workerThreads } from '../lazy-builtins.js';
 import { compactionWorker } from '../paths.js';
 import { afterNewIsolate } from '../young-generation.js';
 import type { CompactionJob, CompactionResult, Compactor } from './compaction.js';
@@ -15,6 +15,7 @@ const LIMITS = { maxYoungGenerationSizeMb: 8 };
 export const workerCompactor: Compactor = (job: CompactionJob) => {
   const source = compactionWorker();
   const options = { workerData: job, resourceLimits: LIMITS };
+  const { Worker } = workerThreads();
   const worker = 'file' in source ? new Worker(source.file, options) : new Worker(source.code, { ...options, eval: true });
   // a worker's heap undoes the CLI's young-generation setting for the whole process: set it again
   worker.once('online', afterNewIsolate);

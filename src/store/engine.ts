@@ -40,10 +40,12 @@ export function queueWorks(
   targets: number[],
   plugins: string[],
   force: boolean,
-): Result<'unknown-target', { queued: number; skipped: number }> {
+): Result<'unknown-target', { queued: number; skipped: number; ran: number }> {
   for (const id of targets) if (!state.targets.has(id)) return refuse('unknown-target');
   let queued = 0;
   let skipped = 0;
+  // of the skipped: those that ran already (force queues them again)
+  let ran = 0;
   for (const target of new Set(targets)) {
     for (const plugin of new Set(plugins)) {
       const key = queuedKey(target, plugin);
@@ -51,6 +53,7 @@ export function queueWorks(
       // a run in progress counts as queued: its pair is not queued twice
       if (state.queued.has(key) || output?.status === 'Running' || (!force && output !== undefined)) {
         skipped++;
+        if (!state.queued.has(key) && output?.status !== 'Running') ran++;
         continue;
       }
       const id = state.nextWorkId++;
@@ -59,7 +62,7 @@ export function queueWorks(
       queued++;
     }
   }
-  return { ok: true, queued, skipped };
+  return { ok: true, queued, skipped, ran };
 }
 
 /** Pauses (`active` false) or resumes one work, or every work with id 0. */
@@ -105,6 +108,11 @@ export function startRun(
   if (!state.targets.has(work.target)) return refuse('unknown-target');
   if (work.plugin !== op.plugin.key) return refuse('unknown-work');
   removeWork(state, work);
+  // a run starts: the works a stop put back are ordinary queued works again (they lead the worklist)
+  for (const w of state.works.values()) {
+    if (w.taken === undefined) break;
+    delete w.taken;
+  }
   const previous = outputOf(state, work.target, work.plugin);
   if (previous) deleteOutputRow(state, previous);
   const id = state.nextOutputId++;
@@ -177,6 +185,7 @@ export function endRun(state: State, op: RunEnd): Result<'unknown-output'> {
  * A run cut short by a stop (or found running by a start after a crash, `crashed`): its output
  * says `Aborted` and why, and its work goes back to the head of the worklist, as it was, counting
  * the crash (a run that a crash cut short twice in a row is not requeued again: recovery.ts).
+ * Several put back by one stop keep the order they were taken in, whatever order their runs end.
  */
 export function requeueRun(state: State, op: { output: number; at: number; reason: string; crashed?: boolean }): Result<'unknown-output'> {
   const row = state.outputs.get(op.output);
@@ -185,11 +194,15 @@ export function requeueRun(state: State, op: { output: number; at: number; reaso
   // a stop in between neither counts nor forgets a crash
   const crashes = (row.run.crashes ?? 0) + (op.crashed === true ? 1 : 0);
   endRun(state, { output: op.output, at: op.at, status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: op.reason });
-  // the head of the worklist: a Map keeps insertion order, so the queue is rebuilt with it first
-  const rest = [...state.works.values()];
+  // the head of the worklist, after the works this stop put back that were taken before it (they
+  // lead the queue, marked): a Map keeps insertion order, so the queue is rebuilt
+  const requeued: WorkRow = { id: work, target: row.target_id, plugin: row.plugin_key, active, ...(crashes > 0 ? { crashes } : {}), taken: row.id };
+  const rows = [...state.works.values()];
+  let at = 0;
+  while (at < rows.length && rows[at]!.taken !== undefined && rows[at]!.taken! < row.id) at++;
+  rows.splice(at, 0, requeued);
   state.works.clear();
-  const requeued: WorkRow = { id: work, target: row.target_id, plugin: row.plugin_key, active, ...(crashes > 0 ? { crashes } : {}) };
-  for (const w of [requeued, ...rest]) state.works.set(w.id, w);
+  for (const w of rows) state.works.set(w.id, w);
   state.queued.add(queuedKey(row.target_id, row.plugin_key));
   return OK;
 }

@@ -28,7 +28,6 @@
  * renamed; an abstract name answers only once listening): between bind() and listen() a connect
  * is refused, which would read as stale.
  */
-import { randomBytes } from 'node:crypto';
 import { readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { listenAt, openSocketDir, probe, type Answer, type LockServer, type SocketDir } from './lock-socket.js';
@@ -165,7 +164,8 @@ function describeListenError(path: string, err: unknown): Error {
 
 /** The candidate, now owner; or undefined when it gave way to another one. */
 async function compete(dir: LockDir): Promise<Candidate | undefined> {
-  const id = `${LOCK_SOCKET_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`;
+  // unique among the candidates (a pid can repeat across containers): no secret, so no node:crypto at start
+  const id = `${LOCK_SOCKET_PREFIX}${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0')}`;
   const candidate = { name: `${id}.sock`, answer: { pid: process.pid, state: 'starting' } as Answer };
   const server = await listenAt(dir.sockets.address(`${id}.bind`), () => candidate.answer, dir.log);
   try {

@@ -3,7 +3,7 @@ import { addTargetsPartial, bulkTargets, type BulkRequest } from './bulk.js';
 import { patchConfig } from './configuration.js';
 import { activateSession, addTargetToSession, createSession, deleteSession, removeTargetFromSession } from './sessions.js';
 import type { Part, State } from './state.js';
-import { createTargets, deleteTarget } from './targets.js';
+import { createTargets, deleteTarget, setTargetAddresses, type HostAddresses } from './targets.js';
 import { importSession, type ImportedOutput, type ImportedSegment } from './import.js';
 import { addTransactions, deleteTransaction, forgetSegments, rewriteSegment } from './transactions.js';
 import {
@@ -19,7 +19,9 @@ const APPLY = {
   addTarget: (state: State, op: { session: number; target: number }) => addTargetToSession(state, op.session, op.target),
   removeTarget: (state: State, op: { session: number; target: number }) => removeTargetFromSession(state, op.session, op.target),
   // oneHost: set by every request since hosts must be one host; journal records from before lack it
-  createTargets: (state: State, op: { urls: string[]; oneHost?: boolean }) => createTargets(state, op.urls, op.oneHost === true),
+  // addresses: what the lookup found when the targets were added (absent in records from before)
+  createTargets: (state: State, op: { urls: string[]; oneHost?: boolean; addresses?: HostAddresses }) => createTargets(state, op.urls, op.oneHost === true, op.addresses),
+  setTargetAddresses: (state: State, op: { target: number; addresses: string[] }) => setTargetAddresses(state, op.target, op.addresses),
   deleteTarget: (state: State, op: { id: number }) => deleteTarget(state, op.id),
   addTargetsPartial: (state: State, op: { session: number; urls: string[]; oneHost?: boolean }) =>
     addTargetsPartial(state, op.session, op.urls, op.oneHost === true),

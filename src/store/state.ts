@@ -54,6 +54,11 @@ export interface WorkRow {
   active: boolean;
   /** How many of its runs a server's crash cut short, in a row (absent: none). */
   crashes?: number;
+  /**
+   * Put back by a stop or a crash: the id of the output its run had (works are taken in queue
+   * order, so output ids say in which order they left the worklist). Cleared when a run starts.
+   */
+  taken?: number;
 }
 
 export interface Finding {
@@ -231,9 +236,11 @@ export function* serializePartInPieces(state: State, part: Part, seq: number): G
       piece = '';
     }
   }
-  // the engine's rows: works as [id, target, plugin, active(, crashes)], in queue order
+  // the engine's rows: works as [id, target, plugin, active(, crashes or 0(, taken))], in queue order
+  const work = (w: WorkRow) =>
+    w.taken !== undefined ? [w.id, w.target, w.plugin, w.active, w.crashes ?? 0, w.taken] : w.crashes ? [w.id, w.target, w.plugin, w.active, w.crashes] : [w.id, w.target, w.plugin, w.active];
   const lists: [string, Iterable<unknown>, (row: never) => unknown][] = [
-    ['works', state.works.values(), (w: WorkRow) => (w.crashes ? [w.id, w.target, w.plugin, w.active, w.crashes] : [w.id, w.target, w.plugin, w.active])],
+    ['works', state.works.values(), work],
     ['outputs', state.outputs.values(), (o: OutputRow) => o],
     ['errors', state.errors.values(), (e: ErrorRow) => e],
   ];
@@ -407,14 +414,17 @@ function loadEngine(fresh: State, data: Record<string, unknown>, check: Check): 
   fresh.nextOutputId = nextOutputId;
   fresh.nextErrorId = nextErrorId;
   for (const w of works as unknown[]) {
-    const [id, target, plugin, active, crashes] = Array.isArray(w) ? w : [];
+    const [id, target, plugin, active, crashes, taken] = Array.isArray(w) ? w : [];
     const ok =
       isId(id) && id < nextWorkId && !fresh.works.has(id) && isId(target) && fresh.targets.has(target) && typeof plugin === 'string' &&
-      typeof active === 'boolean' && (crashes === undefined || isId(crashes));
-    if (!ok) check(false, `work ${JSON.stringify(w)} must be [id below "nextWorkId", a listed target, plugin key, active, optional crash count]`);
+      typeof active === 'boolean' && (crashes === undefined || crashes === 0 || isId(crashes)) && (taken === undefined || isId(taken));
+    if (!ok) check(false, `work ${JSON.stringify(w)} must be [id below "nextWorkId", a listed target, plugin key, active, optional crash count, optional output id]`);
     const key = `${target} ${plugin}`;
     if (fresh.queued.has(key)) check(false, `work ${id}: its target and plugin are queued twice`);
-    fresh.works.set(id, crashes === undefined ? { id, target, plugin, active } : { id, target, plugin, active, crashes });
+    const row: WorkRow = { id, target, plugin, active };
+    if (crashes) row.crashes = crashes;
+    if (taken !== undefined) row.taken = taken;
+    fresh.works.set(id, row);
     fresh.queued.add(key);
   }
   for (const o of outputs as unknown[]) {

@@ -75,10 +75,35 @@ export function deriveTarget(id: number, rawUrl: string, { oneHost = false } = {
 }
 
 /**
- * Each URL is created if new and attached to the active session, all or nothing: one invalid URL,
- * or one already in the active session (or twice in the list), and nothing changes.
+ * A target with its host's addresses, as the lookup found them when it was added (or when a run
+ * needed them): `host_ip` the first, `alternative_ips` all, `ip_url` the URL with that address.
  */
-export function createTargets(state: State, urls: string[], oneHost = false): Result<'invalid-url' | 'duplicate'> {
+export function withAddresses(target: Target, addresses: readonly string[]): Target {
+  const [first] = addresses;
+  if (first === undefined || !isIP(first)) return target;
+  let ipUrl = '';
+  try {
+    const url = new URL(target.target_url);
+    url.hostname = isIP(first) === 6 ? `[${first}]` : first;
+    ipUrl = url.href;
+  } catch {
+    // a stored URL always parses; no ip_url otherwise
+  }
+  return { ...target, host_ip: first, alternative_ips: addresses.filter((a) => isIP(a) !== 0), ip_url: ipUrl };
+}
+
+/** Addresses a lookup found, by host name, as an op carries them (pairs: a host may be named `__proto__`). */
+export type HostAddresses = [host: string, addresses: string[]][];
+
+const isHostAddresses = (pair: unknown): pair is HostAddresses[number] =>
+  Array.isArray(pair) && typeof pair[0] === 'string' && Array.isArray(pair[1]) && pair[1].every((a) => typeof a === 'string' && isIP(a) !== 0);
+
+/**
+ * Each URL is created if new and attached to the active session, all or nothing: one invalid URL,
+ * or one already in the active session (or twice in the list), and nothing changes. A created
+ * target whose host is named in `addresses` gets them (withAddresses).
+ */
+export function createTargets(state: State, urls: string[], oneHost = false, addresses: HostAddresses = []): Result<'invalid-url' | 'duplicate'> {
   const sessionId = state.activeSessionId;
   const session = state.sessions.get(sessionId)!;
   const plan: Target[] = [];
@@ -92,7 +117,21 @@ export function createTargets(state: State, urls: string[], oneHost = false): Re
     seen.add(url);
     plan.push(derived);
   }
-  for (const derived of plan) attachUrl(state, sessionId, derived);
+  // a journal edited by hand may hold anything here: only [host, [address...]] pairs are read
+  const byHost = new Map(Array.isArray(addresses) ? addresses.filter(isHostAddresses) : []);
+  for (const derived of plan) {
+    const found = derived.host_ip === '' ? byHost.get(derived.host_name) : undefined;
+    attachUrl(state, sessionId, found ? withAddresses(derived, found) : derived);
+  }
+  return OK;
+}
+
+/** A target's addresses, found after it was added (a run needed them): set when it still has none. */
+export function setTargetAddresses(state: State, id: number, addresses: string[]): Result<'unknown-target'> {
+  const row = state.targets.get(id);
+  if (!row) return refuse('unknown-target');
+  if (!isHostAddresses([row.target.host_name, addresses])) return OK;
+  if (row.target.host_ip === '') Object.assign(row.target, withAddresses(row.target, addresses));
   return OK;
 }
 

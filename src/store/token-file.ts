@@ -1,7 +1,7 @@
 /** The API token kept in the data directory: generated once, reused by every later start. */
-import { randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { crypto } from '../lazy-builtins.js';
 import { nodeFileSystem } from './atomic-file.js';
 import { DataFileError } from './state.js';
 
@@ -11,7 +11,7 @@ export const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
 /** 32 random bytes, base64url: 43 characters, 256 bits. */
 export function generateToken(): string {
-  return randomBytes(32).toString('base64url');
+  return crypto().randomBytes(32).toString('base64url');
 }
 
 /**

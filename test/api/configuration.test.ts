@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { MESSAGES } from '../../src/api/messages.ts';
+import { PROJECT_ROOT } from '../../src/paths.ts';
 import { assertFail } from '../helpers/jsend.ts';
 import { request, startServer, type RequestOptions, type TestServer } from '../helpers/server.ts';
 
@@ -172,17 +175,29 @@ test('GET lists every item ordered by key, each exactly {key, value, section, de
   }
 });
 
-test('the default configuration holds the 112 upstream settings with their sections and values, and assessd\'s own', async () => {
+test('the default configuration holds the 112 upstream settings with their sections and values, and assessd\'s own; each upstream @@@...@@@ value resolved to a real path on this box', async () => {
   const all = await items();
   assert.equal(reference.items.length, 112);
   assert.equal(all.length, TOTAL);
   const byKey = new Map(all.map((i) => [i.key, i]));
+  const resolved: string[] = [];
   for (const ref of [...reference.items, ...OWN.map(([section, key, value]) => ({ section, key, value }))]) {
     const found = byKey.get(ref.key);
     assert.ok(found, `missing ${ref.key}`);
     assert.equal(found.section, ref.section, ref.key);
-    assert.equal(found.value, ref.value, ref.key);
+    if (!ref.value.includes('@@@')) {
+      assert.equal(found.value, ref.value, ref.key);
+      continue;
+    }
+    resolved.push(ref.key);
+    assert.doesNotMatch(found.value, /@@@/, ref.key);
+    // a path: it exists (a wordlist of Debian's dirb, or a file shipped in the product's data/)
+    if (found.value.startsWith('/')) assert.ok(existsSync(found.value), `${ref.key} = ${found.value} does not exist`);
+    else assert.match(found.value, /http 127\.0\.0\.1 8008/, `${ref.key}: the proxy's address filled in`);
   }
+  assert.equal(resolved.length, 18);
+  assert.equal(byKey.get('DICT_GENERIC_DIRBUSTER')!.value, '/usr/share/dirb/wordlists/common.txt');
+  assert.equal(byKey.get('DICT_CMS_WORDPRESS_ALL_DIRBUSTER')!.value, join(PROJECT_ROOT, 'data', 'wordlists', 'wordpress.txt'));
 });
 
 test('key filters by exact key, repeatable, any-of', async () => {

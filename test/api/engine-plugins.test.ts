@@ -247,7 +247,62 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       name: 'a plugin redefining a shipped one',
       file: 'duplicate.json',
       text: { plugins: [{ code: 'OWTF-IG-001', group: 'web', type: 'external', checklist: 'again' }] },
-      says: /twice/,
+      // both files named, and what to do instead
+      says: /external@OWTF-IG-001 is defined twice, here and in .*web-external\.json.*new code.*configuration/,
+    },
+    {
+      name: 'a passive plugin with a program (argv): passive sends nothing to the target',
+      file: 'passive-program.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'passive', tool: 'TOOL_NMAP', argv: ['{host_name}'] }] },
+      says: /a passive plugin's action is "links" \(links to public resources: nothing is sent to the target\), and only that: found "argv"/,
+    },
+    {
+      name: 'a passive plugin with links and a program',
+      file: 'passive-both.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'passive', links: [{ title: 'x', url: 'https://example.org/' }], program: '/bin/true', argv: [] }] },
+      says: /found "links" and "argv"/,
+    },
+    {
+      name: 'an external plugin running a built-in check',
+      file: 'external-check.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'external', check: 'robots' }] },
+      says: /an external plugin's action is "checklist"/,
+    },
+    {
+      name: 'an active plugin with a checklist',
+      file: 'active-checklist.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'active', checklist: 'x' }] },
+      says: /an active plugin's action is "argv" with "tool" or "program"/,
+    },
+    {
+      name: 'a semi_passive plugin running a program',
+      file: 'semi-program.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'semi_passive', program: '/bin/true', argv: [] }] },
+      says: /a semi_passive plugin's action is "check"/,
+    },
+    {
+      name: 'a plugin without "name"',
+      file: 'no-name.json',
+      text: JSON.stringify({ test_groups: [{ code: 'USR-T-001', group: 'web', priority: 1, descrip: 'd', hint: '', url: '', mappings: {} }], plugins: [{ code: 'USR-T-001', group: 'web', type: 'external', title: 't', descrip: 'd', checklist: 'x' }] }),
+      says: /"name" is required/,
+    },
+    {
+      name: 'a plugin without "title"',
+      file: 'no-title.json',
+      text: JSON.stringify({ test_groups: [{ code: 'USR-T-001', group: 'web', priority: 1, descrip: 'd', hint: '', url: '', mappings: {} }], plugins: [{ code: 'USR-T-001', group: 'web', type: 'external', name: 'n', descrip: 'd', checklist: 'x' }] }),
+      says: /"title" is required/,
+    },
+    {
+      name: 'a plugin with an empty "descrip"',
+      file: 'no-descrip.json',
+      text: JSON.stringify({ test_groups: [{ code: 'USR-T-001', group: 'web', priority: 1, descrip: 'd', hint: '', url: '', mappings: {} }], plugins: [{ code: 'USR-T-001', group: 'web', type: 'external', name: 'n', title: 't', descrip: '', checklist: 'x' }] }),
+      says: /"descrip" is required/,
+    },
+    {
+      name: 'a test group defined again',
+      file: 'group-again.json',
+      text: { test_groups: [{ code: 'OWTF-IG-001' }] },
+      says: /test group OWTF-IG-001 is defined twice, here and in .*test-groups\.json/,
     },
   ];
   for (const { name, file, text, says } of bad) {
@@ -284,6 +339,27 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       }
     });
   }
+
+  test('the start logs each plugin file and what it added', async () => {
+    const dataDir = await tempDir();
+    const path = await writePluginFile(dataDir, 'mine.json', {
+      test_groups: [USER_GROUPS[0]],
+      plugins: [
+        { code: 'USR-T-001', group: 'web', type: 'external', checklist: 'Look at {target_url}' },
+        { code: 'USR-T-001', group: 'web', type: 'passive', links: [{ title: 'Search', url: 'https://example.org/?q={host_name}' }] },
+      ],
+    });
+    const server = await startServer({ dataDir, workers: 0 });
+    try {
+      const lines = server.logs.filter((l) => l.startsWith('plugin file '));
+      assert.ok(lines.includes(`plugin file ${path}: 2 plugin(s), 1 test group(s)`), lines.join('\n'));
+      assert.ok(lines.some((l) => /web-external\.json: 77 plugin\(s\), 0 test group\(s\)$/.test(l)), lines.join('\n'));
+      assert.ok(lines.some((l) => /test-groups\.json: 0 plugin\(s\), 88 test group\(s\)$/.test(l)), lines.join('\n'));
+      assert.equal(lines.length, 7, 'six shipped files and the user\'s');
+    } finally {
+      await server.close();
+    }
+  });
 
   test('a file that is not .json in DATA_DIR/plugins is left alone', async () => {
     const dataDir = await tempDir();

@@ -32,8 +32,12 @@ import { startServer, tempDir, type StartOptions, type TestServer } from '../hel
 
 const RUN = 'USR-RUN-001';
 const DASH = 'USR-RUN-002';
+const CODES = 'USR-RUN-003';
+const ADDR = 'USR-RUN-004';
+const ADDR_KEY = `active@${ADDR}`;
 const RUN_KEY = `active@${RUN}`;
 const DASH_KEY = `active@${DASH}`;
+const CODES_KEY = `active@${CODES}`;
 const WORKER_KEYS = ['busy', 'id', 'name', 'paused', 'start_time', 'work', 'worker'];
 
 let tools: string;
@@ -46,8 +50,13 @@ after(() => rm(tools, { recursive: true, force: true }));
 async function engineServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
   await writePluginFile(dataDir, 'runs.json', {
-    test_groups: [{ code: RUN, descrip: 'Runs a program' }, { code: DASH, descrip: 'Runs a program on the host name' }],
-    plugins: [toolPlugin(RUN, 'TOOL_WAFW00F', ['{target_url}', '{output_dir}', 'literal arg']), toolPlugin(DASH, 'TOOL_LBD', ['--host', '{host_name}', '-p', '{config:TCP_PORTS}'])],
+    test_groups: [{ code: RUN, descrip: 'Runs a program' }, { code: DASH, descrip: 'Runs a program on the host name' }, { code: CODES, descrip: 'Runs a program whose 3 means success' }, { code: ADDR, descrip: 'Runs a program on the address' }],
+    plugins: [
+      toolPlugin(RUN, 'TOOL_WAFW00F', ['{target_url}', '{output_dir}', 'literal arg']),
+      toolPlugin(DASH, 'TOOL_LBD', ['--host', '{host_name}', '-p', '{config:TCP_PORTS}']),
+      toolPlugin(CODES, 'TOOL_WHATWEB', ['{target_url}'], { success_exit_codes: [0, 3] }),
+      toolPlugin(ADDR, 'TOOL_HYDRA', ['{host_ip}', '{ip_url}', '{config:TCP_PORTS}']),
+    ],
   });
   return startServer({ workers: 1, ...options, dataDir });
 }
@@ -63,8 +72,10 @@ async function withRun(fn: (s: TestServer) => Promise<void>, options: StartOptio
   }
 }
 
+const TOOL_OF: Record<string, string> = { [RUN]: 'TOOL_WAFW00F', [DASH]: 'TOOL_LBD', [CODES]: 'TOOL_WHATWEB', [ADDR]: 'TOOL_HYDRA' };
+
 /** Sets TOOL_WAFW00F to `program`, adds `url` and queues RUN on it; answers the target id. */
-async function runOn(s: TestServer, program: string, url = 'http://127.0.0.1:1/', code = RUN, key = code === RUN ? 'TOOL_WAFW00F' : 'TOOL_LBD'): Promise<number> {
+async function runOn(s: TestServer, program: string, url = 'http://127.0.0.1:1/', code = RUN, key = TOOL_OF[code]!): Promise<number> {
   await configure(s, { [key]: program });
   const id = await addTarget(s, url);
   assert.equal(await queue(s, { id: String(id), group: 'web', type: 'active', code }), 1);
@@ -76,12 +87,12 @@ const errorsList = (s: TestServer): Promise<{ id: number; owtf_message: string; 
 describe('a program that runs to its end', () => {
   test('Successful with its exit code; stdout and stderr stored under DATA_DIR/outputs/<target>/<group>/<type>/<code>/ and in the output text', () =>
     withRun(async (s) => {
-      const program = await script(tools, 'argv.sh', 'for a in "$@"; do printf "[%s]\\n" "$a"; done\necho "to stderr" >&2\nexit 3');
+      const program = await script(tools, 'argv.sh', 'for a in "$@"; do printf "[%s]\\n" "$a"; done\necho "to stderr" >&2\nexit 0');
       const id = await runOn(s, program);
       const out = await waitForOutput(s, id, RUN_KEY);
       const dir = join(s.dataDir, 'outputs', String(id), 'web', 'active', RUN);
       assert.equal(out.status, 'Successful', JSON.stringify(out));
-      assert.equal(out.exit_code, 3);
+      assert.equal(out.exit_code, 0);
       assert.equal(out.error, null);
       assert.equal(out.owtf_rank, -1);
       assert.equal(out.output_path, `${id}/web/active/${RUN}`);
@@ -124,6 +135,120 @@ describe('a program that runs to its end', () => {
       } finally {
         delete process.env.ASSESSD_TOKEN;
       }
+    }));
+});
+
+describe('the exit status decides', () => {
+  test('an exit status the plugin does not declare (default: only 0) is Crashed: error says the status and the last 10 lines of standard error, the run is listed in GET /errors/', () =>
+    withRun(async (s) => {
+      const program = await script(tools, 'fails.sh', 'echo "partial result"\ni=1; while [ $i -le 15 ]; do echo "error line $i" >&2; i=$((i+1)); done\nexit 3');
+      const id = await runOn(s, program);
+      const out = await waitForOutput(s, id, RUN_KEY);
+      assert.equal(out.status, 'Crashed', JSON.stringify(out));
+      assert.equal(out.exit_code, 3);
+      assert.equal(out.owtf_rank, -1);
+      assert.match(out.error!, /TOOL_WAFW00F exited with status 3 \(success: 0\)/);
+      for (let i = 6; i <= 15; i++) assert.ok(out.error!.includes(`error line ${i}\n`) || out.error!.endsWith(`error line ${i}`), `line ${i} in ${out.error}`);
+      assert.ok(!out.error!.includes('error line 5\n'), out.error!);
+      assert.ok(out.output!.includes('partial result'), 'what it printed is kept');
+      const errors = await errorsList(s);
+      assert.equal(errors.length, 1);
+      assert.ok(errors[0]!.owtf_message.includes(RUN_KEY) && errors[0]!.owtf_message.includes('status 3'), errors[0]!.owtf_message);
+    }));
+
+  test('a failure with nothing on standard error says so', () =>
+    withRun(async (s) => {
+      const id = await runOn(s, await script(tools, 'fails-quietly.sh', 'exit 1'));
+      const out = await waitForOutput(s, id, RUN_KEY);
+      assert.equal(out.status, 'Crashed', JSON.stringify(out));
+      assert.match(out.error!, /exited with status 1 \(success: 0\); its standard error is empty/);
+    }));
+
+  test('an exit status the plugin declares in "success_exit_codes" is Successful', () =>
+    withRun(async (s) => {
+      const id = await runOn(s, await script(tools, 'found-things.sh', 'echo found\nexit 3'), 'http://127.0.0.1:1/', CODES);
+      const out = await waitForOutput(s, id, CODES_KEY);
+      assert.equal(out.status, 'Successful', JSON.stringify(out));
+      assert.equal(out.exit_code, 3);
+      assert.equal(out.error, null);
+      assert.deepEqual(await errorsList(s), []);
+    }));
+});
+
+describe('terminal escapes', () => {
+  test('programs run with NO_COLOR=1 and TERM=dumb; the output text and error have no escape sequences, the raw files keep them', () =>
+    withRun(async (s) => {
+      const body = [
+        'printf "NO_COLOR=%s TERM=%s\\n" "$NO_COLOR" "$TERM"',
+        'printf "\\033[1;32m[+]\\033[0m The site \\033[1;94mhttp://x\\033[0m is behind \\033]0;title\\007a WAF\\r\\n"',
+        'printf "\\033[31mfatal:\\033[0m no luck\\n" >&2',
+        'exit 2',
+      ].join('\n');
+      const id = await runOn(s, await script(tools, 'colours.sh', body));
+      const out = await waitForOutput(s, id, RUN_KEY);
+      assert.equal(out.status, 'Crashed', JSON.stringify(out));
+      assert.ok(out.output!.includes('NO_COLOR=1 TERM=dumb'), out.output);
+      assert.ok(out.output!.includes('[+] The site http://x is behind a WAF\n'), out.output);
+      assert.doesNotMatch(out.output!, /\x1b|\x07|\r/);
+      assert.ok(out.error!.endsWith('fatal: no luck'), out.error!);
+      assert.doesNotMatch(out.error!, /\x1b/);
+      const raw = await readFile(join(s.dataDir, 'outputs', String(id), 'web', 'active', RUN, 'stdout.txt'), 'utf8');
+      assert.ok(raw.includes('\x1b[1;32m[+]\x1b[0m'), 'the file keeps what the program wrote');
+    }));
+});
+
+describe('values a run needs', () => {
+  test('{host_ip} of a target stored without an address: looked up when the run needs it, passed, and kept with the target', () =>
+    withRun(async (s) => {
+      const program = await script(tools, 'addr.sh', 'for a in "$@"; do printf "[%s]\\n" "$a"; done');
+      await configure(s, { TOOL_HYDRA: program });
+      // more names than one request looks up: stored without addresses, as a bulk add or an import stores them
+      const urls = ['http://localhost:1/x', ...Array.from({ length: 16 }, (_, i) => `http://n${i}.example.invalid/`)];
+      await ok(s, 'POST', '/api/v1/targets/', { target_url: urls });
+      const id = (await get(s, '/api/v1/targets/?target_url=http://localhost:1/x'))[0].id;
+      assert.equal((await get(s, `/api/v1/targets/${id}`)).host_ip, '');
+      assert.equal(await queue(s, { id: String(id), group: 'web', type: 'active', code: ADDR }), 1);
+      const out = await waitForOutput(s, id, ADDR_KEY);
+      assert.equal(out.status, 'Successful', JSON.stringify(out));
+      assert.ok(out.output!.startsWith('[127.0.0.1]\n[http://127.0.0.1:1/x]\n'), out.output);
+      const target = await get(s, `/api/v1/targets/${id}`);
+      assert.deepEqual([target.host_ip, target.ip_url], ['127.0.0.1', 'http://127.0.0.1:1/x']);
+    }));
+
+  test('{host_ip} of a name that does not resolve: Skipped, naming the field and how to give it a value', () =>
+    withRun(async (s) => {
+      const marker = join(tools, 'addr-ran');
+      const id = await runOn(s, await script(tools, 'addr-never.sh', `touch '${marker}'`), 'http://nowhere.example.invalid/', ADDR);
+      const out = await waitForOutput(s, id, ADDR_KEY);
+      assert.equal(out.status, 'Skipped', JSON.stringify(out));
+      assert.match(out.error!, /\{host_ip\} has no value: nowhere\.example\.invalid did not resolve to an address .*\/etc\/hosts or DNS.*\{host\}/);
+      assert.equal(existsSync(marker), false);
+    }));
+
+  test('a {config:KEY} path that does not exist (or begins with ~): Skipped, naming the key and the path, the program never run', () =>
+    withRun(async (s) => {
+      const marker = join(tools, 'path-ran');
+      const program = await script(tools, 'path.sh', `touch '${marker}'`);
+      for (const [value, says] of [
+        ['/usr/share/dirb/no-such/list.txt', /TCP_PORTS is \/usr\/share\/dirb\/no-such\/list\.txt, which does not exist: install it \(Debian's dirb package: apt-get install dirb\), or set TCP_PORTS to another path with PATCH \/api\/v1\/configuration\//],
+        ['~/.owtf/list.txt', /TCP_PORTS is ~\/\.owtf\/list\.txt: no shell expands "~"/],
+      ] as const) {
+        await configure(s, { TCP_PORTS: value });
+        const id = await runOn(s, program, `http://127.0.0.1:${value.length}/`, ADDR);
+        const out = await waitForOutput(s, id, ADDR_KEY);
+        assert.equal(out.status, 'Skipped', JSON.stringify(out));
+        assert.match(out.error!, says);
+      }
+      assert.equal(existsSync(marker), false);
+    }));
+
+  test('an empty {config:KEY}: Skipped, saying to set KEY through the configuration', () =>
+    withRun(async (s) => {
+      await configure(s, { TCP_PORTS: '' });
+      const id = await runOn(s, await script(tools, 'addr-config.sh', 'exit 0'), 'http://127.0.0.1:1/', ADDR);
+      const out = await waitForOutput(s, id, ADDR_KEY);
+      assert.equal(out.status, 'Skipped', JSON.stringify(out));
+      assert.match(out.error!, /\{config:TCP_PORTS\} is empty: set TCP_PORTS with PATCH \/api\/v1\/configuration\//);
     }));
 });
 

@@ -37,11 +37,29 @@ const list = (s: TestServer, query = ''): Promise<Work[]> => get(s, `/api/v1/wor
 const pairs = (works: Work[]) => works.map((w) => `${w.target.id} ${w.plugin.key}`);
 
 describe('POST /worklist/ queues', () => {
-  test('POST answers 201 with data exactly {"queued": n}', () =>
+  test('POST answers 201 with data exactly {"queued": n, "skipped": n} when nothing was skipped', () =>
     withServer(async (s) => {
       const data = await ok(s, 'POST', '/api/v1/worklist/', { id: '1', ...external(IG1) }, 201);
-      assert.deepEqual(data, { queued: 1 });
+      assert.deepEqual(data, { queued: 1, skipped: 0 });
     }));
+
+  test('a POST that skips pairs says how many and why, and what to send to run again', () =>
+    withServer(
+      async (s) => {
+        assert.equal(await queue(s, { id: '1', ...external(IG1) }), 1);
+        await waitForOutput(s, 1, `external@${IG1}`, ['Successful']);
+        await waitFor('the worklist to empty', async () => (await list(s)).length === 0);
+        await ok(s, 'PATCH', '/api/v1/workers/0/pause');
+        assert.equal(await queue(s, { id: '1', ...external(IG2) }), 1);
+        const data = await ok(s, 'POST', '/api/v1/worklist/', { id: '1,2', ...external(IG1, IG2) }, 201);
+        assert.deepEqual(data, {
+          queued: 2,
+          skipped: 2,
+          message: 'Skipped 1 already queued or running; 1 already ran: send force_overwrite=true to run it again (the new output replaces the old).',
+        });
+      },
+      { workers: 1 },
+    ));
 
   test('ids repeated queue every matching plugin for every target', () =>
     withServer(async (s) => {
@@ -211,6 +229,19 @@ describe('GET /worklist/search/', () => {
     { query: '?plugin_type=active', total: 4, filtered: 0, pick: () => [] },
     { query: '?plugin_group=network', total: 4, filtered: 0, pick: () => [] },
     { query: `?target_url=${encodeURIComponent(B)}`, total: 4, filtered: 2, pick: (all) => all.filter((w) => w.target.id === 2) },
+    // substrings, in any case, as upstream's SQL LIKE '%v%'; upstream's argument names too
+    { query: '?target_url=B.EXAMPLE', total: 4, filtered: 2, pick: (all) => all.filter((w) => w.target.id === 2) },
+    { query: '?target_url=.example', total: 4, filtered: 4, pick: (all) => all },
+    { query: '?target_url=http%3A%2F%2Fa', total: 4, filtered: 2, pick: (all) => all.filter((w) => w.target.id === 1) },
+    { query: '?plugin_code=ig-00', total: 4, filtered: 4, pick: (all) => all },
+    { query: '?plugin_code=IG-002', total: 4, filtered: 2, pick: (all) => all.filter((w) => w.plugin.code === IG2) },
+    { query: '?type=EXTERN&group=we', total: 4, filtered: 4, pick: (all) => all },
+    { query: '?type=semi', total: 4, filtered: 0, pick: () => [] },
+    { query: '?group=net', total: 4, filtered: 0, pick: () => [] },
+    { query: '?name=search_engine', total: 4, filtered: 2, pick: (all) => all.filter((w) => w.plugin.code === IG2) },
+    { query: '?id=2', total: 4, filtered: 2, pick: (all) => all.filter((w) => w.target.id === 2) },
+    { query: '?target_url=c.example', total: 4, filtered: 0, pick: () => [] },
+    { query: '?target_url=%25', total: 4, filtered: 0, pick: () => [] },
   ];
   for (const { query, total, filtered, pick } of cases) {
     test(`GET /worklist/search/${query} answers records_total ${total}, records_filtered ${filtered} and the page`, () =>
@@ -220,7 +251,16 @@ describe('GET /worklist/search/', () => {
       }));
   }
 
-  for (const query of ['?limit=abc', '?offset=-1', '?limit=1.5']) {
+  test('every work on http://127.0.0.1:<port>/ is found by target_url=127.0.0.1 (the issue\'s case)', () =>
+    withServer(async (s) => {
+      const [local] = await addTargets(s, `http://127.0.0.1:${s.port}/`);
+      await queue(s, { id: String(local), ...external(IG1, IG2) });
+      const found = await get(s, '/api/v1/worklist/search/?target_url=127.0.0.1');
+      assert.equal(found.records_filtered, 2);
+      assert.deepEqual(found.data.map((w: Work) => w.target.id), [local, local]);
+    }));
+
+  for (const query of ['?limit=abc', '?offset=-1', '?limit=1.5', '?id=x']) {
     test(`GET /worklist/search/${query} is 400 Invalid parameter type provided`, () =>
       withServer(async (s) => {
         assertFail(await send(s, 'GET', `/api/v1/worklist/search/${query}`), 400, M.invalidParameterType);

@@ -33,19 +33,19 @@ test('a fresh server has no targets', async () => {
   assert.deepEqual(await list(), []);
 });
 
-test('POST derives the fields of an http host-name URL without the network', async () => {
-  await create('http://www.example.com/x');
+test('POST derives the fields of an http host-name URL (a name that resolves nowhere: .invalid)', async () => {
+  await create('http://www.example.invalid/x');
   const expected = {
     id: 1,
-    target_url: 'http://www.example.com/x',
-    host_name: 'www.example.com',
+    target_url: 'http://www.example.invalid/x',
+    host_name: 'www.example.invalid',
     host_ip: '',
     port_number: '80',
     url_scheme: 'http',
-    host_path: 'www.example.com/x',
+    host_path: 'www.example.invalid/x',
     ip_url: '',
-    top_domain: 'example.com',
-    top_url: 'http://www.example.com:80',
+    top_domain: 'example.invalid',
+    top_url: 'http://www.example.invalid:80',
     alternative_ips: [],
     scope: true,
     max_user_rank: -1,
@@ -76,11 +76,11 @@ test('POST derives the fields of an https IP-literal URL', async () => {
 });
 
 test('an explicit port is the port_number, as a string', async () => {
-  await create('http://www.example.com:8080/app');
+  await create('http://www.example.invalid:8080/app');
   const target = await ok('/api/v1/targets/1');
   assert.equal(target.port_number, '8080');
-  assert.equal(target.top_url, 'http://www.example.com:8080');
-  assert.equal(target.host_name, 'www.example.com');
+  assert.equal(target.top_url, 'http://www.example.invalid:8080');
+  assert.equal(target.host_name, 'www.example.invalid');
 });
 
 test('a target has exactly the fourteen contract keys with their types', async () => {
@@ -257,6 +257,22 @@ test('remove that leaves a target in no session deletes it', async () => {
   await create('http://a.example/');
   await ok('/api/v1/sessions/1/remove', { method: 'PATCH', form: { target_id: '1' } });
   assertFail(await call('/api/v1/targets/1'), 400, MESSAGES.invalidTargetReference);
+});
+
+test('a target added by name gets its addresses as the box resolves it (/etc/hosts: localhost), kept through a restart', async () => {
+  await create('http://localhost:8080/app?x=1', 'http://never.resolves.invalid/');
+  const target = await ok('/api/v1/targets/1');
+  assert.equal(target.host_name, 'localhost');
+  assert.equal(target.host_ip, '127.0.0.1');
+  assert.ok(target.alternative_ips.includes('127.0.0.1'), JSON.stringify(target.alternative_ips));
+  assert.equal(target.alternative_ips[0], '127.0.0.1', 'IPv4 first');
+  assert.equal(target.ip_url, 'http://127.0.0.1:8080/app?x=1');
+  const unresolved = await ok('/api/v1/targets/2');
+  assert.deepEqual([unresolved.host_ip, unresolved.ip_url, unresolved.alternative_ips], ['', '', []]);
+  // the addresses are in the journal's op: a replay looks nothing up
+  await server.stop();
+  server = await startServer({ dataDir: server.dataDir });
+  assert.deepEqual(await ok('/api/v1/targets/1'), target);
 });
 
 test('targets survive a restart', async () => {

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEntities, parseNmapXml } from '../../src/engine/parsers/nmap.ts';
+import { cvssRank } from '../../src/engine/parsers/nmap-scripts.ts';
 import { checkProgram, runProgram } from '../../src/engine/process-group.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
@@ -168,4 +169,103 @@ test('nmap run by runProgram against a local server: its XML file parses to the 
     server.close();
     rmSync(outputDir, { recursive: true, force: true });
   }
+});
+
+/**
+ * NSE results ranked: real nmap recorded against Debian's nginx, apache2 and lighttpd
+ * (fixtures/nmap/make-fixtures.sh), and a handmade file in the documented output formats of the
+ * scripts this box cannot run (vulners, vulscan, SMB, FTP, SMTP). Each row: the file, and every
+ * finding as [rank, title], in order.
+ */
+const SCRIPT_RESULTS: [file: string, findings: [number, string][]][] = [
+  ['nginx-tls-expired.xml', [
+    [1, 'Open port 34553/tcp: ssl/http (nginx 1.22.1)'],
+    [3, 'Certificate expired on 2021-01-01 on 34553/tcp'],
+    [3, 'Certificate self-signed (issuer = subject: commonName=localhost) on 34553/tcp'],
+    [2, 'Deprecated protocol offered: TLSv1.0, TLSv1.1 on 34553/tcp'],
+    [4, 'Weak cipher suites offered (least strength F: Anonymous key exchange, score capped at F) on 34553/tcp'],
+  ]],
+  // -sV calls Apache's https port "http": the + prefix ran the TLS scripts anyway
+  ['apache-tls-weak.xml', [
+    [1, 'Open port 50483/tcp: http (Apache httpd 2.4.71 (Debian) OpenSSL/3.0.19)'],
+    [2, 'Deprecated protocol offered: TLSv1.0, TLSv1.1 on 50483/tcp'],
+    [4, 'Weak cipher suites offered (least strength F: Insecure certificate signature (SHA1), score capped at F) on 50483/tcp'],
+    [3, 'Certificate self-signed (issuer = subject: commonName=localhost) on 50483/tcp'],
+    [3, 'Certificate key too weak: RSA 1024 bits on 50483/tcp'],
+    [3, 'Certificate signed with a weak algorithm: sha1WithRSAEncryption on 50483/tcp'],
+    [3, 'Diffie-Hellman Key Exchange Insufficient Group Strength (ssl-dh-params: VULNERABLE) on 50483/tcp'],
+  ]],
+  // the same port without the + prefix: no TLS script ran, only the open port is seen
+  ['apache-tls-weak-without-plus.xml', [[1, 'Open port 50483/tcp: http (Apache httpd 2.4.71 (Debian) OpenSSL/3.0.19)']]],
+  ['lighttpd-tls-wrong-host.xml', [
+    [1, 'Open port 37007/tcp: ssl/http (lighttpd 1.4.69)'],
+    [3, 'Certificate self-signed (issuer = subject: commonName=wrong.example) on 37007/tcp'],
+    [3, 'Certificate not for localhost (it names wrong.example) on 37007/tcp'],
+  ]],
+  ['nginx-methods.xml', [
+    [1, 'Open port 39513/tcp: http (nginx 1.22.1)'],
+    [2, 'Write methods advertised: PUT DELETE (nmap read the Allow header of OPTIONS: not confirmed) on 39513/tcp'],
+  ]],
+  ['apache-methods-dav-trace.xml', [
+    [1, 'Open port 46021/tcp: http (Apache httpd 2.4.71 (Debian) OpenSSL/3.0.19)'],
+    [3, 'TRACE is enabled: the server echoes the request (cross-site tracing) on 46021/tcp'],
+    [2, 'Risky methods advertised: TRACE (nmap read the Allow header of OPTIONS: not confirmed) on 46021/tcp'],
+  ]],
+  ['handmade-vulns-cves-smb.xml', [
+    [1, 'Open port 21/tcp: ftp (vsftpd 3.0.3)'],
+    [3, 'Anonymous FTP login allowed on 21/tcp'],
+    [1, 'Open port 25/tcp: smtp (Postfix smtpd)'],
+    [4, 'The SMTP server is an open relay on 25/tcp'],
+    [1, 'Open port 80/tcp: http (Apache httpd 2.4.49)'],
+    [5, 'CVE-2021-42013 (CVSS 9.8) in Apache httpd 2.4.49 on 80/tcp'],
+    [4, 'CVE-2021-41773 (CVSS 7.5) in Apache httpd 2.4.49 on 80/tcp'],
+    [4, 'CVE-2021-41524 (CVSS 7.5, a public exploit is listed) in Apache httpd 2.4.49 on 80/tcp'],
+    [3, 'CVE-2021-33193 (CVSS 5.3) in Apache httpd 2.4.49 on 80/tcp'],
+    [3, 'CVE-2021-36160 (CVSS 5.0) in Apache httpd 2.4.49 on 80/tcp'],
+    [3, 'CVE-2021-34798 (CVSS 5.0) in Apache httpd 2.4.49 on 80/tcp'],
+    [2, 'CVE-2020-13938 (CVSS 2.1) in Apache httpd 2.4.49 on 80/tcp'],
+    [1, 'Open port 443/tcp: ssl/http (Apache httpd 2.4.49)'],
+    [4, 'The Heartbleed Bug is a serious vulnerability in the popular OpenSSL cryptographic software library. (ssl-heartbleed: VULNERABLE) on 443/tcp'],
+    [1, 'Open port 445/tcp: microsoft-ds'],
+    [4, 'Remote Code Execution vulnerability in Microsoft SMBv1 servers (ms17-010) (smb-vuln-ms17-010: VULNERABLE, CVE:CVE-2017-0143)'],
+    [2, 'SMB signing not required'],
+  ]],
+];
+
+for (const [file, expected] of SCRIPT_RESULTS) {
+  test(`script results ranked: ${file}`, () => {
+    const { findings, summary } = parseNmapXml(fixture(`nmap/${file}`));
+    assert.deepEqual(findings.map((f) => [f.rank, f.title]), expected);
+    // every finding quotes its evidence, and the summary still shows every script's output
+    for (const f of findings) assert.ok(f.detail.length > 0 && f.detail.length <= 2100, f.title);
+    assert.doesNotMatch(summary, /incomplete/);
+  });
+}
+
+test('a certificate is judged at the scan\'s time, not the reader\'s: an expired one stays expired, a valid one valid', () => {
+  const expired = parseNmapXml(fixture('nmap/nginx-tls-expired.xml')).findings.find((f) => f.title.startsWith('Certificate expired'))!;
+  assert.match(expired.detail, /Not valid after: {2}2021-01-01T00:00:00/);
+  const weak = parseNmapXml(fixture('nmap/apache-tls-weak.xml')).findings.map((f) => f.title);
+  assert.ok(!weak.some((t) => /expired|not valid before/.test(t)), weak.join('\n'));
+});
+
+test('a CVE without a score is not ranked (it stays in the text), a repeated one is listed once, NOT VULNERABLE is no finding', () => {
+  const { findings, summary } = parseNmapXml(fixture('nmap/handmade-vulns-cves-smb.xml'));
+  assert.ok(!findings.some((f) => f.title.includes('CVE-2021-40438')));
+  assert.match(summary, /CVE-2021-40438/);
+  assert.equal(findings.filter((f) => f.title.startsWith('CVE-2021-41773')).length, 1);
+  assert.ok(!findings.some((f) => /POODLE/.test(f.title)));
+});
+
+test('cvssRank: critical 9+, high 7+, medium 4+, low above 0, info at 0', () => {
+  assert.deepEqual([10, 9, 8.9, 7, 6.9, 4, 3.9, 0.1, 0].map(cvssRank), [5, 5, 4, 4, 3, 3, 2, 2, 1]);
+});
+
+test('script findings past the bound are counted, not kept; the scan still ends', () => {
+  const cve = (i: number) => `&#x9;CVE-2020-${String(10000 + i)}&#x9;9.8&#x9;https://vulners.com/cve/CVE-2020-${10000 + i}`;
+  const script = (n: number) => `<script id="vulners" output="${Array.from({ length: 100 }, (_, i) => cve(n * 100 + i)).join('&#xa;')}"/>`;
+  const ports = Array.from({ length: 20 }, (_, p) => `<port protocol="tcp" portid="${p + 1}"><state state="open"/><service name="http" product="x" version="1"/>${script(p)}</port>`);
+  const { findings } = parseNmapXml(`<nmaprun start="1700000000"><host><address addr="192.0.2.1"/><ports>${ports.join('')}</ports></host><runstats><finished summary="done"/></runstats></nmaprun>`);
+  assert.ok(findings.length <= 1000);
+  assert.match(findings.at(-1)!.title, /more finding\(s\) not listed/);
 });

@@ -141,13 +141,20 @@ export interface TestGroupSpec {
   mappings?: Record<string, [string, string]>;
 }
 
-/** Writes DATA_DIR/plugins/<name> (before startServer): plugins and their test groups. */
+/**
+ * Writes DATA_DIR/plugins/<name> (before startServer): plugins and their test groups, the fields
+ * every plugin and test group needs filled in when a test leaves them out (a string is written as it is).
+ */
 export async function writePluginFile(dataDir: string, name: string, doc: { plugins?: object[]; test_groups?: TestGroupSpec[] } | string): Promise<string> {
   const dir = join(dataDir, 'plugins');
   await mkdir(dir, { recursive: true });
   const file = join(dir, name);
   const groups = typeof doc === 'string' ? undefined : doc.test_groups?.map((g) => ({ group: 'web', priority: 50, descrip: `Test group ${g.code}`, hint: 'a hint', url: 'https://example.org/guide', mappings: {}, ...g }));
-  await writeFile(file, typeof doc === 'string' ? doc : JSON.stringify({ ...doc, ...(groups ? { test_groups: groups } : {}) }, null, 1));
+  const plugins = typeof doc === 'string' ? undefined : doc.plugins?.map((p) => {
+    const { code, type } = p as { code?: string; type?: string };
+    return { name: `Plugin_${code}_${type}`, title: `Plugin ${code} ${type}`, descrip: `A test plugin (${type} of ${code})`, ...p };
+  });
+  await writeFile(file, typeof doc === 'string' ? doc : JSON.stringify({ ...doc, ...(groups ? { test_groups: groups } : {}), ...(plugins ? { plugins } : {}) }, null, 1));
   return file;
 }
 

@@ -63,3 +63,16 @@ test('npm start runs the server with V8 keeping one helper thread (--v8-pool-siz
     for (const d of [dir, plainDir, spawnedDir]) await rm(d, { recursive: true, force: true });
   }
 });
+
+test('the CLI runs from its bundle with the V8 code cache the build made: taken with npm start\'s flags and with none (npx assessd)', async () => {
+  for (const flags of [START_FLAGS, []]) {
+    const dir = await tempDir();
+    const server = await spawnServer(['--port', '0', '--data-dir', dir], { ASSESSD_DEBUG_CODE_CACHE: '1' }, flags);
+    try {
+      assert.match(server.output(), /^assessd: code cache accepted$/m, `flags ${JSON.stringify(flags)}: ${server.output()}`);
+    } finally {
+      server.proc.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+});

@@ -33,7 +33,7 @@ test('an embedding project starts assessd, writes, closes, and finds its data af
   // a built-in check runs from the installed package too (its code is loaded with the first run)
   await fetch(server.url + '/api/v1/targets/', { method: 'POST', headers, body: new URLSearchParams({ target_url: 'http://127.0.0.1:9/' }) });
   const queued = await fetch(server.url + '/api/v1/worklist/', { method: 'POST', headers, body: new URLSearchParams({ id: '1', type: 'semi_passive', code: 'OWTF-IG-001' }) });
-  assert.deepEqual((await queued.json()).data, { queued: 1 });
+  assert.deepEqual((await queued.json()).data, { queued: 1, skipped: 0 });
   let outputs = [];
   for (let i = 0; i < 200 && !(outputs[0] && outputs[0].status !== 'Running'); i++) {
     await new Promise((r) => setTimeout(r, 50));
@@ -66,7 +66,7 @@ export { url };
 test('npm pack holds what a user runs and its documents, and no tests, benches or TypeScript sources', async () => {
   const { stdout } = await run(NPM, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: PROJECT_ROOT });
   const files: string[] = JSON.parse(stdout)[0].files.map((f: { path: string }) => f.path);
-  for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/main.js', 'dist/index.js', 'dist/compactor.js', 'dist/types/index.d.ts', 'dist/types/start.d.ts', 'dist/web/static/index.html', 'dist/web/static/app.js', 'data/default-configuration.json']) {
+  for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/main.js', 'dist/main.cjs', 'dist/main.cjs.cache', 'dist/load-bundle.js', 'dist/index.js', 'dist/compactor.js', 'dist/types/index.d.ts', 'dist/types/start.d.ts', 'dist/web/static/index.html', 'dist/web/static/app.js', 'data/default-configuration.json', 'data/wordlists/wordpress.txt', 'data/attack-vectors/xss.txt', 'data/set-phishing/README.txt']) {
     assert.ok(files.includes(needed), `${needed} is missing from the tarball`);
   }
   for (const file of files) {

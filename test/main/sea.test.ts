@@ -5,7 +5,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, version } from '../../src/paths.ts';
@@ -64,6 +64,10 @@ test('npm run sea builds one file that runs alone: same flags, the page, and a s
   const plugins = (await request(url, '/api/v1/plugins/')).json.data as { key: string }[];
   assert.ok(plugins.length > 100 && plugins.some((p) => p.key === 'semi_passive@OWTF-WGP-002'), `${plugins.length} plugins`);
   assert.equal((await request(url, '/', { headers: { 'accept-encoding': 'gzip' } })).headers['content-encoding'], 'gzip');
+  // the wordlists default values name are embedded too, and written where those values point
+  const wordlist = (await request(url, '/api/v1/configuration?key=DICT_CMS_WORDPRESS_ALL_DIRBUSTER')).json.data[0].value;
+  assert.equal(wordlist, join(box, 'assessd-data', 'shipped', 'wordlists', 'wordpress.txt'));
+  assert.match(await readFile(wordlist, 'utf8'), /^wp-admin\/$/m);
   assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: 'on the box' } })).status, 201);
   assert.equal((await request(url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '3' } })).status, 200);
   for (let i = 0; i < 5; i++) assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: `filler ${i}` } })).status, 201);

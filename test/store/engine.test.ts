@@ -21,17 +21,17 @@ const queueOrder = (state: State) => [...state.works.values()].map((w) => `${w.t
 
 test('queueWorks: targets outer, plugins inner; a pair already queued is skipped, and so is one already run unless forced', () => {
   const state = withTargets(2);
-  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1, 2], plugins: ['external@A', 'external@B'], force: false }), { ok: true, queued: 4, skipped: 0 });
+  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1, 2], plugins: ['external@A', 'external@B'], force: false }), { ok: true, queued: 4, skipped: 0, ran: 0 });
   assert.deepEqual(queueOrder(state), ['1 external@A', '1 external@B', '2 external@A', '2 external@B']);
-  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: true }), { ok: true, queued: 0, skipped: 1 });
+  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: true }), { ok: true, queued: 0, skipped: 1, ran: 0 });
   const first = [...state.works.values()][0];
   const started = applyOp(state, { op: 'startRun', work: first.id, plugin: PLUGIN('external@A'), outputPath: '', at: 1000 });
   assert.ok(started.ok);
   // running: never queued twice, even forced
-  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: true }), { ok: true, queued: 0, skipped: 1 });
+  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: true }), { ok: true, queued: 0, skipped: 1, ran: 0 });
   assert.ok(applyOp(state, { op: 'endRun', output: started.output, at: 2000, status: 'Successful', owtfRank: -1, findings: [], exitCode: null, error: null }).ok);
-  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: false }), { ok: true, queued: 0, skipped: 1 });
-  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: true }), { ok: true, queued: 1, skipped: 0 });
+  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: false }), { ok: true, queued: 0, skipped: 1, ran: 1 });
+  assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['external@A'], force: true }), { ok: true, queued: 1, skipped: 0, ran: 0 });
   assert.deepEqual(applyOp(state, { op: 'queueWorks', targets: [1, 99], plugins: ['external@C'], force: false }), { ok: false, reason: 'unknown-target' });
 });
 
@@ -69,10 +69,34 @@ test('a run: its output replaces the last one (keeping the tester\'s rank and no
   assert.equal(state.outputs.get(again.output)!.user_rank, 5);
   assert.ok(applyOp(state, { op: 'requeueRun', output: again.output, at: 60, reason: 'stopped' }).ok);
   assert.deepEqual(queueOrder(state), ['1 semi_passive@X', '1 semi_passive@Z']);
-  assert.deepEqual(state.works.get(rerun.id), { id: rerun.id, target: 1, plugin: 'semi_passive@X', active: false });
+  assert.deepEqual(state.works.get(rerun.id), { id: rerun.id, target: 1, plugin: 'semi_passive@X', active: false, taken: again.output });
   assert.equal(state.outputs.get(again.output)!.status, 'Aborted');
   assert.equal(state.outputs.get(again.output)!.error, 'stopped');
   assert.deepEqual(applyOp(state, { op: 'endRun', output: again.output, at: 70, status: 'Successful', owtfRank: 0, findings: [], exitCode: 0, error: null }), { ok: false, reason: 'unknown-output' });
+});
+
+test('works a stop puts back keep the order they were taken in, whatever order their runs end; a stop after the next start does the same', () => {
+  const state = withTargets(1);
+  applyOp(state, { op: 'queueWorks', targets: [1], plugins: ['active@A', 'active@B', 'active@C', 'active@D', 'active@E'], force: false });
+  const start = (key: string, at: number) => {
+    const work = [...state.works.values()].find((w) => w.plugin === key)!;
+    const run = applyOp(state, { op: 'startRun', work: work.id, plugin: PLUGIN(key), outputPath: '', at });
+    assert.ok(run.ok);
+    return run.output;
+  };
+  // three workers take A, B and C; the stop ends C first, then A, then B
+  const [a, b, c] = [start('active@A', 1), start('active@B', 2), start('active@C', 3)];
+  for (const output of [c, a, b]) assert.ok(applyOp(state, { op: 'requeueRun', output, at: 4, reason: 'the server stopped' }).ok);
+  assert.deepEqual(queueOrder(state), ['1 active@A', '1 active@B', '1 active@C', '1 active@D', '1 active@E']);
+  // through a snapshot, the marks kept
+  const loaded = emptyState();
+  loadPart(loaded, 'sessions', 'sessions.json', serializePart(state, 'sessions', 1));
+  assert.deepEqual([...loaded.works.values()], [...state.works.values()]);
+  // the next start: two workers take A and B; a stop puts them back ahead of C, which was behind them
+  const again = [start('active@A', 5), start('active@B', 6)];
+  assert.equal([...state.works.values()].some((w) => w.taken !== undefined), false, 'a start clears the marks');
+  for (const output of [again[1]!, again[0]!]) applyOp(state, { op: 'requeueRun', output, at: 7, reason: 'the server stopped' });
+  assert.deepEqual(queueOrder(state), ['1 active@A', '1 active@B', '1 active@C', '1 active@D', '1 active@E']);
 });
 
 test('the snapshot carries the worklist (in its order), outputs with their runs, and errors, and loads back the same', () => {

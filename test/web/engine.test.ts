@@ -70,7 +70,7 @@ function startFixture(): Promise<Server> {
 
 /** The user's plugin file: a long run (sleep) to watch. */
 const USER_PLUGINS = {
-  plugins: [{ code: 'OWTF-IG-006', group: 'web', type: 'grep', title: 'A long run to watch', tool: 'TOOL_UA_TESTER', argv: ['30'] }],
+  plugins: [{ code: 'OWTF-IG-006', group: 'web', type: 'active', name: 'A_long_run_to_watch', title: 'A long run to watch', descrip: 'Sleeps 30 s', tool: 'TOOL_UA_TESTER', argv: ['30'] }],
 };
 
 interface CataloguePlugin {
@@ -210,7 +210,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     assert.equal(await page.locator('.plugin-type').count(), types.length, 'a box per group and type');
     const legends = await page.locator('.plugin-type legend label').allTextContents();
     assert.equal(legends[0], 'All of Web · External (manual checklists)');
-    assert.ok(legends.includes('All of Web · Semi-passive (ordinary requests)') && legends.includes('All of Web · Grep'), legends.join(', '));
+    assert.ok(legends.includes('All of Web · Semi-passive (ordinary requests)') && legends.includes('All of Web · Active (tools on this box)'), legends.join(', '));
     await page.getByLabel('Filter by code or name').fill('wgp-00');
     await shows(page.locator('#plugin-count'), `Showing ${matching('wgp-00')} of ${catalogue.length} plugins`);
     assert.match(new URL(page.url()).search, /q=wgp-00/);
@@ -352,7 +352,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await shows(page.locator('.page-range'), '101–154 of 154');
     await page.getByLabel('Plugin').selectOption({ value: 'OWTF-IG-001' });
     await shows(page.locator('#work-count'), '2 of 154 queued works match');
-    await page.getByLabel('Filter by target URL (exact)').fill(fixtureUrl);
+    await page.getByLabel('Filter by target URL (any part)').fill(fixtureUrl);
     await shows(page.locator('#work-count'), '1 of 154 queued works match');
     assert.match(new URL(page.url()).search, /code=OWTF-IG-001/);
     await page.reload();
@@ -367,7 +367,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     assert.equal((await api('/api/v1/worklist/?active=false')).length, 0);
     await row.getByRole('button', { name: /^Delete / }).click();
     await shows(page.locator('#work-count'), '0 of 153 queued works match');
-    await page.getByLabel('Filter by target URL (exact)').fill('');
+    await page.getByLabel('Filter by target URL (any part)').fill('');
     await page.getByLabel('Plugin').selectOption({ value: '' });
     await shows(page.locator('#work-count'), '153 queued works');
     assertClean();
@@ -376,7 +376,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
   await t.test('workers: live, within 2 s of a change, at most a request a second, unchanged rows left alone', async () => {
     await api('/api/v1/worklist/0', { method: 'DELETE' });
     await api('/api/v1/configuration/', { method: 'PATCH', form: { TOOL_UA_TESTER: '/bin/sleep' } });
-    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetA), group: 'web', type: 'grep' } });
+    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetA), group: 'web', type: 'active', code: 'OWTF-IG-006' } });
     const made = await apiCalls(async () => {
       await page.goto(`${server.url}/workers`);
       await shows(page.getByRole('heading', { level: 2 }), 'Workers (2)');
@@ -409,15 +409,17 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     assertClean();
   });
 
-  await t.test('results: a run with files shows their path and links; an aborted run says so', async () => {
+  await t.test('results: a run\'s files listed when opened, each a link to the files API (plain text) and a download; an aborted run says so', async () => {
     await page.goto(`${server.url}/targets/${targetA}`);
-    const grep = page.locator('.test-group[data-code="OWTF-IG-006"] .output');
-    await shows(grep.locator('.output-head'), 'Running');
-    await shows(grep.locator('.files'), 'stdout.txt', 'stderr.txt', 'file server');
-    const href = await grep.getByRole('link', { name: 'stdout.txt' }).getAttribute('href');
-    assert.match(href!, new RegExp(`^/output_files/${targetA}/web/grep/OWTF-IG-006/stdout\\.txt$`));
+    const run = page.locator('.test-group[data-code="OWTF-IG-006"] .output');
+    await shows(run.locator('.output-head'), 'Running');
+    await run.locator('summary', { hasText: 'Files' }).click();
+    await shows(run.locator('.files'), 'stderr.txt', 'stdout.txt', 'download');
+    const href = await run.getByRole('link', { name: 'stdout.txt', exact: true }).getAttribute('href');
+    assert.equal(href, `/api/v1/targets/${targetA}/poutput/web/active/OWTF-IG-006/files/stdout.txt`);
+    assert.equal(await run.getByRole('link', { name: 'download stdout.txt' }).getAttribute('href'), `${href}?download=true`);
     await api('/api/v1/workers/1/abort', { method: 'PATCH' });
-    await eventually(async () => assert.equal((await api(`/api/v1/targets/${targetA}/poutput/web/grep/OWTF-IG-006`))[0].status, 'Aborted'), 10_000);
+    await eventually(async () => assert.equal((await api(`/api/v1/targets/${targetA}/poutput/web/active/OWTF-IG-006`))[0].status, 'Aborted'), 10_000);
     await page.reload();
     await shows(page.locator('.test-group[data-code="OWTF-IG-006"] .output-head'), 'Aborted');
     assertClean();
@@ -480,7 +482,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await api('/api/v1/workers/0/resume', { method: 'PATCH' });
     await idle();
     await api('/api/v1/workers/0/pause', { method: 'PATCH' });
-    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetB), group: 'web', type: 'grep' } });
+    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetB), group: 'web', type: 'active', code: 'OWTF-IG-006' } });
     await api('/api/v1/workers/1/resume', { method: 'PATCH' });
     await eventually(async () => assert.equal((await api('/api/v1/workers/1')).busy, true));
     await api('/api/v1/worklist/', { method: 'POST', form: { id: `${targetA},${targetB}`, group: 'web', type: 'external', force_overwrite: 'true' } });

@@ -4,10 +4,10 @@
  * target costs the time limit once), and each answer is read as the Fetch standard's CORS check
  * reads it: every `Access-Control-Allow-Origin` line, compared byte for byte.
  */
-import { randomBytes } from 'node:crypto';
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
 import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
+import { crypto } from '../../lazy-builtins.js';
 
 export type ProbeKind = 'foreign' | 'null' | 'suffix' | 'prefix' | 'subdomain' | 'http';
 
@@ -27,7 +27,7 @@ export interface Probe {
  * target its http origin. The derived ones keep the target's scheme and port; a name that cannot
  * be an origin (a suffix of an IP address) is left out.
  */
-export function probeOrigins(targetUrl: string, random = randomBytes(6).toString('hex')): Probe[] {
+export function probeOrigins(targetUrl: string, random = crypto().randomBytes(6).toString('hex')): Probe[] {
   const url = new URL(targetUrl);
   const port = url.port ? `:${url.port}` : '';
   const derived = (name: string) => `${url.protocol}//${name}${port}`;

@@ -6,10 +6,10 @@
  * (Apache mod_dav checks If-Match) or 409 (nginx's dav module ignores If-Match, and refuses to PUT
  * a collection or into a missing directory); nothing exists there to delete.
  */
-import { randomBytes } from 'node:crypto';
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
 import { describeRequest, lineHolding, quote, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
+import { crypto } from '../../lazy-builtins.js';
 
 /** The header whose unique value shows that TRACE sent our own request back. */
 export const TRACE_MARK_HEADER = 'X-Assessd-Trace';
@@ -24,10 +24,10 @@ type Probe = 'OPTIONS' | 'TRACE' | 'PROPFIND' | 'PUT' | 'DELETE';
 export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
   return unlessNoAnswer(input, async () => {
     const url = input.target.target_url;
-    const mark = randomBytes(12).toString('hex');
+    const mark = crypto().randomBytes(12).toString('hex');
     // a collection under a directory that does not exist: a PUT that ignored If-Match creates nothing there
-    const nowhere = new URL(`${randomBytes(8).toString('hex')}/${randomBytes(8).toString('hex')}/`, new URL('/', url)).href;
-    const unmatched = { 'if-match': `"${randomBytes(8).toString('hex')}"` };
+    const nowhere = new URL(`${crypto().randomBytes(8).toString('hex')}/${crypto().randomBytes(8).toString('hex')}/`, new URL('/', url)).href;
+    const unmatched = { 'if-match': `"${crypto().randomBytes(8).toString('hex')}"` };
     const ask = { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024 };
     const probes: Array<[Probe, Promise<Page>]> = [
       ['OPTIONS', fetch(url, { ...ask, method: 'OPTIONS' })],

@@ -4,11 +4,11 @@
  * roots, NODE_EXTRA_CA_CERTS, and the CA files the tester names (TLS_CA_FILES). One TLS context
  * holds them all, so the handshake's own verification and the chain's anchor agree.
  */
-import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext, rootCertificates, type DetailedPeerCertificate, type SecureContext } from 'node:tls';
 import { pace } from '../pace.js';
+import { crypto } from '../../lazy-builtins.js';
 
 /** The configuration item naming the tester's CA files. */
 export const CA_FILES_KEY = 'TLS_CA_FILES';
@@ -151,7 +151,7 @@ async function readHashedDirectory(dir: string): Promise<string[]> {
 export function fingerprintOf(pem: string): string | undefined {
   const base64 = pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
   if (base64 === '') return undefined;
-  const digest = createHash('sha256').update(Buffer.from(base64, 'base64')).digest('hex').toUpperCase();
+  const digest = crypto().createHash('sha256').update(Buffer.from(base64, 'base64')).digest('hex').toUpperCase();
   return digest.match(/../g)!.join(':');
 }
 

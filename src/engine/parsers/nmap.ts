@@ -8,6 +8,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { boundFindings, MAX_FINDINGS, MAX_SUMMARY } from '../findings.js';
 import type { Finding } from '../types.js';
+import { scriptFindings } from './nmap-scripts.js';
 
 interface Tag {
   name: string;
@@ -21,6 +22,8 @@ interface Tag {
 interface Script {
   id: string;
   output: string;
+  /** What its result means (nmap-scripts.ts), read from its whole output when the tag was read. */
+  findings: Finding[];
 }
 
 interface Port {
@@ -49,6 +52,8 @@ const QUOTE_WINDOW = 8 * 1024;
 interface Host {
   addresses: string[];
   hostnames: string[];
+  /** The name the scan was given for it (`<hostname type="user">`): a certificate must name it. */
+  userName?: string;
   status: string;
   ports: Port[];
   /** `<extraports state count>`: ports not listed one by one. */
@@ -176,6 +181,11 @@ interface Scan {
   nmaprun: boolean;
   version: string;
   args: string;
+  /** When the scan started (ms since the epoch), if it says. */
+  start?: number;
+  /** Script findings kept, and those past MAX_FINDINGS only counted. */
+  scriptFindings: number;
+  scriptFindingsNotKept: number;
   finished: Record<string, string> | undefined;
   /** Hosts past MAX_HOSTS: not listed, counted. */
   hostsNotKept: number;
@@ -184,7 +194,7 @@ interface Scan {
 
 /** Reads the tags of `xml` into a scan, a slice at a time: `step(n)` reads up to n tags (less at a tick), true once done. */
 function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean } {
-  const scan: Scan = { hosts: [], complete: false, nmaprun: false, version: '', args: '', finished: undefined, hostsNotKept: 0, scriptsKept: 0 };
+  const scan: Scan = { hosts: [], complete: false, nmaprun: false, version: '', args: '', finished: undefined, hostsNotKept: 0, scriptsKept: 0, scriptFindings: 0, scriptFindingsNotKept: 0 };
   const newHost = (): Host => ({ addresses: [], hostnames: [], status: '', ports: [], extraports: [], scripts: [], uncounted: new Map() });
   // the hosts past MAX_HOSTS are all read into this one, which no list holds
   const sink = newHost();
@@ -201,20 +211,33 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
     return host;
   };
   const tags = scanTags(xml);
-  const take = (tag: Tag): void => {
+  /** Reads a script's result: its findings kept within MAX_FINDINGS in all (the rest counted). */
+  const readScript = (a: Record<string, string>): Script => {
+    const output = a.output ?? '';
+    const h = currentHost();
+    const service = port ? [port.service?.product || port.service?.name, port.service?.version].filter(Boolean).join(' ') : '';
+    const found = scriptFindings(a.id!, output, { hostname: h.userName, address: h.addresses[0], scanTime: scan.start, service });
+    const room = Math.max(0, MAX_FINDINGS - scan.scriptFindings);
+    scan.scriptFindings += Math.min(room, found.length);
+    scan.scriptFindingsNotKept += Math.max(0, found.length - room);
+    return { id: a.id!, output: clip(output, MAX_SCRIPT_OUTPUT), findings: found.slice(0, room) };
+  };
+  /** Reads one tag; answers how many tags' worth of work it was (a script's long output is read whole). */
+  const take = (tag: Tag): number => {
     const a = tag.attrs;
     if (tag.kind === 'close') {
       if (tag.name === 'port' && port) port.end = tag.end;
       if (tag.name === 'port' || tag.name === 'host') port = undefined;
       if (tag.name === 'host') host = undefined;
       if (tag.name === 'nmaprun') scan.complete = true;
-      return;
+      return 1;
     }
     switch (tag.name) {
       case 'nmaprun':
         scan.nmaprun = true;
         scan.version = a.version ?? '';
         scan.args = a.args ?? '';
+        if (/^[0-9]{1,12}$/.test(a.start ?? '')) scan.start = Number(a.start) * 1000;
         break;
       case 'host':
         host = undefined;
@@ -229,6 +252,7 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
         break;
       case 'hostname':
         if (a.name && currentHost().hostnames.length < 16) currentHost().hostnames.push(a.name);
+        if (a.name && a.type === 'user') currentHost().userName ??= a.name;
         break;
       case 'extraports':
         if (currentHost().extraports.length < 16) currentHost().extraports.push({ state: a.state ?? '', count: Number(a.count) || 0 });
@@ -261,23 +285,25 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
       case 'script':
         if (a.id && scan.scriptsKept < MAX_SCRIPTS) {
           scan.scriptsKept++;
-          (port ?? currentHost()).scripts.push({ id: a.id, output: clip(a.output ?? '', MAX_SCRIPT_OUTPUT) });
+          (port ?? currentHost()).scripts.push(readScript(a));
+          return 1 + Math.floor((a.output?.length ?? 0) / 1024);
         }
         break;
       case 'finished':
         scan.finished = a;
         break;
     }
+    return 1;
   };
   return {
     scan,
     step(maxTags) {
-      for (let n = 0; n < maxTags; n++) {
+      for (let n = 0; n < maxTags; ) {
         const next = tags.next();
         if (next.done) return true;
         // a tick: TICK_STEPS turns of the scanner went by, time to look at the clock
         if (!next.value) return false;
-        take(next.value);
+        n += take(next.value);
       }
       return false;
     },
@@ -392,10 +418,16 @@ function findingsOf(scan: Scan, xml: string): Finding[] {
   for (const host of scan.hosts) notKept += host.uncounted.get('open') ?? 0;
   for (const host of scan.hosts) {
     const where = several ? ` on ${host.addresses[0] ?? 'unknown host'}` : '';
-    const anonymousFtp = (scripts: Script[], at: string) => {
+    // what the scripts found, each said where (scripts of a port that is not open found nothing there)
+    const scriptsSay = (scripts: Script[], at: string) => {
+      // one finding said by two scripts (a CVE vulners and vulscan both list) is listed once
+      const said = new Set<string>();
       for (const script of scripts) {
-        if (!/Anonymous FTP login allowed/i.test(script.output)) continue;
-        findings.push({ rank: 3, title: `Anonymous FTP login allowed${at}${where}`, detail: clip(`${script.id}: ${script.output}`, MAX_SCRIPT_OUTPUT) });
+        for (const f of script.findings) {
+          if (said.has(f.title)) continue;
+          said.add(f.title);
+          findings.push({ rank: f.rank, title: `${f.title}${at}${where}`, detail: f.detail });
+        }
       }
     };
     for (const port of host.ports) {
@@ -405,12 +437,16 @@ function findingsOf(scan: Scan, xml: string): Finding[] {
       const service = name ? `: ${name}${version ? ` (${version})` : ''}` : '';
       // quoting reads the text: only for the ports a finding can keep
       const detail = findings.length < MAX_FINDINGS ? quotePort(xml, port) : '';
+      // an open port is information: what is wrong with it is in its scripts' findings
       findings.push({ rank: 1, title: `Open port ${port.portid}/${port.protocol}${service}${where}`, detail });
-      anonymousFtp(port.scripts, ` on ${port.portid}/${port.protocol}`);
+      scriptsSay(port.scripts, ` on ${port.portid}/${port.protocol}`);
     }
-    anonymousFtp(host.scripts, '');
+    scriptsSay(host.scripts, '');
   }
   if (notKept > 0) findings.push({ rank: 1, title: `${notKept} more open port(s) not read one by one`, detail: `A scan keeps ${MAX_PORTS} ports; the XML file has them all.` });
+  if (scan.scriptFindingsNotKept > 0) {
+    findings.push({ rank: 1, title: `${scan.scriptFindingsNotKept} more script finding(s) not read one by one`, detail: `A scan keeps ${MAX_FINDINGS} script findings; the XML file has them all.` });
+  }
   if (!scan.complete) {
     const detail = scan.nmaprun
       ? `The XML ends before </nmaprun>: the scan was interrupted or its output cut short; ${findings.length} finding(s) read before the end.`

@@ -155,6 +155,21 @@ export interface Output {
   ended_at: string | null;
 }
 
+/** A file a run left in its output directory. */
+export interface OutputFile {
+  /** Its path under the output directory (`/` between directories). */
+  name: string;
+  size: number;
+  modified: string;
+}
+
+type OutputRef = Pick<Output, 'target_id' | 'plugin_group' | 'plugin_type' | 'plugin_code'>;
+
+/** The address of an output's files (`.../files/`), or of one of them: served as text or a download, never as a page. */
+export function outputFileUrl(o: OutputRef, name = ''): string {
+  return `/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}/files/${name.split('/').map(encodeURIComponent).join('/')}`;
+}
+
 export interface TestGroup {
   code: string;
   priority: number;
@@ -391,6 +406,7 @@ export const api = {
     const [found] = await get<(Output & { output: string })[]>(`/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}`, signal);
     return found?.output ?? '';
   },
+  outputFiles: (o: OutputRef, signal?: AbortSignal) => get<OutputFile[]>(outputFileUrl(o), signal),
   rankOutput: (o: Pick<Output, 'target_id' | 'plugin_group' | 'plugin_type' | 'plugin_code'>, rank: number, notes: string) =>
     send<object>('PATCH', `/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}`, { user_rank: String(rank), user_notes: notes }),
 

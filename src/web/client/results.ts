@@ -1,10 +1,10 @@
 /**
  * A target's results (`/targets/<id>`): its test groups in the guide's order, each output with
  * its status, effective rank (a word, a colour, a mark), findings and their evidence, its text
- * (asked when opened: it may be large), its files, and the tester's rank and notes. Two requests
- * bring it on screen: the target, and its outputs without their text.
+ * (asked when opened: it may be large), its files (listed when opened), and the tester's rank and
+ * notes. Two requests bring it on screen: the target, and its outputs without their text.
  */
-import { api, ApiError, isAbort, type Output, type OutputsByCode, type Target } from './api.js';
+import { api, ApiError, isAbort, outputFileUrl, type Output, type OutputsByCode, type Target } from './api.js';
 import { append, appendInFrames, count, h, num, replace } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
 import type { ViewContext } from './router.js';
@@ -13,8 +13,8 @@ import { announce, busy, describeError, emptyState, errorState, loadingState, vi
 const TYPE_ORDER = ['external', 'passive', 'semi_passive', 'active', 'grep', 'bruteforce'];
 const byType = (a: Output, b: Output) => TYPE_ORDER.indexOf(a.plugin_type) - TYPE_ORDER.indexOf(b.plugin_type) || (a.plugin_key < b.plugin_key ? -1 : 1);
 
-/** A path under DATA_DIR/outputs as the /output_files/ route takes it: each segment escaped. */
-const fileUrl = (path: string, file: string) => `/output_files/${path.split('/').map(encodeURIComponent).join('/')}/${file}`;
+/** `12.3 KB` */
+const size = (bytes: number) => (bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
 
 function statusBadge(o: Output): HTMLElement {
   return h('span', { class: `state-badge status-${o.status.toLowerCase()}` }, o.status);
@@ -125,17 +125,38 @@ export function resultsView({ root, params, signal }: ViewContext): void {
         },
       );
     });
-    const files = o.output_path
-      ? h(
-          'p',
-          { class: 'files' },
-          'Files: ', h('code', {}, `outputs/${o.output_path}/`), ' (',
-          h('a', { href: fileUrl(o.output_path, 'stdout.txt'), target: '_blank', rel: 'noopener' }, 'stdout.txt'), ', ',
-          h('a', { href: fileUrl(o.output_path, 'stderr.txt'), target: '_blank', rel: 'noopener' }, 'stderr.txt'),
-          '). ',
-          h('span', { class: 'hint' }, 'They live in the data directory; the links lead to the file server’s port, which this server does not run.'),
-        )
-      : null;
+    // the run's files, listed when opened: each opens as plain text (a tool's HTML report shows its
+    // source, never runs) or downloads; the server answers them in a sandbox, never as a page
+    const fileList = h('ul', { class: 'files', 'aria-label': `Files of ${name}` });
+    const files = o.output_path ? h('details', { class: 'output-details' }, h('summary', {}, 'Files'), fileList) : null;
+    files?.addEventListener('toggle', () => {
+      if (!files.open || fileList.dataset.loaded) return;
+      fileList.dataset.loaded = 'loading';
+      replace(fileList, h('li', {}, 'Loading…'));
+      api.outputFiles(o, signal).then(
+        (list) => {
+          fileList.dataset.loaded = 'yes';
+          if (list.length === 0) return replace(fileList, h('li', {}, 'No file.'));
+          replace(
+            fileList,
+            ...list.map((f) =>
+              h(
+                'li',
+                {},
+                h('a', { href: outputFileUrl(o, f.name), target: '_blank', rel: 'noopener noreferrer' }, f.name),
+                ` (${size(f.size)}) · `,
+                h('a', { href: `${outputFileUrl(o, f.name)}?download=true`, download: f.name.split('/').pop() }, 'download', h('span', { class: 'visually-hidden' }, ` ${f.name}`)),
+              ),
+            ),
+          );
+        },
+        (err) => {
+          if (isAbort(err)) return;
+          delete fileList.dataset.loaded;
+          replace(fileList, h('li', {}, `Could not list the files: ${describeError(err)}`));
+        },
+      );
+    });
 
     const select = h(
       'select',

@@ -45,7 +45,7 @@ export function worklistView({ root, query, signal }: ViewContext): void {
   const toolbar = h(
     'div',
     { class: 'panel toolbar', role: 'search', 'aria-label': 'Worklist' },
-    h('div', { class: 'field grow' }, h('label', { for: targetInput.id }, 'Filter by target URL (exact)'), targetInput, targetOptions),
+    h('div', { class: 'field grow' }, h('label', { for: targetInput.id }, 'Filter by target URL (any part)'), targetInput, targetOptions),
     h('div', { class: 'field' }, h('label', { for: pluginSelect.id }, 'Plugin'), pluginSelect),
     shown,
   );
@@ -120,7 +120,7 @@ export function worklistView({ root, query, signal }: ViewContext): void {
       replace(
         empty,
         filtering
-          ? emptyState('No queued work matches.', 'The target filter is the exact URL. Change or clear the filters.')
+          ? emptyState('No queued work matches.', 'The target filter matches any part of the URL, in any case. Change or clear the filters.')
           : emptyState('The worklist is empty.', 'Queue plugins on targets in the Plugins view; the workers take them from here.'),
       );
     } else stopRows = appendInFrames(tbody, data.length, (i) => workRow(data[i]), 25, 25);

@@ -1,0 +1,60 @@
+/** The CLI's run: flags, the start-up line, signals and exit codes (src/main.ts runs it). */
+import { parseCli, UsageError, USAGE } from './cli.js';
+import { isCommand, runCommand } from './commands.js';
+import { DEFAULT_DATA_DIR, version } from './paths.js';
+import { start } from './start.js';
+import { keepYoungGenerationSmall } from './young-generation.js';
+
+export { start } from './start.js';
+
+const log = (line: string) => console.error(`assessd: ${line}`);
+
+function fail(message: string, code = 1): never {
+  console.error(`assessd: ${message}`);
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  // `assessd export|import ...`: offline commands on a data directory, no server
+  if (isCommand(process.argv[2])) {
+    process.exitCode = await runCommand(process.argv.slice(2), process.env);
+    return;
+  }
+  let command;
+  try {
+    command = parseCli(process.argv.slice(2), process.env, DEFAULT_DATA_DIR);
+  } catch (err) {
+    if (err instanceof UsageError) fail(err.message, 2);
+    throw err;
+  }
+  if (command.kind === 'help') return console.log(USAGE);
+  if (command.kind === 'version') return console.log(version());
+
+  // No handler while starting: a signal then stops the process at once (nothing is acknowledged yet,
+  // every file is written atomically), even if the start is stuck in a synchronous call.
+  const server = await start({ ...command.options, log });
+  // Handlers before the start-up line: a signal that comes as soon as it is out stops cleanly.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: finishing in-flight requests and writes`);
+    await server.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  const proxy = server.proxyUrl === undefined ? '' : `; proxy on ${server.proxyUrl}`;
+  const login = server.loginUrl === undefined ? '' : `; log in at ${server.loginUrl}`;
+  console.log(`assessd listening on ${server.url} (data: ${server.dataDir})${proxy}${login}`);
+}
+
+/** Runs the CLI with this process's arguments. */
+export function runCli(): void {
+  // V8's young generation kept at its start size (src/young-generation.ts)
+  keepYoungGenerationSmall();
+  main().catch((err: NodeJS.ErrnoException) => {
+    // One line, no stack trace: the message says what to fix.
+    fail(err.code && !err.message.includes(err.code) && !err.code.startsWith('ERR_') ? `${err.message} (${err.code})` : err.message);
+  });
+}

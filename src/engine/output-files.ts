@@ -1,0 +1,87 @@
+/**
+ * The files a run left in its output directory, listed and opened for reading, never outside it:
+ * a name is plain path segments (no `..`, no separator inside one), a symlink is neither listed
+ * nor followed (the file is opened with O_NOFOLLOW and fstat'ed, and the path the descriptor names
+ * is checked to lie inside the directory, so a directory swapped for a symlink leads nowhere), and
+ * a FIFO or device is never opened for reading.
+ */
+import type { Stats } from 'node:fs';
+import { lstat, opendir, readlink, realpath } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { openRegularFile, type RegularFileOpen } from './regular-file.js';
+
+export interface OutputFile {
+  /** The path under the output directory, segments joined by `/`. */
+  name: string;
+  size: number;
+  /** ISO 8601. */
+  modified: string;
+}
+
+/** Files listed per output at most, and directory levels walked. */
+export const MAX_LISTED = 10_000;
+const MAX_DEPTH = 16;
+
+/** Why `segments` do not name a file under an output directory, or undefined when they can. */
+export function badFileName(segments: readonly string[]): string | undefined {
+  if (segments.length === 0 || segments.length > MAX_DEPTH) return 'a file of the output directory is named by 1 to 16 path segments';
+  for (const s of segments) {
+    if (s === '' || s === '.' || s === '..') return 'no empty, "." or ".." segment';
+    // a segment decoded from %2f or %5c, or holding a NUL: never a separator nor a C string's end
+    if (s.includes('/') || s.includes('\\') || s.includes('\0')) return 'no "/", "\\" or NUL inside a segment';
+  }
+  return undefined;
+}
+
+/** The regular files under `dir` (symlinks, FIFOs, sockets and devices left out), at most MAX_LISTED, by name. */
+export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[]; more: boolean }> {
+  const files: OutputFile[] = [];
+  let more = false;
+  const root = await lstat(dir).catch(() => undefined);
+  if (!root?.isDirectory()) return { files, more };
+  const walk = async (path: string, prefix: string, depth: number): Promise<void> => {
+    let handle;
+    try {
+      handle = await opendir(path);
+    } catch {
+      return; // gone meanwhile, or not readable
+    }
+    for await (const entry of handle) {
+      const name = prefix + entry.name;
+      if (entry.isDirectory() && depth < MAX_DEPTH) await walk(join(path, entry.name), `${name}/`, depth + 1);
+      else if (entry.isFile()) {
+        if (files.length >= MAX_LISTED) {
+          more = true;
+          continue;
+        }
+        const stats: Stats | undefined = await lstat(join(path, entry.name)).catch(() => undefined);
+        if (stats?.isFile()) files.push({ name, size: stats.size, modified: stats.mtime.toISOString() });
+      }
+    }
+  };
+  await walk(dir, '', 1);
+  files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { files, more };
+}
+
+/**
+ * The file `segments` name under `dir`, open for reading, when it is a regular file inside `dir`;
+ * the caller closes it. `code` ENOENT (missing), ENOTREG (not a regular file: a FIFO, a directory),
+ * ELOOP (a symlink), EXDEV (a path that leads out of the directory).
+ */
+export async function openOutputFile(dir: string, segments: readonly string[]): Promise<RegularFileOpen> {
+  const opened = await openRegularFile(join(dir, ...segments));
+  if (!opened.ok) return opened;
+  let inside = false;
+  try {
+    const root = await realpath(dir);
+    // what the descriptor names (Linux): an intermediate directory swapped for a symlink shows here
+    const real = await readlink(`/proc/self/fd/${opened.handle.fd}`).catch(() => realpath(join(dir, ...segments)));
+    inside = real.startsWith(root + sep);
+  } catch {
+    inside = false;
+  }
+  if (inside) return opened;
+  await opened.handle.close().catch(() => {});
+  return { ok: false, reason: 'outside the output directory', code: 'EXDEV' };
+}

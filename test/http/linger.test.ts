@@ -1,0 +1,101 @@
+/**
+ * Lingering close: an answer sent before the client has sent its whole request (a body over the
+ * limit, a request line the parser refuses) is always read by the client. The server answers,
+ * then reads and drops what the client still sends (bounded) before it closes: closing with unread
+ * data would send a reset, which can reach the client before the answer does.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
+
+const MiB = 1024 * 1024;
+let server: ChildServer;
+let port: number;
+
+before(async () => {
+  server = await spawnServer(['--port', '0', '--data-dir', await tempDir(), '--max-import-body', String(64 * MiB)]);
+  port = Number(new URL(server.url).port);
+});
+after(async () => {
+  server?.proc.kill('SIGTERM');
+  await server?.exited;
+});
+
+/** POSTs `size` bytes to the bundle import, as fast as the server takes them: the status read, or the error met. */
+function postBundle(size: number): Promise<{ status?: number; body?: string; error?: string }> {
+  const chunk = Buffer.alloc(MiB, 0x20);
+  return new Promise((resolve) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/bundles/', agent: false, headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', 'content-length': size } },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, body }));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve({ status: res.statusCode, error: e.code }));
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < size) {
+        const part = chunk.subarray(0, Math.min(chunk.length, size - sent));
+        sent += part.length;
+        if (!req.write(part)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+test('a 70 MiB body against a 64 MiB --max-import-body: 50 times in a row, always a 413 the client reads, never a reset', async () => {
+  const seen = new Map<string, number>();
+  for (let i = 0; i < 50; i++) {
+    const r = await postBundle(70 * MiB);
+    const key = r.error ? `error ${r.error}` : `${r.status} ${JSON.parse(r.body!).message}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  assert.deepEqual(Object.fromEntries(seen), { '413 Request body too large': 50 });
+});
+
+test('a request line the parser refuses, followed by 8 MiB: always the 400 answer read, then the server closes', async () => {
+  for (let i = 0; i < 10; i++) {
+    const answer = await new Promise<{ data: string; error?: string }>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      let data = '';
+      socket.on('data', (c: Buffer) => (data += c.toString('latin1')));
+      socket.on('error', (e: NodeJS.ErrnoException) => resolve({ data, error: e.code }));
+      socket.on('close', () => resolve({ data }));
+      socket.write('GET /\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      const mib = Buffer.alloc(MiB, 0x62);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 8) {
+          sent++;
+          if (!socket.write(mib)) return void socket.once('drain', pump);
+        }
+        socket.end();
+      };
+      pump();
+    });
+    assert.equal(answer.error, undefined, `attempt ${i}: ${answer.error}`);
+    assert.match(answer.data, /^HTTP\/1\.1 400 Bad Request\r\n/, `attempt ${i}`);
+    assert.match(answer.data, /\r\nConnection: close\r\n/i);
+    assert.ok(answer.data.endsWith('{"status":"fail","message":"Bad request","code":400}'), answer.data);
+  }
+});
+
+test('a client that declares a body over the limit and never sends it gets the 413 at once, and the server closes the connection (its linger is bounded)', async () => {
+  const data = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let out = '';
+    socket.on('data', (c: Buffer) => (out += c.toString('latin1')));
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+    socket.write(`POST /api/v1/bundles/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\nContent-Length: ${100 * MiB}\r\n\r\n`);
+  });
+  // the client never closes: the linger's idle limit did
+  assert.match(data, /^HTTP\/1\.1 413 /);
+});
