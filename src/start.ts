@@ -59,7 +59,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       ({ token, created: generated } = await loadOrCreateToken(dataDir, log));
     }
     evidence = await openEvidence({ dataDir, store, log });
-    engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, log });
+    engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, evidence, log });
     server = createServer({
       store,
       engine,

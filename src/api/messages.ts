@@ -71,6 +71,8 @@ export const OUTPUT_FIELD_RULES: Record<OutputField, string> = {
   'finding.rank': RANK_RULE,
   'finding.title': `must be a string of at most ${MAX_FINDING_TITLE} characters`,
   'finding.detail': `must be a string of at most ${MAX_FINDING_DETAIL} characters`,
+  'finding.transactions': 'must be an array of at most 1000 transaction ids',
+  'finding.transactions_total': 'must be a positive integer',
 };
 
 /** A refused bundle's message, and the field it names (for the fail envelope's `data`). */

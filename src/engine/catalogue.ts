@@ -5,6 +5,7 @@
  */
 import { basename } from 'node:path';
 import type { PluginFile } from '../paths.js';
+import { GrepRuleError, readGrepRules } from '../evidence/grep-rules.js';
 import { unknownPlaceholders } from './template.js';
 import { PLUGIN_GROUPS, PLUGIN_TYPES, type CatalogueEntry, type Plugin, type PluginAction, type PluginGroup, type TestGroup } from './types.js';
 
@@ -127,7 +128,7 @@ export function pluginOrStandIn(catalogue: Catalogue, key: string): Plugin {
   return { key, code, group: 'web', type, name: key, title: key, descrip: 'no longer in the catalogue', file: '', attr: null, min_time: null };
 }
 
-const ACTION_KEYS = ['checklist', 'links', 'check', 'argv'] as const;
+const ACTION_KEYS = ['checklist', 'links', 'check', 'argv', 'grep'] as const;
 
 function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, TestGroup>, knownChecks: ReadonlySet<string>): CatalogueEntry {
   const fail = (problem: string): never => {
@@ -144,7 +145,8 @@ function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, T
     if (raw[field] !== undefined && raw[field] !== null && !isText(raw[field], 1024)) fail(`"${field}" must be a non-empty string`);
   }
   const present = ACTION_KEYS.filter((k) => raw[k] !== undefined);
-  if (present.length !== 1) fail(`a plugin has exactly one of "checklist", "links", "check", or "argv" (with "tool" or "program")`);
+  if (present.length !== 1) fail(`a plugin has exactly one of "checklist", "links", "check", "argv" (with "tool" or "program"), or "grep"`);
+  if (type === 'grep' && present[0] !== 'grep') fail('a grep plugin has "grep": its rules over the target\'s transactions');
   const action = readAction(raw, present[0], type as string, fail, knownChecks);
   const name = (raw.name as string | undefined) ?? testGroup!.descrip.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '');
   const plugin: Plugin = {
@@ -188,6 +190,15 @@ function readAction(raw: Raw, kind: (typeof ACTION_KEYS)[number], type: string, 
       if (type !== 'semi_passive') fail('"check" is for semi_passive plugins');
       if (typeof raw.check !== 'string' || !knownChecks.has(raw.check)) fail(`"check" must name a built-in check: ${[...knownChecks].join(', ')}`);
       return { kind: 'check', check: raw.check as string };
+    }
+    case 'grep': {
+      if (type !== 'grep') fail('"grep" is for grep plugins');
+      try {
+        return { kind: 'grep', rules: readGrepRules(raw.grep) };
+      } catch (err) {
+        if (err instanceof GrepRuleError) fail(err.message);
+        throw err;
+      }
     }
     case 'argv': {
       const { tool, program, argv, parser, timeout } = raw;

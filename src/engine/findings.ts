@@ -38,7 +38,7 @@ export function boundFindings(findings: readonly Finding[]): Finding[] {
     const rank = Math.min(top.at(-1)!.rank, 1);
     kept = [...top, { rank, title: `${left} more finding(s) not listed`, detail: `Only the ${MAX_FINDINGS - 1} most severe findings are kept; the run's files have them all.` }];
   }
-  return kept.map((f) => (f.title.length > MAX_TITLE || f.detail.length > MAX_DETAIL ? { rank: f.rank, title: cut(f.title, MAX_TITLE), detail: cut(f.detail, MAX_DETAIL) } : f));
+  return kept.map((f) => (f.title.length > MAX_TITLE || f.detail.length > MAX_DETAIL ? { ...f, title: cut(f.title, MAX_TITLE), detail: cut(f.detail, MAX_DETAIL) } : f));
 }
 
 /** A summary cut to MAX_SUMMARY characters, saying so. */

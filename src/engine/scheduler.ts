@@ -6,6 +6,7 @@
 import { readdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
+import type { Evidence } from '../evidence/store.js';
 import type { Store } from '../store/store.js';
 import type { Target, WorkRow } from '../store/state.js';
 import { pluginOrStandIn, type Catalogue } from './catalogue.js';
@@ -26,6 +27,8 @@ export interface EngineOptions {
   checkTimeoutMs?: number;
   /** Bytes kept of a program's standard output, and of its error. */
   maxOutputBytes?: number;
+  /** The transaction store: grep plugins read it. */
+  evidence?: Evidence;
   log: (line: string) => void;
 }
 
@@ -208,6 +211,7 @@ export function createEngine(options: EngineOptions): Engine {
       checkTimeoutMs: options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
       signal: run.controller.signal,
+      evidence: options.evidence,
       env: { ...env, [RUN_MARKER_VARIABLE]: `${marker}:${run.output}` },
       onProgram(handle) {
         run.program = handle;

@@ -114,7 +114,7 @@ function subjectOf(loaded: LoadedTarget, known: Known): Subject & { row: number 
 }
 
 /** Records read together: one buffer, and where each row's record is in it. */
-interface Batch {
+export interface Batch {
   bytes: Buffer;
   rows: number[];
   /** Where each row's record starts in `bytes`, and its parts. */
@@ -123,7 +123,7 @@ interface Batch {
 }
 
 /** Reads the records of `rows` (in index order), coalescing neighbours in a file into one read. */
-async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes): Promise<Batch[]> {
+export async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes): Promise<Batch[]> {
   const batches: Batch[] = [];
   let i = 0;
   while (i < rows.length) {

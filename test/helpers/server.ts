@@ -63,6 +63,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     runTimeoutMs: options.runTimeoutMs ?? 60_000,
     checkTimeoutMs: options.checkTimeoutMs,
     maxOutputBytes: options.maxOutputBytes,
+    evidence,
     log,
   });
   const server = createServer({ defaults, ...options, store, engine, evidence, web, log });
