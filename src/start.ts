@@ -65,6 +65,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       engine,
       evidence,
       maxHarBody: resolved.maxHarBody,
+      replayTimeoutMs: resolved.checkTimeout * 1000,
       web,
       fileServerPort: resolved.fileServerPort,
       maxBody: resolved.maxBody,

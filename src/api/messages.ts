@@ -139,6 +139,9 @@ export const TRANSACTION_MESSAGES = {
   harMediaType: 'Unsupported media type: send application/json (a HAR 1.2 document)',
 } as const;
 
+/** A replay refused: what is wrong with it. */
+export const invalidReplay = (detail: string) => `Invalid replay: ${detail}`;
+
 /** A filter expression refused: where, and what is wrong. */
 export const invalidFilter = (detail: string) => `Invalid filter expression: ${detail}`;
 

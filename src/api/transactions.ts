@@ -17,6 +17,7 @@ import { invalidFilter, MESSAGES as M, TRANSACTION_MESSAGES as T } from './messa
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
 import { TRANSACTION, TRANSACTION_SUMMARY } from './transaction-docs.js';
+import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
 
 /** Most transactions one list answer carries (page on with offset). */
@@ -49,6 +50,8 @@ export interface TransactionRouteOptions {
   maxHarBody: number;
   /** The version a HAR export names as its creator's. */
   version: string;
+  /** A replay's time limit (connect to last byte), in milliseconds. */
+  replayTimeoutMs?: number;
 }
 
 export function registerTransactions(router: ApiRouter, store: Store, evidence: Evidence, options: TransactionRouteOptions): void {
@@ -353,4 +356,5 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     fails: { 400: [M.invalidTargetReference, T.invalidTransaction] },
   });
   registerUrls(router, store, evidence);
+  registerReplay(router, store, evidence, { timeoutMs: options.replayTimeoutMs ?? 10_000 });
 }

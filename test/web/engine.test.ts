@@ -70,7 +70,7 @@ function startFixture(): Promise<Server> {
 
 /** The user's plugin file: a long run (sleep) to watch. */
 const USER_PLUGINS = {
-  plugins: [{ code: 'OWTF-IG-006', group: 'web', type: 'grep', title: 'A long run to watch', tool: 'TOOL_UA_TESTER', argv: ['30'] }],
+  plugins: [{ code: 'OWTF-IG-006', group: 'web', type: 'active', title: 'A long run to watch', tool: 'TOOL_UA_TESTER', argv: ['30'] }],
 };
 
 interface CataloguePlugin {
@@ -210,7 +210,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     assert.equal(await page.locator('.plugin-type').count(), types.length, 'a box per group and type');
     const legends = await page.locator('.plugin-type legend label').allTextContents();
     assert.equal(legends[0], 'All of Web · External (manual checklists)');
-    assert.ok(legends.includes('All of Web · Semi-passive (ordinary requests)') && legends.includes('All of Web · Grep'), legends.join(', '));
+    assert.ok(legends.includes('All of Web · Semi-passive (ordinary requests)') && legends.includes('All of Web · Grep (stored transactions, no request)'), legends.join(', '));
     await page.getByLabel('Filter by code or name').fill('wgp-00');
     await shows(page.locator('#plugin-count'), `Showing ${matching('wgp-00')} of ${catalogue.length} plugins`);
     assert.match(new URL(page.url()).search, /q=wgp-00/);
@@ -376,7 +376,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
   await t.test('workers: live, within 2 s of a change, at most a request a second, unchanged rows left alone', async () => {
     await api('/api/v1/worklist/0', { method: 'DELETE' });
     await api('/api/v1/configuration/', { method: 'PATCH', form: { TOOL_UA_TESTER: '/bin/sleep' } });
-    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetA), group: 'web', type: 'grep' } });
+    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetA), group: 'web', type: 'active', code: 'OWTF-IG-006' } });
     const made = await apiCalls(async () => {
       await page.goto(`${server.url}/workers`);
       await shows(page.getByRole('heading', { level: 2 }), 'Workers (2)');
@@ -415,9 +415,9 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await shows(grep.locator('.output-head'), 'Running');
     await shows(grep.locator('.files'), 'stdout.txt', 'stderr.txt', 'file server');
     const href = await grep.getByRole('link', { name: 'stdout.txt' }).getAttribute('href');
-    assert.match(href!, new RegExp(`^/output_files/${targetA}/web/grep/OWTF-IG-006/stdout\\.txt$`));
+    assert.match(href!, new RegExp(`^/output_files/${targetA}/web/active/OWTF-IG-006/stdout\\.txt$`));
     await api('/api/v1/workers/1/abort', { method: 'PATCH' });
-    await eventually(async () => assert.equal((await api(`/api/v1/targets/${targetA}/poutput/web/grep/OWTF-IG-006`))[0].status, 'Aborted'), 10_000);
+    await eventually(async () => assert.equal((await api(`/api/v1/targets/${targetA}/poutput/web/active/OWTF-IG-006`))[0].status, 'Aborted'), 10_000);
     await page.reload();
     await shows(page.locator('.test-group[data-code="OWTF-IG-006"] .output-head'), 'Aborted');
     assertClean();
@@ -479,7 +479,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await api('/api/v1/workers/0/resume', { method: 'PATCH' });
     await idle();
     await api('/api/v1/workers/0/pause', { method: 'PATCH' });
-    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetB), group: 'web', type: 'grep' } });
+    await api('/api/v1/worklist/', { method: 'POST', form: { id: String(targetB), group: 'web', type: 'active', code: 'OWTF-IG-006' } });
     await api('/api/v1/workers/1/resume', { method: 'PATCH' });
     await eventually(async () => assert.equal((await api('/api/v1/workers/1')).busy, true));
     await api('/api/v1/worklist/', { method: 'POST', form: { id: `${targetA},${targetB}`, group: 'web', type: 'external', force_overwrite: 'true' } });
