@@ -15,10 +15,12 @@ import type { Handler, RequestContext } from './context.js';
 import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
-import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
+import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
 import { TRANSACTION, TRANSACTION_SUMMARY } from './transaction-docs.js';
 import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
+
+const ORDERS = ['oldest', 'newest'] as const;
 
 /** Most transactions one list answer carries (page on with offset). */
 export const MAX_LIST = 10_000;
@@ -95,8 +97,14 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     return filter;
   }
 
-  const matches = async (target: number, filter: Expr | undefined, offset: number, limit: number | undefined, stopWhenFull: boolean, budget: number): Promise<RowMatches> =>
-    findRows(await evidence.load(target), { filter, offset, limit, stopWhenFull, deadline: performance.now() + budget }, (s, p, l) => evidence.read(s, p, l));
+  /** `after_id` and `order` (extensions): what arrived since a view last looked, newest first. */
+  const since = (ctx: RequestContext) => {
+    const afterId = countArg(ctx.args, 'after_id');
+    const newest = enumArg(ctx.args, 'order', ORDERS) === 'newest';
+    return { ...(afterId === undefined ? {} : { afterId }), ...(newest ? { newest } : {}) };
+  };
+  const matches = async (target: number, filter: Expr | undefined, offset: number, limit: number | undefined, stopWhenFull: boolean, budget: number, ctx: RequestContext): Promise<RowMatches> =>
+    findRows(await evidence.load(target), { filter, offset, limit, stopWhenFull, deadline: performance.now() + budget, ...since(ctx) }, (s, p, l) => evidence.read(s, p, l));
 
   const list: Handler = async (ctx) => {
     const target = targetOf(ctx);
@@ -107,7 +115,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     }
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
-    const found = await matches(target, filter, offset, limit, false, SEARCH_BUDGET_MS);
+    const found = await matches(target, filter, offset, limit, false, SEARCH_BUDGET_MS, ctx);
     const views = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
     return { ...success(views), headers: { 'X-Total-Count': String(found.filtered) } };
   };
@@ -118,7 +126,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = countArg(ctx.args, 'limit') ?? 10;
     const exact = boolArg(ctx.args, 'exact') ?? false;
-    const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, SEARCH_BUDGET_MS);
+    const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, SEARCH_BUDGET_MS, ctx);
     const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, true, LIST_BODY_CAP);
     return success({
       records_total: found.total,
@@ -231,7 +239,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   const exportHar: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const filter = searchFilter(ctx);
-    const found = await matches(target, filter, countArg(ctx.args, 'offset') ?? 0, countArg(ctx.args, 'limit'), true, EXPORT_BUDGET_MS);
+    const found = await matches(target, filter, countArg(ctx.args, 'offset') ?? 0, countArg(ctx.args, 'limit'), true, EXPORT_BUDGET_MS, ctx);
     const loaded = await evidence.load(target);
     async function* entries() {
       for (const id of found.ids) {
@@ -254,7 +262,11 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
 
   const base = '/api/v1/targets/{target_id:int}/transactions';
   const one = `${base}/{transaction_id:int}`;
-  const range = { offset: { type: 'integer', description: 'Skip this many matches first' } } as const;
+  const range: Record<string, ArgDoc> = {
+    offset: { type: 'integer', description: 'Skip this many matches first' },
+    after_id: { type: 'integer', description: 'Extension: only transactions with a greater id (what arrived since the last look)' },
+    order: { type: 'string', enum: [...ORDERS], description: 'Extension: oldest first (the default) or newest first' },
+  };
   const flags: Record<string, ArgDoc> = {
     scope: { type: 'boolean', description: "Only transactions in (or out of) the target's scope (its host and port)" },
     binary_response: { type: 'boolean', description: 'Only transactions whose response body is (or is not) binary' },
