@@ -90,7 +90,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       try {
         filter = and(filter, parseFilter(q));
       } catch (err) {
-        if (err instanceof FilterError) throw new HttpError(400, invalidFilter(err.message), { q: err.message });
+        if (err instanceof FilterError) throw new HttpError(400, invalidFilter(err.message), { q: err.message, position: String(err.position) });
         throw err;
       }
     }
@@ -126,8 +126,9 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = countArg(ctx.args, 'limit') ?? 10;
     const exact = boolArg(ctx.args, 'exact') ?? false;
+    const raw = boolArg(ctx.args, 'raw') ?? true;
     const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, SEARCH_BUDGET_MS, ctx);
-    const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, true, LIST_BODY_CAP);
+    const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
     return success({
       records_total: found.total,
       records_filtered: found.filtered,
@@ -140,9 +141,10 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   const get: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const id = transactionOf(ctx, target);
-    const stored = await readStored(evidence, await evidence.load(target), target, id);
+    const cap = countArg(ctx.args, 'max_body') ?? Infinity;
+    const stored = await readStored(evidence, await evidence.load(target), target, id, cap);
     if (!stored) throw new HttpError(400, T.invalidTransaction);
-    return success(transactionView(stored.facts, stored.record, true));
+    return success(transactionView(stored.facts, stored.record, true, cap));
   };
 
   const remove: Handler = async (ctx) => {
@@ -278,7 +280,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     ...range,
   };
   router.add('GET', base, list, {
-    summary: "A target's transactions, oldest first, without their raw fields",
+    summary: "A target's transactions, oldest first (newest first with order=newest), without their raw fields",
     args: {
       url: { type: 'string', repeatable: true, description: 'Only these URLs (exact; repeatable: any of them)' },
       method: { type: 'string', repeatable: true, description: 'Only these methods (exact; repeatable)' },
@@ -305,9 +307,14 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   });
   router.add('DELETE', base, needsId, { summary: 'Refused: a transaction id is needed', fails: { 400: [M.invalidTargetReference, T.needsTransactionId] } });
   router.add('GET', `${base}/search`, search, {
-    summary: "Search a target's transactions (each argument must match), oldest first, with their raw fields (bodies cut at 64 KiB)",
+    summary: "Search a target's transactions (each argument must match), oldest first (newest first with order=newest), with their raw fields (bodies cut at 64 KiB)",
     description: 'A search that reads headers or bodies stops once its page is full and one more match is found: records_filtered is then a lower bound (records_filtered_exact: false); exact=true counts them all. A search stops after 10 s with what it found (timed_out: true).',
-    args: { ...searchArgs, limit: { type: 'integer', description: 'At most this many (default 10)' }, exact: { type: 'boolean', description: 'Extension: count every match, whatever it costs' } },
+    args: {
+      ...searchArgs,
+      limit: { type: 'integer', description: 'At most this many (default 10)' },
+      exact: { type: 'boolean', description: 'Extension: count every match, whatever it costs' },
+      raw: { type: 'boolean', description: 'Extension: raw=false leaves out raw_request, response_headers and response_body (the fields of a list)' },
+    },
     ok: {
       status: 200,
       description: 'The page and the counts',
@@ -324,7 +331,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       },
     },
     fails: { 400: [M.invalidTargetReference, M.invalidParameterType] },
-    builtFails: { 400: 'or "Invalid filter expression: ..." naming the position in q' },
+    builtFails: { 400: 'or "Invalid filter expression: ..." naming the position in q (data: q, the message, and position, from 0)' },
   });
   router.add('GET', `${base}/har`, exportHar, {
     summary: 'Export the transactions a search finds as a HAR 1.2 document (extension), every match unless limit says',
@@ -348,6 +355,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   });
   router.add('GET', one, get, {
     summary: 'One transaction, with its raw fields and its whole body',
+    args: { max_body: { type: 'integer', description: 'Extension: the body cut at this many bytes (then response_body_truncated: true)' } },
     ok: { status: 200, description: 'The transaction', data: TRANSACTION },
     fails: { 400: [M.invalidTargetReference, T.invalidTransaction] },
   });

@@ -305,3 +305,20 @@ test('extensions after_id and order: what arrived since a view last looked, newe
   assert.equal((await get('/api/v1/targets/1/transactions/?order=sideways')).status, 400);
   assert.equal((await get('/api/v1/targets/1/transactions/?after_id=-1')).status, 400);
 });
+
+test('extensions raw=false (a search answers a list’s fields), max_body (one transaction’s body cut), and the position of a bad filter', async () => {
+  const lean = (await get(`/api/v1/targets/1/transactions/search/?raw=false&limit=2&q=${encodeURIComponent('~u shop')}`)).json.data;
+  assert.deepEqual(ids(lean.data), [1, 2]);
+  assert.equal(lean.data[0].response_body, undefined);
+  assert.equal(lean.data[0].raw_request, undefined);
+  assert.equal(lean.data[0].response_status, '200 OK');
+  const cut = (await get('/api/v1/targets/1/transactions/7?max_body=10')).json.data;
+  assert.equal(cut.response_body, 'BBBBBBBBBB');
+  assert.equal(cut.response_body_truncated, true);
+  const whole = (await get('/api/v1/targets/1/transactions/7')).json.data;
+  assert.ok(whole.response_body.endsWith('TAIL-MARKER'));
+  const bad = await get(`/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~m GET & ~c abc')}`);
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.message, 'Invalid filter expression: ~c needs a status code at position 12');
+  assert.deepEqual(bad.json.data, { q: '~c needs a status code at position 12', position: '12' });
+});
