@@ -130,7 +130,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerOverview(router, store);
   registerConfiguration(router, store);
   registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine, options.evidence);
-  registerReports(router, store, options.defaults ?? [], options.engine?.catalogue);
+  registerReports(router, store, options.defaults ?? [], options.engine?.catalogue, options.evidence);
   if (options.engine) {
     registerMisc(router, store);
     registerPlugins(router, options.engine.catalogue);

@@ -256,3 +256,23 @@ test('a bundle carries the findings with their evidence: the ids become those of
     await other.close();
   }
 });
+
+test('the report carries grep findings with the request line of each evidence transaction, every value escaped', async () => {
+  const target = await addTarget(api, 'https://report.example/');
+  const evil = 'https://report.example/<script>alert(1)</script>?a="b"&c=1';
+  await importHar(server.url, target, harOfEntries([
+    entryOf({ url: 'https://report.example/', responseHeaders: [['Content-Type', 'text/html'], ['Set-Cookie', 'sid=1; Path=/']] }),
+    entryOf({ url: evil, method: 'POST', status: 500, statusText: 'Oops <b>', responseHeaders: [['Content-Type', 'text/html'], ['Set-Cookie', 'sid=2; Path=/']] }),
+  ]));
+  const [first, second] = (await get(api, `/api/v1/targets/${target}/transactions/`)).map((t: { id: number }) => t.id);
+  await runGrep(target, ['OWTF-SM-002']);
+  const session = (await get(api, '/api/v1/sessions/?active=true'))[0].id;
+  const res = await request(server.url, `/api/v1/reports/${session}`);
+  assert.equal(res.status, 200);
+  assert.ok(!/<script/i.test(res.text), 'no script, the URL escaped');
+  const finding = res.text.indexOf('Cookie without HttpOnly: Set-Cookie: sid=…; Path=/');
+  assert.ok(finding !== -1);
+  const evidence = res.text.slice(finding, res.text.indexOf('</ol>', finding));
+  assert.ok(evidence.includes(`<li><code>#${first}</code> GET https://report.example/ → 200 OK</li>`), evidence);
+  assert.ok(evidence.includes(`<li><code>#${second}</code> POST https://report.example/%3Cscript%3Ealert(1)%3C/script%3E?a=%22b%22&amp;c=1 → 500 Oops &lt;b&gt;</li>`), evidence);
+});
