@@ -133,6 +133,8 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       records_total: found.total,
       records_filtered: found.filtered,
       data,
+      // extension: the target's highest id when the search began, for a view's next after_id
+      last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0),
       ...(found.exact ? {} : { records_filtered_exact: false }),
       ...(found.timedOut ? { timed_out: true } : {}),
     });
@@ -326,6 +328,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
           records_filtered: { type: 'integer' },
           data: arrayOf(TRANSACTION),
           records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search stopped before counting every match' },
+          last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next" },
           timed_out: { type: 'boolean', description: 'Extension: the search ran out of time' },
         },
       },

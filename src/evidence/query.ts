@@ -35,6 +35,8 @@ export interface RowMatches {
   timedOut: boolean;
   /** The page's transaction ids, oldest first (newest first when asked). */
   ids: number[];
+  /** The target's highest transaction id when the scan began (0: none): a view asks after it next time. */
+  lastId: number;
 }
 
 /** Reads bytes of a segment: the evidence store's reader. */
@@ -193,6 +195,7 @@ function searchUrls(index: TargetIndex, tests: Extract<Expr, { k: 'regex' }>[], 
 export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadBytes): Promise<RowMatches> {
   const { index } = loaded;
   const n = index.n;
+  const lastId = n > 0 ? index.ids[n - 1] : 0;
   const filter = q.filter;
   const disk = filter !== undefined && needsRecord(filter);
   const want = q.offset + (q.limit ?? Infinity);
@@ -290,5 +293,5 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
   } finally {
     index.scans--;
   }
-  return { total: index.live, filtered: matched, exact, timedOut, ids };
+  return { total: index.live, filtered: matched, exact, timedOut, ids, lastId };
 }
