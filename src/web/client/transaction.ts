@@ -14,7 +14,7 @@ import { announce, busy, copyText, describeError, errorState, loadingState, view
 /** Bytes of a body shown: the rest is a download. */
 const SHOWN_BODY = 256 * 1024;
 
-const LANGUAGE_NAMES: Record<CodeLanguage, string> = { bash: 'curl (bash)', python: 'Python (requests)', php: 'PHP (curl)', ruby: 'Ruby (net/http)', fetch: 'JavaScript (fetch)', raw: 'Raw HTTP/1.1' };
+const LANGUAGE_NAMES: Record<CodeLanguage, string> = { bash: 'curl (bash)', python: 'Python', php: 'PHP', ruby: 'Ruby', fetch: 'JavaScript (fetch)', raw: 'Raw HTTP/1.1' };
 
 /** The header lines of a raw request (between its request line and the blank line), HTTP/2's pseudo-headers left out. */
 export function requestHeaderLines(raw: string): string[] {

@@ -7,6 +7,7 @@
  */
 import { api, ApiError, isAbort, type Target, type TransactionPage, type TransactionSummary } from './api.js';
 import { append, appendInFrames, count, h, num, replace } from './dom.js';
+import { pageRequests } from './list-page.js';
 import { pager } from './pager.js';
 import { replaceQuery, type ViewContext } from './router.js';
 import { duration, size, statusClass, targetNav } from './target-nav.js';
@@ -121,20 +122,20 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
   );
   const empty = h('div', { hidden: true });
   const region = h('div', { class: 'list-region table-region' }, loadingState('Loading the transactions…'), table, empty);
-  const pages = pager((next) => {
-    state.page = next;
-    syncUrl();
-    void fetchPage();
-  });
+  const pages = pager((next) => show({ page: next }));
   append(root, [heading, targetNav(target, 'transactions'), form, tools, listHeading, news, region, pages.el]);
+  const requests = pageRequests(region, signal);
 
-  function syncUrl(): void {
+  /** Another page, or another filter (from its first page): in the address too, and asked for. */
+  function show(changes: Partial<typeof state>): Promise<void> {
+    Object.assign(state, { page: 1 }, changes);
     const next = new URLSearchParams();
     if (state.q) next.set('q', state.q);
     if (state.page > 1) next.set('page', String(state.page));
     replaceQuery(next);
     sessionStorage.setItem(listQueryKey(target), next.toString());
     exportLink.href = api.harUrl(target, state.q);
+    return fetchPage();
   }
 
   function describe(a: TransactionPage): string {
@@ -163,33 +164,22 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
     pages.render(state.page, PER_PAGE, a.records_filtered, a.records_filtered_exact !== false);
   }
 
-  let loading: AbortController | undefined;
   /** Bumped by every page asked: a look begun before it is stale. */
   let generation = 0;
   async function fetchPage(): Promise<void> {
     generation++;
-    loading?.abort();
-    const controller = new AbortController();
-    loading = controller;
-    const abort = () => controller.abort();
-    signal.addEventListener('abort', abort, { once: true });
-    region.setAttribute('aria-busy', 'true');
     try {
-      const a = await api.transactionPage(target, { q: state.q || undefined, limit: PER_PAGE, offset: (state.page - 1) * PER_PAGE }, controller.signal);
+      const a = await requests.run((s) => api.transactionPage(target, { q: state.q || undefined, limit: PER_PAGE, offset: (state.page - 1) * PER_PAGE }, s));
+      if (!a) return;
       replace(error);
       filter.removeAttribute('aria-invalid');
       // a page past the end (a stale link): the last one instead
-      if (a.data.length === 0 && a.records_filtered > 0 && state.page > 1) {
-        state.page = Math.max(1, Math.ceil(a.records_filtered / PER_PAGE));
-        syncUrl();
-        return void fetchPage();
-      }
+      if (a.data.length === 0 && a.records_filtered > 0 && state.page > 1) return show({ page: Math.ceil(a.records_filtered / PER_PAGE) });
       answer = a;
       lastId = a.last_id;
       news.hidden = true;
       render(a);
     } catch (err) {
-      if (isAbort(err)) return;
       region.querySelector('.loading')?.remove();
       if (err instanceof ApiError && err.status === 400 && err.data.q !== undefined) {
         filter.setAttribute('aria-invalid', 'true');
@@ -208,12 +198,6 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
       table.hidden = true;
       empty.hidden = false;
       replace(empty, errorState(err, () => void fetchPage()));
-    } finally {
-      signal.removeEventListener('abort', abort);
-      if (loading === controller) {
-        loading = undefined;
-        region.removeAttribute('aria-busy');
-      }
     }
   }
 
@@ -222,11 +206,11 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
   let lastAnnounced = 0;
   async function poll(): Promise<void> {
     if (signal.aborted) return;
-    if (answer && !loading && document.visibilityState === 'visible') {
+    if (answer && !requests.loading && document.visibilityState === 'visible') {
       try {
         const asked = generation;
         const fresh = await api.transactionPage(target, { q: state.q || undefined, limit: PER_PAGE, offset: 0, afterId: lastId }, signal);
-        if (!loading && answer && asked === generation) arrived(fresh);
+        if (!requests.loading && answer && asked === generation) arrived(fresh);
       } catch (err) {
         if (isAbort(err)) return;
         // the next look tries again; a server that is down is said by the header
@@ -269,25 +253,16 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
 
   function goFirst(): void {
     unseen = 0;
-    state.page = 1;
-    syncUrl();
-    void fetchPage().then(() => listHeading.focus());
+    void show({ page: 1 }).then(() => listHeading.focus());
   }
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    state.q = filter.value.trim();
-    state.page = 1;
-    syncUrl();
-    void fetchPage();
+    void show({ q: filter.value.trim() });
   });
   clear.addEventListener('click', () => {
     filter.value = '';
-    if (state.q === '') return;
-    state.q = '';
-    state.page = 1;
-    syncUrl();
-    void fetchPage();
+    if (state.q !== '') void show({ q: '' });
   });
 
   let importing: { abort: () => void } | undefined;

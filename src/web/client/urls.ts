@@ -3,8 +3,9 @@
  * with its kind (page, fuzzable, file, image, error, external), whether a transaction fetched it and
  * whether it is in scope; filtered by a part of the URL and by kind, a page at a time.
  */
-import { api, ApiError, isAbort, type UrlPage, type UrlRow } from './api.js';
+import { api, ApiError, type UrlPage, type UrlRow } from './api.js';
 import { append, appendInFrames, count, h, num, replace } from './dom.js';
+import { pageRequests, whenTypingPauses } from './list-page.js';
 import { pager } from './pager.js';
 import { replaceQuery, type ViewContext } from './router.js';
 import { targetNav } from './target-nav.js';
@@ -56,19 +57,19 @@ export function urlsView({ root, params, query, signal }: ViewContext): void {
   );
   const empty = h('div', { hidden: true });
   const region = h('div', { class: 'list-region table-region' }, loadingState('Loading the URLs…'), table, empty);
-  const pages = pager((next) => {
-    state.page = next;
-    syncUrl();
-    void fetchPage();
-  });
+  const pages = pager((next) => show({ page: next }));
   append(root, [heading, targetNav(target, 'urls'), toolbar, listHeading, region, pages.el]);
+  const requests = pageRequests(region, signal);
 
-  function syncUrl(): void {
+  /** Another page, or other filters (from their first page): in the address too, and asked for. */
+  function show(changes: Partial<typeof state>): void {
+    Object.assign(state, { page: 1 }, changes);
     const next = new URLSearchParams();
     if (state.url) next.set('url', state.url);
     if (state.kind) next.set('kind', state.kind);
     if (state.page > 1) next.set('page', String(state.page));
     replaceQuery(next);
+    void fetchPage();
   }
 
   let stopRows = () => {};
@@ -86,24 +87,14 @@ export function urlsView({ root, params, query, signal }: ViewContext): void {
     pages.render(state.page, PER_PAGE, a.records_filtered);
   }
 
-  let loading: AbortController | undefined;
   async function fetchPage(): Promise<void> {
-    loading?.abort();
-    const controller = new AbortController();
-    loading = controller;
-    const abort = () => controller.abort();
-    signal.addEventListener('abort', abort, { once: true });
-    region.setAttribute('aria-busy', 'true');
     try {
-      const a = await api.urlPage(target, { url: state.url || undefined, kind: state.kind || undefined, limit: PER_PAGE, offset: (state.page - 1) * PER_PAGE }, controller.signal);
-      if (a.data.length === 0 && a.records_filtered > 0 && state.page > 1) {
-        state.page = Math.ceil(a.records_filtered / PER_PAGE);
-        syncUrl();
-        return void fetchPage();
-      }
+      const a = await requests.run((s) => api.urlPage(target, { url: state.url || undefined, kind: state.kind || undefined, limit: PER_PAGE, offset: (state.page - 1) * PER_PAGE }, s));
+      if (!a) return;
+      // a page past the end (a stale link): the last one instead
+      if (a.data.length === 0 && a.records_filtered > 0 && state.page > 1) return show({ page: Math.ceil(a.records_filtered / PER_PAGE) });
       render(a);
     } catch (err) {
-      if (isAbort(err)) return;
       region.querySelector('.loading')?.remove();
       table.hidden = true;
       empty.hidden = false;
@@ -111,35 +102,11 @@ export function urlsView({ root, params, query, signal }: ViewContext): void {
         replace(heading, 'Target not found');
         replace(empty, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${target}.`), h('p', {}, h('a', { href: '/targets' }, 'Show the targets'), '.')));
       } else replace(empty, errorState(err, () => void fetchPage()));
-    } finally {
-      signal.removeEventListener('abort', abort);
-      if (loading === controller) {
-        loading = undefined;
-        region.removeAttribute('aria-busy');
-      }
     }
   }
 
-  let timer: number | undefined;
-  const applyText = () => {
-    const value = text.value.trim();
-    if (value === state.url) return;
-    state.url = value;
-    state.page = 1;
-    syncUrl();
-    void fetchPage();
-  };
-  text.addEventListener('input', () => {
-    window.clearTimeout(timer);
-    timer = window.setTimeout(applyText, 250);
-  });
-  text.addEventListener('change', applyText);
-  kind.addEventListener('change', () => {
-    state.kind = kind.value;
-    state.page = 1;
-    syncUrl();
-    void fetchPage();
-  });
+  whenTypingPauses(text, () => state.url, (url) => show({ url }));
+  kind.addEventListener('change', () => show({ kind: kind.value }));
 
   void fetchPage();
   api.target(target, signal).then(
