@@ -4,10 +4,12 @@
  * The web application at engagement size (issue #10), in real Chromium against the compiled
  * server started as `npm start` starts it. Build first (`npm run build`), then:
  *
- *   node bench/web.mjs [--runs N] [--big N] [--out FILE] [--keep]
+ *   node bench/web.mjs [--runs N] [--big N] [--transactions N] [--only transactions] [--out FILE] [--keep]
  *
  * --runs N   page loads per view (default 5): medians and worst
  * --big N    targets of the big session (default 65,536: a /16)
+ * --transactions N  transactions of the evidence target (default 100,000, issue #22)
+ * --only transactions  seed and measure the Transactions view alone
  * --out FILE also write the markdown report to FILE
  * --quiet-wait S  before each measurement, wait up to S seconds (default 30) for the machine to
  *            be under a third of a core busy (it is shared); how busy it was is reported
@@ -50,8 +52,12 @@ const { values: flags } = parseArgs({
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'quiet-wait': { type: 'string', default: '30' },
+    transactions: { type: 'string', default: '100000' },
+    only: { type: 'string' },
   },
 });
+const TRANSACTIONS = Math.max(1, Number(flags.transactions));
+const ONLY_TRANSACTIONS = flags.only === 'transactions';
 const RUNS = Math.max(1, Number(flags.runs));
 const BIG = Math.max(1, Number(flags.big));
 const ENGAGEMENT = 5000;
@@ -150,10 +156,15 @@ const QUEUED = 10_000;
 /** The web codes of the shipped checklists; the bench adds a second plugin (grep) for each, so one target can have ~150 outputs. */
 const WEB_CODES = JSON.parse(readFileSync(join(ROOT, 'data', 'plugins', 'web-external.json'), 'utf8')).plugins.map((/** @type {{code: string}} */ p) => p.code);
 
-/** A user plugin file: a grep checklist for every web code (no request, no program). */
+/** The codes the shipped grep plugins have. */
+const SHIPPED_GREP = new Set(JSON.parse(readFileSync(join(ROOT, 'data', 'plugins', 'web-grep.json'), 'utf8')).plugins.map((/** @type {{code: string}} */ p) => p.code));
+
+/** A user plugin file: a grep rule for every web code the shipped grep plugins leave out (no request, no program). */
 function writeBenchPlugins() {
   mkdirSync(join(dataDir, 'plugins'), { recursive: true });
-  const plugins = WEB_CODES.map((/** @type {string} */ code) => ({ code, group: 'web', type: 'grep', title: `Grep notes for ${code}`, checklist: `Look through what the spider saved of {target_url} for ${code}.` }));
+  const plugins = WEB_CODES.filter((/** @type {string} */ code) => !SHIPPED_GREP.has(code)).map((/** @type {string} */ code) => ({
+    code, group: 'web', type: 'grep', title: `Grep notes for ${code}`, grep: [{ title: `Notes for ${code}`, header: 'X-Bench-Note', rank: 1 }],
+  }));
   writeFileSync(join(dataDir, 'plugins', 'bench-grep.json'), JSON.stringify({ plugins }));
 }
 
@@ -194,9 +205,46 @@ async function seedEngine(base) {
   return { resultsTarget: resultsTarget.id, outputs: outputs.length };
 }
 
+/**
+ * The evidence: one target of "acme results" with TRANSACTIONS transactions, imported as HARs of
+ * 20,000 entries (pages, scripts, images, a form; a tenth of them with a comment to grep).
+ * @param {string} base
+ */
+async function seedTransactions(base) {
+  await api(base, '/api/v1/sessions/', [['name', 'acme results']]).catch(() => {});
+  const session = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme results').id;
+  await addAll(base, session, ['https://shop.acme.example/']);
+  const target = (await api(base, `/api/v1/targets/?session_id=${session}`)).find((/** @type {{target_url: string}} */ t) => t.target_url === 'https://shop.acme.example/').id;
+  const headers = token ? { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' } : { 'Content-Type': 'application/json' };
+  for (let from = 0; from < TRANSACTIONS; from += 20_000) {
+    const entries = [];
+    for (let i = from; i < Math.min(TRANSACTIONS, from + 20_000); i++) {
+      const kind = i % 10;
+      const url = kind === 9 ? `https://shop.acme.example/static/app-${i}.js` : kind === 8 ? `https://shop.acme.example/img/${i}.png` : `https://shop.acme.example/product/${i}?ref=${i % 7}`;
+      const type = kind === 9 ? 'text/javascript' : kind === 8 ? 'image/png' : 'text/html';
+      const body = kind === 8 ? '' : `<html><body>${kind === 0 ? `<!-- build ${i} -->` : ''}<h1>Product ${i}</h1><form method="post"><input type="hidden" name="csrf" value="t${i}"></form></body></html>`;
+      entries.push({
+        startedDateTime: new Date(1_780_000_000_000 + i * 1000).toISOString(), time: 20 + (i % 300),
+        request: { method: kind === 7 ? 'POST' : 'GET', url, httpVersion: 'HTTP/1.1', cookies: [], headers: [{ name: 'Host', value: 'shop.acme.example' }], queryString: [], headersSize: -1, bodySize: 0 },
+        response: {
+          status: i % 97 === 0 ? 404 : 200, statusText: i % 97 === 0 ? 'Not Found' : 'OK', httpVersion: 'HTTP/1.1', cookies: [],
+          headers: [{ name: 'Content-Type', value: type }, { name: 'Server', value: 'nginx/1.25.3' }, ...(kind === 0 ? [{ name: 'Set-Cookie', value: `sid=${i}; Path=/` }] : [])],
+          content: { size: body.length, mimeType: type, text: body }, redirectURL: '', headersSize: -1, bodySize: body.length,
+        },
+        cache: {}, timings: { send: 0, wait: 20, receive: 0 },
+      });
+    }
+    const res = await fetch(`${base}/api/v1/targets/${target}/transactions/`, { method: 'POST', headers, body: JSON.stringify({ log: { version: '1.2', creator: { name: 'bench', version: '1' }, entries } }) });
+    if (res.status !== 201) throw new Error(`seeding transactions: ${res.status} ${await res.text()}`);
+  }
+  return target;
+}
+
 /** @param {string} base */
 async function seed(base) {
+  if (ONLY_TRANSACTIONS) return { evidenceTarget: await seedTransactions(base), sessions: 0, resultsTarget: 0, outputs: 0, small: 0, big: 0, engagement: 0 };
   const engine = await seedEngine(base);
+  const evidenceTarget = await seedTransactions(base);
   for (let i = 1; i <= SESSIONS - 4; i++) await api(base, '/api/v1/sessions/', [['name', `client ${String(i).padStart(3, '0')} retest`]]);
   await api(base, '/api/v1/sessions/', [['name', 'acme small']]);
   const small = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme small').id;
@@ -208,7 +256,7 @@ async function seed(base) {
   await api(base, '/api/v1/sessions/', [['name', 'acme web']]);
   const engagement = (await api(base, '/api/v1/overview/sessions')).find((/** @type {{name: string}} */ s) => s.name === 'acme web').id;
   await addAll(base, engagement, urls(ENGAGEMENT, (i) => `https://host${i}.acme.example/app/${i % 7 === 0 ? 'admin' : 'login'}`));
-  return { small, big, engagement, ...engine, sessions: (await api(base, '/api/v1/overview/sessions')).length };
+  return { small, big, engagement, evidenceTarget, ...engine, sessions: (await api(base, '/api/v1/overview/sessions')).length };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -229,6 +277,8 @@ function instrument() {
     plugins: () => document.querySelectorAll('.plugin').length > 0 && /\d/.test(document.getElementById('plugin-count')?.textContent ?? ''),
     worklist: () => document.querySelectorAll('tr.work').length > 0 && /\d/.test(document.getElementById('work-count')?.textContent ?? ''),
     workers: () => document.querySelectorAll('.worker').length > 0,
+    /** the first page of rows, and the count */
+    transactions: () => document.querySelectorAll('tr.tx').length >= 50 && /\d/.test(document.getElementById('tx-count')?.textContent ?? ''),
     /** every test group drawn (they are added over a few frames) */
     results: () => {
       const m = /(\d+) test groups?/.exec(document.querySelector('.result-summary h2')?.textContent ?? '');
@@ -254,6 +304,9 @@ function instrument() {
     count: (arg) => text('#target-count').includes(arg) && idle(),
     selection: (arg) => text('#selection-count').startsWith(arg),
     result: (arg) => text('.bulk-result').startsWith(arg) && idle(),
+    txRange: (arg) => text('.page-range').startsWith(arg) && document.querySelectorAll('tr.tx').length > 0 && idle(),
+    txCount: (arg) => text('#tx-count').includes(arg) && idle() && document.querySelectorAll('tr.tx').length > 0,
+    txFirst: (arg) => document.querySelector('tr.tx')?.getAttribute('data-tx-id') === arg,
     /** `summary|heading`: the summary shown, and the heading's new count. */
     added: (arg) => text('.add-summary').startsWith(arg.split('|')[0]) && text('#targets-heading').includes(arg.split('|')[1]) && idle(),
   };
@@ -279,7 +332,7 @@ function instrument() {
     const observer = new MutationObserver(check);
     observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
   };
-  const view = /^\/targets\/\d+/.test(location.pathname) ? 'results' : location.pathname.replace(/^\/+/, '').split('/')[0] || 'sessions';
+  const view = /^\/targets\/\d+\/transactions$/.test(location.pathname) ? 'transactions' : /^\/targets\/\d+/.test(location.pathname) ? 'results' : location.pathname.replace(/^\/+/, '').split('/')[0] || 'sessions';
   if (view in ready) w.__watch(view);
 }
 
@@ -342,7 +395,8 @@ async function main() {
 
   /** @type {{ view: string, label: string, times: number[], requests: number, longest: number[] }[]} */
   const loads = [];
-  const views = [
+  const transactionsView = ['transactions', `/targets/${data.evidenceTarget}/transactions`, `A target’s transactions (${TRANSACTIONS.toLocaleString('en')}: the first page of 50, newest first)`];
+  const views = ONLY_TRANSACTIONS ? [transactionsView] : [
     ['sessions', '/sessions', `Sessions (${data.sessions})`],
     ['targets', '/targets', `Targets of the ${ENGAGEMENT.toLocaleString('en')}-target session (active)`],
     ['targets', `/targets?session=${data.big}`, `Targets of the ${BIG.toLocaleString('en')}-target session`],
@@ -352,6 +406,7 @@ async function main() {
     ['worklist', '/worklist', `Worklist (${QUEUED.toLocaleString('en')} queued works on ${ENGINE_TARGETS} targets)`],
     ['workers', '/workers', 'Workers'],
     ['results', `/targets/${data.resultsTarget}`, `A target’s results (${data.outputs} outputs, every one drawn)`],
+    transactionsView,
   ];
   for (const [view, path, label] of views) {
     const entry = { view, label, times: /** @type {number[]} */ ([]), requests: 0, longest: /** @type {number[]} */ ([]) };
@@ -383,6 +438,51 @@ async function main() {
     console.error(`${what}: ${typeof time === 'number' ? fmt(time) : '-'}; longest task ${fmt(max)}`);
   };
 
+  // The Transactions view at engagement size: paging, filters on the index and on bodies, and live
+  // arrivals (a HAR of 100 imported through the API while the view is open)
+  const txN = TRANSACTIONS.toLocaleString('en');
+  await page.goto(`${base}/targets/${data.evidenceTarget}/transactions`);
+  await waitReady();
+  await measure(`transactions: next page, ${txN} (click to rows on screen)`, () =>
+    timed('txRange', '51–100 of', () => page.getByRole('button', { name: 'Next ›' }).click()),
+  );
+  for (const [expr, label] of [['~u product/9999', 'a URL regex'], ['~c 404 & ~m GET', 'status and method'], ['~bs "build 9"', 'a response body substring (records read until the page is full)']]) {
+    await measure(`transactions: filter by ${label} \`${expr}\`, ${txN} (Enter to rows on screen)`, async () => {
+      const filter = page.getByLabel('Filter expression');
+      await filter.fill(expr);
+      return timed('txCount', 'match', () => filter.press('Enter'));
+    });
+  }
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await page.waitForFunction(() => !/match/.test(document.getElementById('tx-count')?.textContent ?? ''));
+  await waitForQuiet();
+  requests = [];
+  await page.waitForTimeout(10_000);
+  const txLive = requests.filter((r) => r.includes('/transactions/search/')).length;
+  const liveSince = await now();
+  const newest = TRANSACTIONS + 100;
+  const importedAt = Date.now();
+  const liveHar = JSON.stringify({ log: { version: '1.2', creator: { name: 'bench', version: '1' }, entries: Array.from({ length: 100 }, (_, i) => ({
+    startedDateTime: new Date().toISOString(), time: 5,
+    request: { method: 'GET', url: `https://shop.acme.example/live/${i}`, httpVersion: 'HTTP/1.1', cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: 0 },
+    response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', cookies: [], headers: [], content: { size: 0, mimeType: 'text/html' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+    cache: {}, timings: { send: 0, wait: 5, receive: 0 },
+  })) } });
+  const liveRes = await fetch(`${base}/api/v1/targets/${data.evidenceTarget}/transactions/`, { method: 'POST', headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Content-Type': 'application/json' }, body: liveHar });
+  if (liveRes.status !== 201) throw new Error(`live import: ${liveRes.status}`);
+  const answeredAt = Date.now();
+  await page.waitForFunction((id) => document.querySelector('tr.tx')?.getAttribute('data-tx-id') === String(id), newest, { polling: 20 });
+  actions.push({
+    what: `transactions view, live: ${txLive} look(s) for new transactions in 10 s; 100 transactions imported through the API shown after (from the import's answer to the rows on screen; the import took ${fmt(answeredAt - importedAt)})`,
+    time: Date.now() - answeredAt,
+    longest: (await longest(liveSince)).max,
+  });
+  console.error(`transactions live: ${txLive} looks in 10 s, new rows after ${fmt(Date.now() - answeredAt)}`);
+
+  let addRequestsSeen = 0;
+  if (!ONLY_TRANSACTIONS) await otherActions();
+
+  async function otherActions() {
   for (const [session, size] of [[data.engagement, ENGAGEMENT], [data.big, BIG]]) {
     const n = size.toLocaleString('en');
     await page.goto(`${base}/targets?session=${session}`);
@@ -477,6 +577,8 @@ async function main() {
     timed('added', `${ENGAGEMENT.toLocaleString('en')} targets added|(${(2 * ENGAGEMENT).toLocaleString('en')})`, () => page.getByRole('button', { name: 'Add targets' }).click()),
   );
   const addRequests = requests.filter((r) => !r.includes('/debug/')).length;
+  addRequestsSeen = addRequests;
+  }
 
   await browser.close();
   await server.stop();
@@ -484,7 +586,7 @@ async function main() {
 
   const lines = [
     `Machine: ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, shared with other agents; Node ${process.version}; ${(await chromiumVersion()) ?? 'Chromium'} headless.`,
-    `Data: ${data.sessions} sessions; "acme web" (active) ${ENGAGEMENT.toLocaleString('en')} targets; "acme /16" ${BIG.toLocaleString('en')} targets; "acme engine" ${ENGINE_TARGETS} targets with ${QUEUED.toLocaleString('en')} works queued (workers paused); one target with ${data.outputs} outputs, 40 of them ranked by hand (seeded through the API in ${seedSeconds.toFixed(1)} s). ${RUNS} page loads per view after one warm-up.`,
+    ONLY_TRANSACTIONS ? `Data: one target with ${TRANSACTIONS.toLocaleString('en')} transactions (HARs of 20,000 entries imported through the API). ${RUNS} page loads after one warm-up.` : `Data: ${data.sessions} sessions; "acme web" (active) ${ENGAGEMENT.toLocaleString('en')} targets; "acme /16" ${BIG.toLocaleString('en')} targets; "acme engine" ${ENGINE_TARGETS} targets with ${QUEUED.toLocaleString('en')} works queued (workers paused); one target with ${data.outputs} outputs, 40 of them ranked by hand (seeded through the API in ${seedSeconds.toFixed(1)} s). ${RUNS} page loads per view after one warm-up.`,
     '',
     '| View | Data on screen (median / worst) | API requests | Longest task while loading (each load; "–": none over 50 ms) |',
     '|---|---|---|---|',
@@ -494,7 +596,7 @@ async function main() {
     '|---|---|---|',
     ...actions.map((a) => `| ${a.what} | ${a.time === undefined ? '–' : fmt(a.time)} | ${a.longest ? fmt(a.longest) : 'none'} |`),
     '',
-    `Adding ${ENGAGEMENT.toLocaleString('en')} URLs took ${addRequests} API requests in all (the batches, then the sessions and the first page again).`,
+    ...(ONLY_TRANSACTIONS ? [] : [`Adding ${ENGAGEMENT.toLocaleString('en')} URLs took ${addRequestsSeen} API requests in all (the batches, then the sessions and the first page again).`]),
     `Requests that left the box: ${offBox.length}. Page errors: ${errors.length}.`,
     `The machine (2 cores, shared with other agents) was ${Math.round(median(busySamples))}% of a core busy (median; worst ${Math.round(Math.max(...busySamples))}%) just before the measurements.`,
   ];

@@ -15,7 +15,7 @@ import { BundledTransactionError, transactionEntries, writeBundledTransactions }
 import { HarError, readHar } from './evidence/har.js';
 import { openEvidence } from './evidence/store.js';
 import { readCatalogue } from './engine/index.js';
-import { parseBundle } from './store/bundle.js';
+import { parseBundle, referencedTransactions } from './store/bundle.js';
 import { parseDefaults } from './store/defaults.js';
 import { DataDirInUseError } from './store/lock.js';
 import { PART_FILES } from './store/state.js';
@@ -183,7 +183,7 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
     try {
       let written;
       try {
-        written = store.state.sessionIdByName.has(parsed.name) ? undefined : await writeBundledTransactions(evidence, parsed.transactions);
+        written = store.state.sessionIdByName.has(parsed.name) ? undefined : await writeBundledTransactions(evidence, parsed.transactions, referencedTransactions(parsed.outputs));
       } catch (err) {
         if (err instanceof BundledTransactionError) throw new CommandError(`${file}: ${err.message}`);
         throw err;

@@ -57,6 +57,8 @@ export interface ServerOptions {
   evidence?: Evidence;
   /** Largest HAR a transactions import accepts, in bytes (default 1 GiB). */
   maxHarBody?: number;
+  /** A replay's time limit (connect to last byte), in milliseconds: the checks' (default 10 s). */
+  replayTimeoutMs?: number;
   /** The embedded default configuration: reports show what differs from it. */
   defaults?: DefaultItem[];
   /** Milliseconds a client may take to send its headers, and its whole request. */
@@ -132,7 +134,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerOverview(router, store);
   registerConfiguration(router, store);
   registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine, options.evidence);
-  registerReports(router, store, options.defaults ?? [], options.engine?.catalogue);
+  registerReports(router, store, options.defaults ?? [], options.engine?.catalogue, options.evidence);
   if (options.engine) {
     registerMisc(router, store);
     registerPlugins(router, options.engine.catalogue);
@@ -141,7 +143,9 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     registerPoutput(router, store, options.engine);
   }
   registerProxy(router, options.proxy);
-  if (options.evidence) registerTransactions(router, store, options.evidence, { maxHarBody: options.maxHarBody ?? DEFAULT_MAX_HAR_BODY, version: options.version ?? '0.0.0' });
+  if (options.evidence) {
+    registerTransactions(router, store, options.evidence, { maxHarBody: options.maxHarBody ?? DEFAULT_MAX_HAR_BODY, version: options.version ?? '0.0.0', replayTimeoutMs: options.replayTimeoutMs });
+  }
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);
   registerOpenApi(router, options.version ?? '0.0.0');

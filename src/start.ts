@@ -68,7 +68,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       ({ token, created: generated } = await loadOrCreateToken(dataDir, log));
     }
     evidence = await openEvidence({ dataDir, store, log });
-    engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, log });
+    engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, evidence, log });
     if (!resolved.noProxy) {
       // made on the first start; one that is there but is not a CA stops the start, naming it
       const ca = await openCa(dataDir);
@@ -88,6 +88,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       engine,
       evidence,
       maxHarBody: resolved.maxHarBody,
+      replayTimeoutMs: resolved.checkTimeout * 1000,
       web,
       fileServerPort: resolved.fileServerPort,
       maxBody: resolved.maxBody,

@@ -3,7 +3,7 @@ import { exportSession, type OutputSources } from '../engine/bundle-outputs.js';
 import { BundledTransactionError, transactionEntries, writeBundledTransactions } from '../evidence/bundle.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, success } from '../http/jsend.js';
-import { parseBundle } from '../store/bundle.js';
+import { parseBundle, referencedTransactions } from '../store/bundle.js';
 import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
 import type { Store } from '../store/store.js';
 import type { Handler } from './context.js';
@@ -53,7 +53,7 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
     if (store.state.sessionIdByName.has(name)) throw new HttpError(409, MESSAGES.dbError, { name: 'already exists' });
     let written;
     try {
-      written = evidence ? await writeBundledTransactions(evidence, parsed.transactions) : undefined;
+      written = evidence ? await writeBundledTransactions(evidence, parsed.transactions, referencedTransactions(parsed.outputs)) : undefined;
     } catch (err) {
       if (err instanceof BundledTransactionError) throw new HttpError(400, `Bundle ${err.message}`, { [err.field]: err.problem });
       throw err;

@@ -76,6 +76,8 @@ export const OUTPUT_FIELD_RULES: Record<OutputField, string> = {
   'finding.rank': RANK_RULE,
   'finding.title': `must be a string of at most ${MAX_FINDING_TITLE} characters`,
   'finding.detail': `must be a string of at most ${MAX_FINDING_DETAIL} characters`,
+  'finding.transactions': 'must be an array of at most 1000 transaction ids',
+  'finding.transactions_total': 'must be a positive integer',
 };
 
 /** A refused bundle's message, and the field it names (for the fail envelope's `data`). */
@@ -141,6 +143,9 @@ export const TRANSACTION_MESSAGES = {
   needsTransactionId: 'Needs transaction id',
   harMediaType: 'Unsupported media type: send application/json (a HAR 1.2 document)',
 } as const;
+
+/** A replay refused: what is wrong with it. */
+export const invalidReplay = (detail: string) => `Invalid replay: ${detail}`;
 
 /** A filter expression refused: where, and what is wrong. */
 export const invalidFilter = (detail: string) => `Invalid filter expression: ${detail}`;

@@ -30,6 +30,8 @@ export interface ReportInput {
   severity?: { id: number; label: string; value: number }[];
   /** A target's outputs worth reporting, highest rank first. */
   ranked?: (targetId: number) => RankedOutput[];
+  /** The request line of a target's transaction (a finding's evidence), undefined when it is gone. */
+  requestLine?: (targetId: number, transactionId: number) => string | undefined;
 }
 
 const RANK_WORDS: Record<number, string> = { [-1]: 'Unranked', 0: 'Passing', 1: 'Info', 2: 'Low', 3: 'Medium', 4: 'High', 5: 'Critical' };
@@ -67,6 +69,9 @@ code{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-siz
 .ranked-head .how{color:var(--muted);font-size:.85rem}
 .findings{margin:.3rem 0 0;padding-left:1.2rem}
 .findings li{margin:.2rem 0}
+.evidence{margin:.2rem 0 0;padding-left:1.2rem;font-size:.8rem;color:var(--muted)}
+.evidence li{margin:0;overflow-wrap:anywhere}
+.evidence code{font-size:inherit;color:var(--ink)}
 pre{margin:.2rem 0 0;padding:.3rem .5rem;background:var(--band);border-left:3px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere;font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.8rem}
 .notes{margin:.3rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere}
 .notes strong{white-space:normal}
@@ -180,22 +185,32 @@ function severitySection(severity: NonNullable<ReportInput['severity']>): string
     `<p class="none">${escapeHtml(ranked === 0 ? 'No ranked output yet.' : `${ranked} ranked output${ranked === 1 ? '' : 's'}; the tester’s rank counts where set, else the engine’s. Unranked outputs are not counted.`)}</p>`;
 }
 
-function rankedItem(o: RankedOutput): string {
+/** A finding's evidence: the request line of each transaction it names, and how many more there were. */
+function evidenceList(f: Finding, lineOf: (id: number) => string | undefined): string {
+  const ids = f.transactions ?? [];
+  if (ids.length === 0) return '';
+  const items = ids.map((id) => `<li><code>#${escapeHtml(id)}</code> ${escapeHtml(lineOf(id) ?? '(deleted since)')}</li>`).join('');
+  const total = f.transactions_total ?? ids.length;
+  const more = total > ids.length ? `<li>${escapeHtml(`… ${total - ids.length} more (${total} transactions in all)`)}</li>` : '';
+  return `<ol class="evidence" aria-label="Evidence">${items}${more}</ol>`;
+}
+
+function rankedItem(o: RankedOutput, lineOf: (id: number) => string | undefined): string {
   const how = `${o.type.replace(/_/g, '-')}, ${o.byTester ? 'ranked by the tester' : o.rank === -1 ? 'not ranked' : 'ranked by the engine'}${o.status === 'Successful' ? '' : `, ${o.status}`}`;
   const findings = o.findings.length === 0 ? '' : `<ul class="findings">${o.findings
-    .map((f) => `<li>${rankTag(f.rank)} ${escapeHtml(f.title)}${f.detail ? `<pre>${escapeHtml(f.detail)}</pre>` : ''}</li>`)
+    .map((f) => `<li>${rankTag(f.rank)} ${escapeHtml(f.title)}${f.detail ? `<pre>${escapeHtml(f.detail)}</pre>` : ''}${evidenceList(f, lineOf)}</li>`)
     .join('')}</ul>`;
   const notes = o.notes.trim() === '' ? '' : `<p class="notes"><strong>Tester’s notes:</strong> ${escapeHtml(o.notes)}</p>`;
   return `<li><p class="ranked-head">${rankTag(o.rank)} <code>${escapeHtml(o.code)}</code> ${escapeHtml(o.title)} <span class="how">(${escapeHtml(how)})</span></p>${findings}${notes}</li>`;
 }
 
-function findingsSection(targets: Target[], ranked: NonNullable<ReportInput['ranked']>): string {
+function findingsSection(targets: Target[], ranked: NonNullable<ReportInput['ranked']>, requestLine: ReportInput['requestLine']): string {
   const withOutputs = targets.map((t) => ({ t, outputs: ranked(t.id) })).filter((x) => x.outputs.length > 0);
   if (withOutputs.length === 0) return '<p class="none">No target has a ranked output, a finding or a note yet.</p>';
   withOutputs.sort((a, b) => b.outputs[0].rank - a.outputs[0].rank || (a.t.target_url < b.t.target_url ? -1 : 1));
   const quiet = targets.length - withOutputs.length;
   return withOutputs
-    .map(({ t, outputs }) => `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">${outputs.map(rankedItem).join('')}</ol></section>`)
+    .map(({ t, outputs }) => `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">${outputs.map((o) => rankedItem(o, (id) => requestLine?.(t.id, id))).join('')}</ol></section>`)
     .join('\n') + (quiet > 0 ? `\n<p class="none">${escapeHtml(`${quiet} other target${quiet === 1 ? ' has' : 's have'} no ranked output, finding or note.`)}</p>` : '');
 }
 
@@ -237,7 +252,7 @@ ${severitySection(input.severity)}
 </section>` : ''}
 ${input.ranked ? `<section id="findings">
 <h2>Findings by target</h2>
-${findingsSection(targets, input.ranked)}
+${findingsSection(targets, input.ranked, input.requestLine)}
 </section>` : ''}
 <section>
 <h2>Summary</h2>

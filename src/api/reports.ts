@@ -1,5 +1,7 @@
 /** /api/v1/reports/<session_id> (extension): a session's report, one self-contained HTML page. */
 import type { Catalogue } from '../engine/catalogue.js';
+import { requestLine } from '../evidence/read.js';
+import type { Evidence, LoadedTarget } from '../evidence/store.js';
 import { HttpError } from '../http/jsend.js';
 import { effectiveRank, targetOutputs } from '../store/engine.js';
 import { listConfig, type DefaultItem } from '../store/configuration.js';
@@ -12,7 +14,7 @@ import { severityCounts } from './misc.js';
 import { parseUnsigned } from './params.js';
 import { renderReport, reportPolicy, type RankedOutput, type ReportInput } from './report-page.js';
 
-export function registerReports(router: ApiRouter, store: Store, defaults: DefaultItem[], catalogue?: Catalogue): void {
+export function registerReports(router: ApiRouter, store: Store, defaults: DefaultItem[], catalogue?: Catalogue, evidence?: Evidence): void {
   const defaultValues = new Map(defaults.map((d) => [d.key, d.value]));
   /** The testing guide's order of codes, made on the first report (the catalogue is read when first needed). */
   let order: Map<string, number> | undefined;
@@ -48,11 +50,23 @@ export function registerReports(router: ApiRouter, store: Store, defaults: Defau
     const id = parseUnsigned(ctx.params.session_id);
     const row = id === undefined ? undefined : store.state.sessions.get(id);
     if (!row) throw new HttpError(400, MESSAGES.invalidSessionId);
+    const targets = listTargets(store.state, { sessionId: row.id });
+    // the transactions of the targets whose findings name some (grep plugins'): their request lines
+    const loaded = new Map<number, LoadedTarget>();
+    if (evidence) {
+      for (const t of targets) {
+        if (targetOutputs(store.state, t.id).some((o) => o.findings.some((f) => f.transactions?.length))) loaded.set(t.id, await evidence.load(t.id));
+      }
+    }
     const input: ReportInput = {
       session: { id: row.id, name: row.name, createdAt: row.createdAt },
-      targets: listTargets(store.state, { sessionId: row.id }),
+      targets,
       severity: severityCounts(store, row.id),
       ranked: rankedOutputs,
+      requestLine: (target, id) => {
+        const index = loaded.get(target);
+        return index && requestLine(index, id);
+      },
       changed: changedConfiguration(),
       generatedAt: new Date(),
     };
@@ -71,7 +85,7 @@ export function registerReports(router: ApiRouter, store: Store, defaults: Defau
     };
   }, {
     summary: "A session's report (extension): one self-contained HTML page, no script, printable on A4",
-    description: "The session and when it was made, its outputs counted by effective rank, each target's findings ordered by effective rank (rank, plugin code and title, findings with their evidence, the tester's notes), its targets grouped by host with scheme, port and IP, counts, and the configuration that differs from the defaults.",
+    description: "The session and when it was made, its outputs counted by effective rank, each target's findings ordered by effective rank (rank, plugin code and title, findings with their evidence and the request line of each transaction they name, the tester's notes), its targets grouped by host with scheme, port and IP, counts, and the configuration that differs from the defaults.",
     ok: { status: 200, description: 'The report', type: 'text/html', schema: { type: 'string' } },
     fails: { 400: [MESSAGES.invalidSessionId] },
   });

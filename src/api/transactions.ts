@@ -15,9 +15,12 @@ import type { Handler, RequestContext } from './context.js';
 import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
-import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
+import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
 import { TRANSACTION, TRANSACTION_SUMMARY } from './transaction-docs.js';
+import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
+
+const ORDERS = ['oldest', 'newest'] as const;
 
 /** Most transactions one list answer carries (page on with offset). */
 export const MAX_LIST = 10_000;
@@ -49,6 +52,8 @@ export interface TransactionRouteOptions {
   maxHarBody: number;
   /** The version a HAR export names as its creator's. */
   version: string;
+  /** A replay's time limit (connect to last byte), in milliseconds. */
+  replayTimeoutMs?: number;
 }
 
 export function registerTransactions(router: ApiRouter, store: Store, evidence: Evidence, options: TransactionRouteOptions): void {
@@ -85,15 +90,21 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       try {
         filter = and(filter, parseFilter(q));
       } catch (err) {
-        if (err instanceof FilterError) throw new HttpError(400, invalidFilter(err.message), { q: err.message });
+        if (err instanceof FilterError) throw new HttpError(400, invalidFilter(err.message), { q: err.message, position: String(err.position) });
         throw err;
       }
     }
     return filter;
   }
 
-  const matches = async (target: number, filter: Expr | undefined, offset: number, limit: number | undefined, stopWhenFull: boolean, budget: number): Promise<RowMatches> =>
-    findRows(await evidence.load(target), { filter, offset, limit, stopWhenFull, deadline: performance.now() + budget }, (s, p, l) => evidence.read(s, p, l));
+  /** `after_id` and `order` (extensions): what arrived since a view last looked, newest first. */
+  const since = (ctx: RequestContext) => {
+    const afterId = countArg(ctx.args, 'after_id');
+    const newest = enumArg(ctx.args, 'order', ORDERS) === 'newest';
+    return { ...(afterId === undefined ? {} : { afterId }), ...(newest ? { newest } : {}) };
+  };
+  const matches = async (target: number, filter: Expr | undefined, offset: number, limit: number | undefined, stopWhenFull: boolean, budget: number, ctx: RequestContext): Promise<RowMatches> =>
+    findRows(await evidence.load(target), { filter, offset, limit, stopWhenFull, deadline: performance.now() + budget, ...since(ctx) }, (s, p, l) => evidence.read(s, p, l));
 
   const list: Handler = async (ctx) => {
     const target = targetOf(ctx);
@@ -104,7 +115,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     }
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
-    const found = await matches(target, filter, offset, limit, false, SEARCH_BUDGET_MS);
+    const found = await matches(target, filter, offset, limit, false, SEARCH_BUDGET_MS, ctx);
     const views = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
     return { ...success(views), headers: { 'X-Total-Count': String(found.filtered) } };
   };
@@ -115,12 +126,15 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = countArg(ctx.args, 'limit') ?? 10;
     const exact = boolArg(ctx.args, 'exact') ?? false;
-    const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, SEARCH_BUDGET_MS);
-    const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, true, LIST_BODY_CAP);
+    const raw = boolArg(ctx.args, 'raw') ?? true;
+    const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, SEARCH_BUDGET_MS, ctx);
+    const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
     return success({
       records_total: found.total,
       records_filtered: found.filtered,
       data,
+      // extension: the target's highest id when the search began, for a view's next after_id
+      last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0),
       ...(found.exact ? {} : { records_filtered_exact: false }),
       ...(found.timedOut ? { timed_out: true } : {}),
     });
@@ -129,9 +143,10 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   const get: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const id = transactionOf(ctx, target);
-    const stored = await readStored(evidence, await evidence.load(target), target, id);
+    const cap = countArg(ctx.args, 'max_body') ?? Infinity;
+    const stored = await readStored(evidence, await evidence.load(target), target, id, cap);
     if (!stored) throw new HttpError(400, T.invalidTransaction);
-    return success(transactionView(stored.facts, stored.record, true));
+    return success(transactionView(stored.facts, stored.record, true, cap));
   };
 
   const remove: Handler = async (ctx) => {
@@ -228,7 +243,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   const exportHar: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const filter = searchFilter(ctx);
-    const found = await matches(target, filter, countArg(ctx.args, 'offset') ?? 0, countArg(ctx.args, 'limit'), true, EXPORT_BUDGET_MS);
+    const found = await matches(target, filter, countArg(ctx.args, 'offset') ?? 0, countArg(ctx.args, 'limit'), true, EXPORT_BUDGET_MS, ctx);
     const loaded = await evidence.load(target);
     async function* entries() {
       for (const id of found.ids) {
@@ -251,7 +266,11 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
 
   const base = '/api/v1/targets/{target_id:int}/transactions';
   const one = `${base}/{transaction_id:int}`;
-  const range = { offset: { type: 'integer', description: 'Skip this many matches first' } } as const;
+  const range: Record<string, ArgDoc> = {
+    offset: { type: 'integer', description: 'Skip this many matches first' },
+    after_id: { type: 'integer', description: 'Extension: only transactions with a greater id (what arrived since the last look)' },
+    order: { type: 'string', enum: [...ORDERS], description: 'Extension: oldest first (the default) or newest first' },
+  };
   const flags: Record<string, ArgDoc> = {
     scope: { type: 'boolean', description: "Only transactions in (or out of) the target's scope (its host and port)" },
     binary_response: { type: 'boolean', description: 'Only transactions whose response body is (or is not) binary' },
@@ -263,7 +282,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     ...range,
   };
   router.add('GET', base, list, {
-    summary: "A target's transactions, oldest first, without their raw fields",
+    summary: "A target's transactions, oldest first (newest first with order=newest), without their raw fields",
     args: {
       url: { type: 'string', repeatable: true, description: 'Only these URLs (exact; repeatable: any of them)' },
       method: { type: 'string', repeatable: true, description: 'Only these methods (exact; repeatable)' },
@@ -290,9 +309,14 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   });
   router.add('DELETE', base, needsId, { summary: 'Refused: a transaction id is needed', fails: { 400: [M.invalidTargetReference, T.needsTransactionId] } });
   router.add('GET', `${base}/search`, search, {
-    summary: "Search a target's transactions (each argument must match), oldest first, with their raw fields (bodies cut at 64 KiB)",
+    summary: "Search a target's transactions (each argument must match), oldest first (newest first with order=newest), with their raw fields (bodies cut at 64 KiB)",
     description: 'A search that reads headers or bodies stops once its page is full and one more match is found: records_filtered is then a lower bound (records_filtered_exact: false); exact=true counts them all. A search stops after 10 s with what it found (timed_out: true).',
-    args: { ...searchArgs, limit: { type: 'integer', description: 'At most this many (default 10)' }, exact: { type: 'boolean', description: 'Extension: count every match, whatever it costs' } },
+    args: {
+      ...searchArgs,
+      limit: { type: 'integer', description: 'At most this many (default 10)' },
+      exact: { type: 'boolean', description: 'Extension: count every match, whatever it costs' },
+      raw: { type: 'boolean', description: 'Extension: raw=false leaves out raw_request, response_headers and response_body (the fields of a list)' },
+    },
     ok: {
       status: 200,
       description: 'The page and the counts',
@@ -304,12 +328,13 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
           records_filtered: { type: 'integer' },
           data: arrayOf(TRANSACTION),
           records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search stopped before counting every match' },
+          last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next" },
           timed_out: { type: 'boolean', description: 'Extension: the search ran out of time' },
         },
       },
     },
     fails: { 400: [M.invalidTargetReference, M.invalidParameterType] },
-    builtFails: { 400: 'or "Invalid filter expression: ..." naming the position in q' },
+    builtFails: { 400: 'or "Invalid filter expression: ..." naming the position in q (data: q, the message, and position, from 0)' },
   });
   router.add('GET', `${base}/har`, exportHar, {
     summary: 'Export the transactions a search finds as a HAR 1.2 document (extension), every match unless limit says',
@@ -333,6 +358,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   });
   router.add('GET', one, get, {
     summary: 'One transaction, with its raw fields and its whole body',
+    args: { max_body: { type: 'integer', description: 'Extension: the body cut at this many bytes (then response_body_truncated: true)' } },
     ok: { status: 200, description: 'The transaction', data: TRANSACTION },
     fails: { 400: [M.invalidTargetReference, T.invalidTransaction] },
   });
@@ -353,4 +379,5 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     fails: { 400: [M.invalidTargetReference, T.invalidTransaction] },
   });
   registerUrls(router, store, evidence);
+  registerReplay(router, store, evidence, { timeoutMs: options.replayTimeoutMs ?? 10_000 });
 }

@@ -5,6 +5,7 @@
  */
 import { basename } from 'node:path';
 import type { PluginFile } from '../paths.js';
+import { GrepRuleError, readGrepRules } from '../evidence/grep-rules.js';
 import { unknownPlaceholders } from './template.js';
 import { PLUGIN_GROUPS, PLUGIN_TYPES, type CatalogueEntry, type Plugin, type PluginAction, type PluginGroup, type TestGroup } from './types.js';
 
@@ -149,14 +150,13 @@ export function pluginOrStandIn(catalogue: Catalogue, key: string): Plugin {
   return { key, code, group: 'web', type, name: key, title: key, descrip: 'no longer in the catalogue', file: '', attr: null, min_time: null };
 }
 
-const ACTION_KEYS = ['checklist', 'links', 'check', 'argv'] as const;
+const ACTION_KEYS = ['checklist', 'links', 'check', 'argv', 'grep'] as const;
 type ActionKey = (typeof ACTION_KEYS)[number];
 
 /**
  * The one action each type takes (docs/PLUGINS.md): external a checklist; passive links, nothing
  * sent to the target; semi_passive a built-in check; active, bruteforce (and the auxiliary
- * launchers) a program. A type not listed (web/grep, which reads stored transactions) has no
- * action in this build.
+ * launchers) a program; grep its rules over the target's stored transactions (nothing is sent).
  */
 const ACTION_OF_TYPE: Record<string, ActionKey> = {
   external: 'checklist',
@@ -170,6 +170,7 @@ const ACTION_OF_TYPE: Record<string, ActionKey> = {
   rce: 'argv',
   smb: 'argv',
   wafbypasser: 'argv',
+  grep: 'grep',
 };
 
 const ACTION_WORDS: Record<ActionKey, string> = {
@@ -177,6 +178,7 @@ const ACTION_WORDS: Record<ActionKey, string> = {
   links: '"links" (links to public resources: nothing is sent to the target)',
   check: '"check" (a built-in check)',
   argv: '"argv" with "tool" or "program" (a program)',
+  grep: '"grep" (its rules over the target\'s transactions)',
 };
 
 /** The fields every plugin has (docs/PLUGINS.md, "Every plugin has these fields"). */
@@ -244,6 +246,15 @@ function readAction(raw: Raw, kind: ActionKey, type: string, fail: (problem: str
       if (type !== 'semi_passive') fail('"check" is for semi_passive plugins');
       if (typeof raw.check !== 'string' || !knownChecks.has(raw.check)) fail(`"check" must name a built-in check: ${[...knownChecks].join(', ')}`);
       return { kind: 'check', check: raw.check as string };
+    }
+    case 'grep': {
+      if (type !== 'grep') fail('"grep" is for grep plugins');
+      try {
+        return { kind: 'grep', rules: readGrepRules(raw.grep) };
+      } catch (err) {
+        if (err instanceof GrepRuleError) fail(err.message);
+        throw err;
+      }
     }
     case 'argv': {
       const { tool, program, argv, parser, timeout, success_exit_codes: codes } = raw;

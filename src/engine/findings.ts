@@ -41,7 +41,7 @@ export function boundFindings(findings: readonly Finding[]): Finding[] {
   }
   return kept.map((f) => {
     const [title, detail] = [stripTerminalEscapes(f.title), stripTerminalEscapes(f.detail)];
-    return title === f.title && detail === f.detail && title.length <= MAX_TITLE && detail.length <= MAX_DETAIL ? f : { rank: f.rank, title: cut(title, MAX_TITLE), detail: cut(detail, MAX_DETAIL) };
+    return title === f.title && detail === f.detail && title.length <= MAX_TITLE && detail.length <= MAX_DETAIL ? f : { ...f, title: cut(title, MAX_TITLE), detail: cut(detail, MAX_DETAIL) };
   });
 }
 

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { realpathSync } from 'node:fs';
 import { IN_SEA, jsonFilesIn, PLUGINS_DIR, shippedPluginFiles } from '../paths.js';
+import type { Evidence } from '../evidence/store.js';
 import type { Store } from '../store/store.js';
 import { loadCatalogue, type Catalogue } from './catalogue.js';
 import { CHECK_NAMES } from './checks/names.js';
@@ -17,6 +18,8 @@ export interface OpenEngineOptions {
   runTimeoutMs: number;
   checkTimeoutMs?: number;
   maxOutputBytes?: number;
+  /** The transaction store: grep plugins read it. */
+  evidence?: Evidence;
   log: (line: string) => void;
 }
 

@@ -5,6 +5,8 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { GrepRuleSpec } from '../evidence/grep-rules.js';
+import type { Evidence } from '../evidence/store.js';
 import type { RunEnd } from '../store/engine.js';
 import type { Finding, Target } from '../store/state.js';
 import { notOneHost } from '../store/targets.js';
@@ -34,6 +36,8 @@ export interface RunContext {
   onProgram(handle: ProgramHandle): void;
   /** The target with its host's addresses, looked up (and kept) when it has none yet. */
   resolveAddresses?(target: Target): Promise<Target>;
+  /** The transaction store, that grep plugins read. */
+  evidence?: Evidence;
 }
 
 /** Placeholders that need the host's address: a target added by name without one gets it looked up. */
@@ -61,6 +65,27 @@ export async function runPlugin(ctx: RunContext): Promise<RunOutcome> {
       return runCheck(ctx, action.check);
     case 'program':
       return runTool(ctx, action);
+    case 'grep':
+      return runGrepRules(ctx, action.rules);
+  }
+}
+
+/** A grep plugin: its rules over the target's transactions as they are now. */
+async function runGrepRules(ctx: RunContext, rules: GrepRuleSpec[]): Promise<RunOutcome> {
+  const { evidence } = ctx;
+  if (!evidence) return skipped('this server keeps no transactions');
+  const loaded = await evidence.load(ctx.target.id);
+  if (loaded.index.live === 0) return skipped('the target has no transactions yet: import a HAR, or browse it through the proxy, then run it again');
+  const { runGrep } = await import('../evidence/grep.js');
+  const { SearchTimeout } = await import('../evidence/regex.js');
+  try {
+    const result = await runGrep({ loaded, read: (s, p, l) => evidence.read(s, p, l), rules, signal: ctx.signal, deadline: performance.now() + ctx.runTimeoutMs });
+    if (result.read === 0) return skipped(`none of the target's ${loaded.index.live} transactions is in its scope with a response: nothing to grep`);
+    return { status: 'Successful', owtfRank: highestRank(result.findings), findings: result.findings, exitCode: null, error: null, summary: result.summary };
+  } catch (err) {
+    if (ctx.signal.aborted) return { ...skipped(String(ctx.signal.reason ?? 'aborted')), status: 'Aborted', aborted: true };
+    if (err instanceof SearchTimeout) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: `time limit of ${Math.round(ctx.runTimeoutMs / 1000)} s reached` };
+    throw err;
   }
 }
 

@@ -6,6 +6,7 @@
 import { readdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
+import type { Evidence } from '../evidence/store.js';
 import type { Store } from '../store/store.js';
 import { withAddresses } from '../store/targets.js';
 import type { Target, WorkRow } from '../store/state.js';
@@ -27,6 +28,8 @@ export interface EngineOptions {
   checkTimeoutMs?: number;
   /** Bytes kept of a program's standard output, and of its error. */
   maxOutputBytes?: number;
+  /** The transaction store: grep plugins read it. */
+  evidence?: Evidence;
   log: (line: string) => void;
 }
 
@@ -215,6 +218,7 @@ export function createEngine(options: EngineOptions): Engine {
       signal: run.controller.signal,
       env: { ...env, [RUN_MARKER_VARIABLE]: `${(marker ??= runMarker(options.dataDir))}:${run.output}` },
       resolveAddresses: (target) => resolveAddresses(target, run.controller.signal),
+      evidence: options.evidence,
       onProgram(handle) {
         run.program = handle;
         if (run.ending) handle.abort(endReason(run.ending));

@@ -1,4 +1,5 @@
 /** The engine's vocabulary: plugins as their files say them, findings, ranks, test groups. */
+import type { GrepRuleSpec } from '../evidence/grep-rules.js';
 import type { Finding, Target } from '../store/state.js';
 
 export type { Finding };
@@ -64,7 +65,9 @@ export type PluginAction =
    * are filled, never split, no shell). `successExitCodes`: the exit statuses that mean the
    * program did its work (default `[0]`); any other makes the run `Crashed`.
    */
-  | { kind: 'program'; tool?: string; program?: string; argv: string[]; parser?: string; timeout?: number; successExitCodes?: number[] };
+  | { kind: 'program'; tool?: string; program?: string; argv: string[]; parser?: string; timeout?: number; successExitCodes?: number[] }
+  /** grep: rules over the target's stored transactions (evidence/grep-rules.ts); nothing is sent. */
+  | { kind: 'grep'; rules: GrepRuleSpec[] };
 
 /** One plugin of the catalogue: what the API shows, and what running it does. */
 export interface CatalogueEntry {

@@ -30,9 +30,12 @@ export interface WrittenSegments {
   committed(state: State): void;
 }
 
-/** Writes the bundle's transactions, one durable segment per target. Throws BundledTransactionError. */
-export async function writeBundledTransactions(evidence: Evidence, bundled: readonly BundledTransactions[]): Promise<WrittenSegments> {
-  const written: { url: string; pending: PendingSegment }[] = [];
+/**
+ * Writes the bundle's transactions, one durable segment per target, noting where those `referenced`
+ * by findings (their `_id` on the exporting box) land. Throws BundledTransactionError.
+ */
+export async function writeBundledTransactions(evidence: Evidence, bundled: readonly BundledTransactions[], referenced: ReadonlySet<number> = new Set()): Promise<WrittenSegments> {
+  const written: { url: string; pending: PendingSegment; positions: [number, number][] }[] = [];
   const abort = async () => {
     for (const { pending } of written) await pending.abort();
   };
@@ -41,7 +44,8 @@ export async function writeBundledTransactions(evidence: Evidence, bundled: read
       const target = deriveTarget(0, url)!;
       const inScope = scopeTest(target.host_name, target.port_number);
       const pending = await evidence.newSegment();
-      written.push({ url, pending });
+      const positions: [number, number][] = [];
+      written.push({ url, pending, positions });
       for (let i = 0; i < entries.length; i++) {
         let exchange;
         try {
@@ -50,7 +54,10 @@ export async function writeBundledTransactions(evidence: Evidence, bundled: read
           if (!(err instanceof HarError)) throw err;
           throw new BundledTransactionError(err.field.replace(/^log\.entries\[\d+\]/, `targets[${index}].transactions[${i}]`), err.problem);
         }
-        if (exchange) await pending.add(exchange, inScope(exchange.url));
+        if (!exchange) continue;
+        const old = (entries[i] as { _id?: unknown })._id;
+        if (typeof old === 'number' && referenced.has(old)) positions.push([old, pending.count]);
+        await pending.add(exchange, inScope(exchange.url));
       }
       if (pending.count === 0) {
         await pending.abort();
@@ -62,7 +69,7 @@ export async function writeBundledTransactions(evidence: Evidence, bundled: read
     throw err;
   }
   return {
-    segments: written.map(({ url, pending }) => ({ url, segment: pending.n, count: pending.count })),
+    segments: written.map(({ url, pending, positions }) => ({ url, segment: pending.n, count: pending.count, ...(positions.length > 0 ? { positions } : {}) })),
     abort,
     committed(state) {
       evidence.committed(written.map(({ url, pending }) => ({ target: state.targetIdByUrl.get(url)!, pending })));

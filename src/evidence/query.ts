@@ -20,6 +20,10 @@ export interface RowQuery {
   stopWhenFull: boolean;
   /** performance.now() past which the scan stops (with what it found). */
   deadline: number;
+  /** Only transactions with a greater id (a view asking for what arrived since it last looked). */
+  afterId?: number;
+  /** Newest first (default: oldest first). */
+  newest?: boolean;
 }
 
 export interface RowMatches {
@@ -29,8 +33,10 @@ export interface RowMatches {
   filtered: number;
   exact: boolean;
   timedOut: boolean;
-  /** The page's transaction ids, oldest first. */
+  /** The page's transaction ids, oldest first (newest first when asked). */
   ids: number[];
+  /** The target's highest transaction id when the scan began (0: none): a view asks after it next time. */
+  lastId: number;
 }
 
 /** Reads bytes of a segment: the evidence store's reader. */
@@ -114,7 +120,7 @@ function subjectOf(loaded: LoadedTarget, known: Known): Subject & { row: number 
 }
 
 /** Records read together: one buffer, and where each row's record is in it. */
-interface Batch {
+export interface Batch {
   bytes: Buffer;
   rows: number[];
   /** Where each row's record starts in `bytes`, and its parts. */
@@ -123,7 +129,7 @@ interface Batch {
 }
 
 /** Reads the records of `rows` (in index order), coalescing neighbours in a file into one read. */
-async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes): Promise<Batch[]> {
+export async function readRecords(index: TargetIndex, rows: number[], read: ReadBytes): Promise<Batch[]> {
   const batches: Batch[] = [];
   let i = 0;
   while (i < rows.length) {
@@ -189,6 +195,7 @@ function searchUrls(index: TargetIndex, tests: Extract<Expr, { k: 'regex' }>[], 
 export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadBytes): Promise<RowMatches> {
   const { index } = loaded;
   const n = index.n;
+  const lastId = n > 0 ? index.ids[n - 1] : 0;
   const filter = q.filter;
   const disk = filter !== undefined && needsRecord(filter);
   const want = q.offset + (q.limit ?? Infinity);
@@ -207,13 +214,25 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
     matched++;
     if (matched > q.offset && matched <= want) ids.push(index.ids[row]);
   };
+  // the first row after `afterId`: ids are in row order
+  let lo = 0;
+  if (q.afterId !== undefined) {
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (index.ids[mid] <= q.afterId) lo = mid + 1;
+      else hi = mid;
+    }
+  }
+  const step = q.newest ? -1 : 1;
+  const more = (i: number) => (q.newest ? i >= lo : i < n);
   // rows keep their places while the scan waits: deleted ones are not dropped from the columns meanwhile
   index.scans++;
   try {
-    let i = 0;
-    while (i < n) {
+    let i = q.newest ? n - 1 : lo;
+    while (more(i)) {
       if (!disk) {
-        for (; i < n && performance.now() - slice < SLICE_MS; i++) {
+        for (; more(i) && performance.now() - slice < SLICE_MS; i += step) {
           if (index.flags[i] & FLAG_DEAD) continue;
           subject.row = i;
           if (!filter || evaluate(filter, subject, q.deadline)) take(i);
@@ -227,7 +246,7 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
         let bytes = 0;
         // small batches first (a page that fills at once is answered at once), then larger ones
         const rowsNow = Math.min(BATCH_ROWS, 64 << Math.min(batches++, 4));
-        for (; i < n && batch.length < rowsNow && bytes < BATCH_BYTES; i++) {
+        for (; more(i) && batch.length < rowsNow && bytes < BATCH_BYTES; i += step) {
           if (index.flags[i] & FLAG_DEAD) continue;
           subject.row = i;
           subject.parts = undefined;
@@ -239,6 +258,8 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
             bytes += index.len[i];
           }
         }
+        // read in file order, whatever the order asked
+        if (q.newest) unknown.reverse();
         const records = unknown.length > 0 ? await readRecords(index, unknown, read) : [];
         searchBatches(recordLiterals, records, known, q.deadline);
         const parts = new Map<number, RecordParts>();
@@ -272,5 +293,5 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
   } finally {
     index.scans--;
   }
-  return { total: index.live, filtered: matched, exact, timedOut, ids };
+  return { total: index.live, filtered: matched, exact, timedOut, ids, lastId };
 }

@@ -45,6 +45,15 @@ export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number
   return views;
 }
 
+/** `GET https://shop.example/login → 302 Found`: a transaction's request line and status, from the index alone. */
+export function requestLine(loaded: LoadedTarget, id: number): string | undefined {
+  const { index, interner } = loaded;
+  const row = rowOfId(index, id);
+  if (row === -1) return undefined;
+  const status = index.flags[row] & FLAG_RESPONSE ? ` → ${`${index.status[row]} ${interner.text(index.reason[row])}`.trimEnd()}` : ' → no response';
+  return `${interner.text(index.method[row])} ${urlOf(index, row)}${status}`;
+}
+
 export const URL_KINDS = ['file', 'image', 'fuzzable', 'error', 'external', 'page'] as const;
 export type UrlKind = (typeof URL_KINDS)[number];
 

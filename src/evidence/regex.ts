@@ -61,11 +61,13 @@ function foldCase(cls: ByteClass): ByteClass {
 const SYNTAX = new Set('^$\\.*+?()[]{}|/-');
 
 /** Parses a pattern (JavaScript syntax, the subset that needs no backtracking), and its trailing (?!...). */
-function parse(pattern: string): { tree: Node; lookahead?: Node } {
+function parse(pattern: string): { tree: Node; lookahead?: Node; lazy: boolean } {
   let pos = 0;
   /** Groups open around the place being read. */
   let depth = 0;
   let lookahead: { node: Node; at: number } | undefined;
+  /** A lazy quantifier (`*?`) was read: a value is then the shortest match, else the longest (matches()). */
+  let lazy = false;
   const fail = (message: string, at = pos): never => {
     throw new RegexError(message, at);
   };
@@ -108,7 +110,10 @@ function parse(pattern: string): { tree: Node; lookahead?: Node } {
       if (node.k === 'assert') fail('nothing to repeat', at);
       pos++;
       // lazy or greedy matches the same texts: a search only asks whether one does
-      if (peek() === '?') pos++;
+      if (peek() === '?') {
+        pos++;
+        lazy = true;
+      }
       if (peek() === '*' || peek() === '+' || peek() === '?' || peek() === '{') {
         if (peek() !== '{' || /^\{\d+(,\d*)?\}/.test(pattern.slice(pos))) fail('nothing to repeat');
       }
@@ -289,7 +294,7 @@ function parse(pattern: string): { tree: Node; lookahead?: Node } {
   const tree = alternation();
   if (pos < pattern.length) fail('unmatched )');
   if (lookahead && tree.k === 'alt') fail('a lookahead (?!...) at the end of one alternative: put the alternatives in a group before it', lookahead.at);
-  return { tree, lookahead: lookahead?.node };
+  return { tree, lookahead: lookahead?.node, lazy };
 }
 
 // NFA states
@@ -307,7 +312,47 @@ interface Nfa {
   start: number;
 }
 
-function compile(tree: Node, position: number): Nfa {
+/** The tree read backwards: it matches the reversed bytes of what `node` matches (a match's start is found from its end). */
+function reverseTree(node: Node): Node {
+  switch (node.k) {
+    case 'cat':
+      return { k: 'cat', items: node.items.map(reverseTree).reverse() };
+    case 'alt':
+      return { k: 'alt', items: node.items.map(reverseTree) };
+    case 'rep':
+      return { ...node, node: reverseTree(node.node) };
+    case 'bytes':
+      return { k: 'bytes', bytes: [...node.bytes].reverse() };
+    case 'class':
+      return { ...node, extra: node.extra.map((bytes) => [...bytes].reverse()) };
+    case 'assert':
+      return { k: 'assert', kind: node.kind === 'start' ? 'end' : node.kind === 'end' ? 'start' : node.kind };
+  }
+}
+
+/** The ASCII text every match begins with (any case), lower-cased: `''` when none. */
+function literalPrefix(node: Node): string {
+  let text = '';
+  const lower = (b: number) => (b >= 65 && b <= 90 ? b + 32 : b);
+  const walk = (n: Node): boolean => {
+    if (n.k === 'cat') return n.items.every(walk);
+    if (n.k === 'rep') {
+      // the first repetition begins every match; what follows it may vary
+      if (n.min >= 1) walk(n.node);
+      return false;
+    }
+    if (n.k !== 'class' || n.cls.nonAscii || n.extra.length > 0) return false;
+    const members: number[] = [];
+    for (let b = 0; b < 128; b++) if (n.cls.ascii[b]) members.push(b);
+    if (members.length === 0 || members.length > 2 || !members.every((b) => lower(b) === lower(members[0]))) return false;
+    text += String.fromCharCode(lower(members[0]));
+    return true;
+  };
+  walk(node);
+  return text;
+}
+
+function compile(tree: Node, position: number, backwards = false): Nfa {
   const nfa: Nfa = { kind: [], out: [], out2: [], table: [], start: 0 };
   const add = (kind: number, out: number, out2: number, table: Uint8Array | Assertion | null) => {
     if (nfa.kind.length >= MAX_STATES) throw new RegexError('pattern too complex (its repetitions make it too large)', position);
@@ -331,8 +376,16 @@ function compile(tree: Node, position: number): Nfa {
     for (let i = bytes.length - 1; i >= 0; i--) s = add(CHAR, s, -1, byteTable((b) => b === bytes[i]));
     return s;
   };
-  /** Any one non-ASCII character, as its UTF-8 bytes. */
+  /** Any one non-ASCII character, as its UTF-8 bytes (read from its last byte, `backwards`). */
   const nonAscii = (next: number) => {
+    if (backwards) {
+      const sequence = (lead: Uint8Array, continuations: number) => {
+        let s = add(CHAR, next, -1, lead);
+        for (let i = 0; i < continuations; i++) s = add(CHAR, s, -1, CONT);
+        return s;
+      };
+      return add(SPLIT, sequence(LEAD2, 1), add(SPLIT, sequence(LEAD3, 2), sequence(LEAD4, 3), null), null);
+    }
     const c1 = add(CHAR, next, -1, CONT);
     const c2 = add(CHAR, add(CHAR, next, -1, CONT), -1, CONT);
     const c3 = add(CHAR, add(CHAR, add(CHAR, next, -1, CONT), -1, CONT), -1, CONT);
@@ -385,7 +438,17 @@ export interface Matcher {
   each?(bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean;
   /** A literal's length in bytes. */
   length?: number;
+  /**
+   * Each match in `bytes[start..end)` from left to right, none overlapping: from the leftmost start
+   * of the match that ends first, the longest match (POSIX's leftmost-longest), or the shortest when
+   * the pattern has a lazy quantifier (`<!--.*?-->` is one comment). Calls `found(from, to)` until it
+   * returns true (then true). A match is at most MAX_MATCH bytes. Empty matches are passed over.
+   */
+  matches(bytes: Uint8Array, start: number, end: number, found: (from: number, to: number) => boolean, deadline?: number): boolean;
 }
+
+/** The longest match `matches` reports, in bytes: its start is looked for this far back from its end. */
+export const MAX_MATCH = 64 * 1024;
 
 const UNKNOWN = -1;
 const FOUND = -2;
@@ -393,9 +456,16 @@ const FOUND = -2;
 interface Dfa {
   /** Whether the pattern matches in `bytes[start..end)` (anchored: at `start` only). */
   test(bytes: Uint8Array, start: number, end: number, deadline?: number): boolean;
-  /** Calls `at` with each place in `[start, end]` where a match ends, until it returns true. */
-  ends(bytes: Uint8Array, start: number, end: number, at: (i: number) => boolean, deadline?: number): boolean;
+  /**
+   * Calls `at` with each place in `[start, end]` where a match ends, until it returns true.
+   * `context`: what the assertions see before `start` (default: the text's start).
+   */
+  ends(bytes: Uint8Array, start: number, end: number, at: (i: number) => boolean, deadline?: number, context?: number): boolean;
 }
+
+/** What the assertions see before a search's first byte: the text's start, and whether the byte before is a word byte. */
+export const AT_START = 1;
+export const AFTER_WORD = 2;
 
 const timeUp = (deadline: number | undefined) => deadline !== undefined && performance.now() > deadline;
 
@@ -435,8 +505,8 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
     }
   }
 
-  const START = 1;
-  const PREV_WORD = 2;
+  const START = AT_START;
+  const PREV_WORD = AFTER_WORD;
   function stateOf(list: number[], ctx: number): number {
     list.sort((a, b) => a - b);
     const key = `${ctx}:${list.join(',')}`;
@@ -529,6 +599,13 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
     }
     return startState;
   };
+  /** The start state for a search that begins after other bytes (`ctx`: what they leave the assertions). */
+  const initialIn = (ctx: number) => {
+    if (ctx === START) return initial();
+    const list: number[] = [];
+    close([nfa.start], list, () => false);
+    return stateOf(list, ctx);
+  };
 
   return {
     test(bytes, start, end, deadline) {
@@ -558,8 +635,8 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
       return matchesAtEnd(state);
     },
 
-    ends(bytes, start, end, at, deadline) {
-      let state = initial();
+    ends(bytes, start, end, at, deadline, ctx = START) {
+      let state = initialIn(ctx);
       for (let i = start; i < end; i++) {
         const b = bytes[i];
         let next = nextOf[(state << 8) | b];
@@ -570,6 +647,8 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
         } else found = trans[(state << 8) | b] === FOUND;
         if (found && at(i)) return true;
         state = next;
+        // anchored, no thread left: no match ends further on
+        if (anchored && sets[state].length === 0) return false;
         if ((i & 0xfff) === 0xfff && timeUp(deadline)) throw new SearchTimeout('search took too long');
       }
       return matchesAtEnd(state) && at(end);
@@ -583,7 +662,7 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
  * after which that does not match (tried at each place such a match ends). Throws RegexError.
  */
 export function compileRegex(pattern: string, offset = 0): Matcher {
-  let parsed: { tree: Node; lookahead?: Node };
+  let parsed: { tree: Node; lookahead?: Node; lazy: boolean };
   try {
     parsed = parse(pattern);
   } catch (err) {
@@ -594,12 +673,80 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
   const look = parsed.lookahead && lazyDfa(compile(parsed.lookahead, offset), true);
   const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) =>
     look ? main.ends(bytes, start, end, (i) => !look.test(bytes, i, end, deadline), deadline) : main.test(bytes, start, end, deadline);
+  let back: Dfa | undefined;
+  let anchored: Dfa | undefined;
+
+  /** The end of the longest match from `s` (at least `e`, at most MAX_MATCH bytes long). */
+  function longestFrom(bytes: Uint8Array, start: number, end: number, s: number, e: number, deadline?: number): number {
+    anchored ??= lazyDfa(compile(parsed.tree, offset), true);
+    const context = (s === start ? AT_START : 0) | (s > start && isWordByte(bytes[s - 1]) ? AFTER_WORD : 0);
+    let best = e;
+    anchored.ends(bytes, s, Math.min(end, s + MAX_MATCH), (i) => {
+      if (i > best && !look?.test(bytes, i, end, deadline)) best = i;
+      return false;
+    }, deadline, context);
+    return best;
+  }
+  const prefix = literalPrefix(parsed.tree);
+  /** Made on first use: a literal's own matcher compiles a pattern too. */
+  let prefixSearch: Matcher | null | undefined;
+
+  /** The leftmost start in `[lo, e)` of a match ending at `e` (`e` itself when there is none). */
+  function startOf(bytes: Uint8Array, start: number, end: number, lo: number, e: number, deadline?: number): number {
+    back ??= lazyDfa(compile(reverseTree(parsed.tree), offset, true), true);
+    // the bytes before `lo` and after `e` are the assertions' context: one of each is kept
+    const from = lo > start ? lo - 1 : lo;
+    const reversed = Buffer.allocUnsafe(e - from);
+    for (let i = 0; i < reversed.length; i++) reversed[i] = bytes[e - 1 - i];
+    const context = (e === end ? AT_START : 0) | (e < end && isWordByte(bytes[e]) ? AFTER_WORD : 0);
+    const limit = e - lo;
+    let best = e;
+    back.ends(reversed, 0, reversed.length, (i) => {
+      if (i <= limit) best = e - i;
+      return i >= limit;
+    }, deadline, context);
+    return best;
+  }
+
   return {
     source: pattern,
     test,
     testString: (text, deadline) => {
       const bytes = Buffer.from(text);
       return test(bytes, 0, bytes.length, deadline);
+    },
+    matches(bytes, start, end, found, deadline) {
+      let pos = start;
+      if (prefixSearch === undefined) prefixSearch = prefix === '' ? null : (literalMatcher(prefix) ?? null);
+      while (pos < end) {
+        if (prefixSearch) {
+          // no match begins before the next place its prefix is
+          let next = -1;
+          prefixSearch.each!(bytes, pos, end, (i) => ((next = i), true), deadline);
+          if (next === -1) return false;
+          pos = next;
+        }
+        const context = (pos === start ? AT_START : 0) | (pos > start && isWordByte(bytes[pos - 1]) ? AFTER_WORD : 0);
+        let e = -1;
+        main.ends(bytes, pos, end, (i) => {
+          if (look?.test(bytes, i, end, deadline)) return false;
+          e = i;
+          return true;
+        }, deadline, context);
+        if (e === -1) return false;
+        const lo = Math.max(pos, e - MAX_MATCH);
+        let s = startOf(bytes, start, end, lo, e, deadline);
+        // longer than MAX_MATCH: its last MAX_MATCH bytes
+        if (s === e && lo > pos) s = lo;
+        if (s === e) {
+          pos = e + 1;
+          continue;
+        }
+        if (!parsed.lazy) e = longestFrom(bytes, start, end, s, e, deadline);
+        if (found(s, e)) return true;
+        pos = e;
+      }
+      return false;
     },
   };
 }
@@ -665,6 +812,14 @@ function literalMatcher(text: string): Matcher | undefined {
     test,
     each,
     length: lower.length,
+    matches(bytes, start, end, found, deadline) {
+      let after = start;
+      return each(bytes, start, end, (i) => {
+        if (i < after) return false;
+        after = i + lower.length;
+        return found(i, after);
+      }, deadline);
+    },
     testString: (t, deadline) => {
       const bytes = Buffer.from(t);
       return test(bytes, 0, bytes.length, deadline);

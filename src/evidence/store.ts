@@ -49,6 +49,12 @@ export interface ImportCounts {
   skipped: number;
 }
 
+/** An import's counts, and the id its first transaction took (the others follow it, in order). */
+export interface ImportResult {
+  counts: ImportCounts;
+  first?: number;
+}
+
 /** A target's transactions loaded in memory, and what the queries need beside them. */
 export interface LoadedTarget {
   index: TargetIndex;
@@ -65,7 +71,7 @@ export interface Evidence {
    * Imports exchanges for a target (`null`: an entry skipped by the source) as one segment and one
    * durable op: all of them or none. With `scopeOnly`, exchanges out of the target's scope are dropped.
    */
-  importExchanges(target: number, source: AsyncIterable<Exchange | null>, options?: { scopeOnly?: boolean }): Promise<{ ok: true; counts: ImportCounts } | { ok: false; reason: ImportRefusal }>;
+  importExchanges(target: number, source: AsyncIterable<Exchange | null>, options?: { scopeOnly?: boolean }): Promise<({ ok: true } & ImportResult) | { ok: false; reason: ImportRefusal }>;
   /** After the op that named committed segments is durable: their targets' indexes learn them. */
   committed(segments: { target: number; pending: PendingSegment }[]): void;
   /** The target's transactions in memory (loaded from the segments' footers on first use). */
@@ -229,6 +235,7 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     const inScope = scopeOf(target);
     const counts: ImportCounts = { imported: 0, out_of_scope: 0, skipped: 0 };
     const p = await newSegment();
+    let first: number;
     try {
       for await (const exchange of source) {
         if (exchange === null) {
@@ -251,12 +258,13 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
         await p.abort();
         return { ok: false as const, reason: 'unknown-target' as const };
       }
+      first = result.base;
     } catch (err) {
       await p.abort();
       throw err;
     }
     committed([{ target, pending: p }]);
-    return { ok: true as const, counts };
+    return { ok: true as const, counts, first };
   }
 
   function scopeOf(target: number): (url: string) => boolean {

@@ -96,7 +96,9 @@ export type OutputField =
   | 'finding'
   | 'finding.rank'
   | 'finding.title'
-  | 'finding.detail';
+  | 'finding.detail'
+  | 'finding.transactions'
+  | 'finding.transactions_total';
 
 /** Why a bundle was refused; `index` is the position in its `targets` list, `output` in that target's `outputs`. */
 export type BundleProblem =
@@ -225,6 +227,16 @@ const CODE = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/;
 const ISO_TIME = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 const isRank = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= -1 && (v as number) <= 5;
+const isId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
+/** Transaction ids one finding of a bundle may name. */
+const MAX_FINDING_TRANSACTIONS = 1000;
+
+/** Every transaction id the outputs' findings name (a bundle's transactions carry their old id as `_id`). */
+export function referencedTransactions(outputs: readonly ImportedOutput[]): Set<number> {
+  const ids = new Set<number>();
+  for (const o of outputs) for (const f of o.findings) for (const id of f.transactions ?? []) ids.add(id);
+  return ids;
+}
 const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
 /** Notes and texts are limited in bytes, as `PATCH .../poutput/` limits notes and an answer limits a text. */
 const isUtf8Text = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max && Buffer.byteLength(v) <= max;
@@ -275,7 +287,13 @@ function parseOutput(value: object, url: string): ImportedOutput | FieldProblem 
     if (!isText(title, MAX_FINDING_TITLE)) return { field: 'finding.title', finding, what: 'invalid' };
     if (detail === undefined) return { field: 'finding.detail', finding, what: 'missing' };
     if (!isText(detail, MAX_FINDING_DETAIL)) return { field: 'finding.detail', finding, what: 'invalid' };
-    checked.push({ rank, title, detail });
+    // the ids of the exporting box's transactions: an import gives them the new ids of the same transactions
+    const [transactions, total] = [own(f, 'transactions'), own(f, 'transactions_total')];
+    if (transactions !== undefined && !(Array.isArray(transactions) && transactions.length <= MAX_FINDING_TRANSACTIONS && transactions.every(isId))) {
+      return { field: 'finding.transactions', finding, what: 'invalid' };
+    }
+    if (total !== undefined && !isId(total)) return { field: 'finding.transactions_total', finding, what: 'invalid' };
+    checked.push({ rank, title, detail, ...(transactions === undefined ? {} : { transactions: transactions as number[] }), ...(total === undefined ? {} : { transactions_total: total }) });
   }
   const [exitCode, error] = [or('exit_code', null), or('error', null)];
   if (exitCode !== null && !Number.isSafeInteger(exitCode)) return { field: 'exit_code', what: 'invalid' };

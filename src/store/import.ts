@@ -36,6 +36,8 @@ export interface ImportedSegment {
   url: string;
   segment: number;
   count: number;
+  /** `[id on the exporting box, place in the segment]` of the transactions findings name. */
+  positions?: [number, number][];
 }
 
 /**
@@ -72,20 +74,38 @@ export function importSession(
   const sessionId = insertSession(state, checked.name, at, false);
   const ids = new Map<string, number>();
   for (const target of derived.values()) ids.set(target.target_url, attachUrl(state, sessionId, target).id);
+  // the segments' files are durable before the op: they become their targets' now, their ids new
+  const renamed = new Map<string, Map<number, number>>();
+  for (const s of segments) {
+    const added = addTransactions(state, { target: ids.get(s.url)!, segment: s.segment, count: s.count });
+    if (!added.ok) continue;
+    let map = renamed.get(s.url);
+    if (!map) renamed.set(s.url, (map = new Map()));
+    for (const [old, place] of s.positions ?? []) if (Number.isSafeInteger(place) && place >= 0 && place < s.count) map.set(old, added.base + place);
+  }
   const touched = new Set<number>();
   for (const output of outputs) {
     const targetId = ids.get(output.url)!;
     if (state.outputsByTarget.get(targetId)?.has(output.plugin_key)) continue;
-    insertOutput(state, importedRow(state, targetId, output, at ?? 0));
+    insertOutput(state, importedRow(state, targetId, output, at ?? 0, renamed.get(output.url)));
     touched.add(targetId);
   }
   for (const targetId of touched) updateTargetRanks(state, targetId);
-  // the segments' files are durable before the op: they become their targets' now
-  for (const s of segments) addTransactions(state, { target: ids.get(s.url)!, segment: s.segment, count: s.count });
   return { ok: true, id: sessionId, targets: state.sessions.get(sessionId)!.targets?.size ?? 0 };
 }
 
-function importedRow(state: State, targetId: number, o: ImportedOutput, at: number): OutputRow {
+/** A finding as imported: the transactions it names by their new ids (those the bundle did not carry are left out). */
+function importedFinding(f: Finding, renamed: ReadonlyMap<number, number> | undefined): Finding {
+  const finding: Finding = { rank: f.rank, title: f.title, detail: f.detail };
+  const transactions = (f.transactions ?? []).map((id) => renamed?.get(id)).filter((id): id is number => id !== undefined);
+  if (transactions.length > 0) {
+    finding.transactions = transactions;
+    if (f.transactions_total !== undefined && f.transactions_total > transactions.length) finding.transactions_total = f.transactions_total;
+  }
+  return finding;
+}
+
+function importedRow(state: State, targetId: number, o: ImportedOutput, at: number, renamed?: ReadonlyMap<number, number>): OutputRow {
   const startedAt = o.started_at ?? o.ended_at ?? at;
   return {
     id: state.nextOutputId++,
@@ -102,7 +122,7 @@ function importedRow(state: State, targetId: number, o: ImportedOutput, at: numb
     started_at: startedAt,
     ended_at: o.ended_at === null ? startedAt : Math.max(o.ended_at, startedAt),
     error: o.error,
-    findings: o.findings.map((f) => ({ rank: f.rank, title: f.title, detail: f.detail })),
+    findings: o.findings.map((f) => importedFinding(f, renamed)),
     exit_code: o.exit_code,
     summary: o.output,
   };

@@ -65,6 +65,10 @@ export interface Finding {
   rank: number;
   title: string;
   detail: string;
+  /** Extension: the ids of the target's transactions that show it (a grep plugin's evidence), at most 100. */
+  transactions?: number[];
+  /** Extension: how many transactions show it, when more than `transactions` lists. */
+  transactions_total?: number;
 }
 
 export type OutputStatus = 'Running' | 'Successful' | 'Aborted' | 'Crashed' | 'Skipped';
@@ -388,7 +392,11 @@ const isRank = (v: unknown) => Number.isInteger(v) && (v as number) >= -1 && (v 
 const isStringOrNull = (v: unknown) => v === null || typeof v === 'string';
 
 function isFinding(f: unknown): f is Finding {
-  return isObject(f) && Number.isInteger(f.rank) && typeof f.title === 'string' && typeof f.detail === 'string';
+  return (
+    isObject(f) && Number.isInteger(f.rank) && typeof f.title === 'string' && typeof f.detail === 'string' &&
+    (f.transactions === undefined || (Array.isArray(f.transactions) && f.transactions.every(isId))) &&
+    (f.transactions_total === undefined || isId(f.transactions_total))
+  );
 }
 
 function isOutput(o: Record<string, unknown>): boolean {

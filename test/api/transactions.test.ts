@@ -288,3 +288,37 @@ test('DELETE removes one transaction: it is gone from the list, the search and t
   const again = await request(server.url, `/api/v1/targets/4/transactions/${before[0]}`, { method: 'DELETE' });
   assert.equal(again.json.message, T.invalidTransaction);
 });
+
+test('extensions after_id and order: what arrived since a view last looked, newest first, on the list and the search', async () => {
+  assert.deepEqual(ids((await get('/api/v1/targets/1/transactions/?after_id=5')).json.data), [6, 7, 8]);
+  const newest = await get('/api/v1/targets/1/transactions/?order=newest&limit=3');
+  assert.deepEqual(ids(newest.json.data), [8, 7, 6]);
+  assert.equal(newest.headers['x-total-count'], '8');
+  assert.deepEqual(ids((await get('/api/v1/targets/1/transactions/?order=newest&after_id=6')).json.data), [8, 7]);
+  const since = await get('/api/v1/targets/1/transactions/?after_id=8');
+  assert.deepEqual(since.json.data, []);
+  assert.equal(since.headers['x-total-count'], '0');
+  // a search that reads bodies, newest first, and only what is new
+  const search = await get(`/api/v1/targets/1/transactions/search/?order=newest&limit=2&q=${encodeURIComponent('~bs .')}`);
+  assert.deepEqual(ids(search.json.data.data), [8, 7]);
+  assert.deepEqual(ids((await get(`/api/v1/targets/1/transactions/search/?after_id=3&limit=10&q=${encodeURIComponent('~bs .')}`)).json.data.data), [4, 5, 6, 7, 8]);
+  assert.equal((await get('/api/v1/targets/1/transactions/?order=sideways')).status, 400);
+  assert.equal((await get('/api/v1/targets/1/transactions/?after_id=-1')).status, 400);
+});
+
+test('extensions raw=false (a search answers a list’s fields), max_body (one transaction’s body cut), and the position of a bad filter', async () => {
+  const lean = (await get(`/api/v1/targets/1/transactions/search/?raw=false&limit=2&q=${encodeURIComponent('~u shop')}`)).json.data;
+  assert.deepEqual(ids(lean.data), [1, 2]);
+  assert.equal(lean.data[0].response_body, undefined);
+  assert.equal(lean.data[0].raw_request, undefined);
+  assert.equal(lean.data[0].response_status, '200 OK');
+  const cut = (await get('/api/v1/targets/1/transactions/7?max_body=10')).json.data;
+  assert.equal(cut.response_body, 'BBBBBBBBBB');
+  assert.equal(cut.response_body_truncated, true);
+  const whole = (await get('/api/v1/targets/1/transactions/7')).json.data;
+  assert.ok(whole.response_body.endsWith('TAIL-MARKER'));
+  const bad = await get(`/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~m GET & ~c abc')}`);
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.message, 'Invalid filter expression: ~c needs a status code at position 12');
+  assert.deepEqual(bad.json.data, { q: '~c needs a status code at position 12', position: '12' });
+});

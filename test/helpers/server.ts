@@ -69,6 +69,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     runTimeoutMs: options.runTimeoutMs ?? 60_000,
     checkTimeoutMs: options.checkTimeoutMs,
     maxOutputBytes: options.maxOutputBytes,
+    evidence,
     log,
   });
   let proxy: ProxyServer | undefined;

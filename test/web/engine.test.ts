@@ -210,7 +210,10 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     assert.equal(await page.locator('.plugin-type').count(), types.length, 'a box per group and type');
     const legends = await page.locator('.plugin-type legend label').allTextContents();
     assert.equal(legends[0], 'All of Web · External (manual checklists)');
-    assert.ok(legends.includes('All of Web · Semi-passive (ordinary requests)') && legends.includes('All of Web · Active (tools on this box)'), legends.join(', '));
+    assert.ok(
+      legends.includes('All of Web · Semi-passive (ordinary requests)') && legends.includes('All of Web · Active (tools on this box)') && legends.includes('All of Web · Grep (stored transactions, no request)'),
+      legends.join(', '),
+    );
     await page.getByLabel('Filter by code or name').fill('wgp-00');
     await shows(page.locator('#plugin-count'), `Showing ${matching('wgp-00')} of ${catalogue.length} plugins`);
     assert.match(new URL(page.url()).search, /q=wgp-00/);

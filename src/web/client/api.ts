@@ -130,6 +130,92 @@ export interface Finding {
   rank: number;
   title: string;
   detail: string;
+  /** The ids of the target's transactions that show it (a grep plugin's evidence), at most 100. */
+  transactions?: number[];
+  /** How many show it, when more than `transactions` lists. */
+  transactions_total?: number;
+}
+
+/** A transaction as a list shows it (no raw fields). */
+export interface TransactionSummary {
+  id: number;
+  target_id: number;
+  url: string;
+  method: string;
+  data: string;
+  response_status: string;
+  response_size: number;
+  binary_response: boolean;
+  time: number;
+  time_human: string;
+  local_timestamp: string;
+  scope: boolean;
+  session_tokens: string;
+  source: string;
+  started_at: string;
+  response_body_truncated?: boolean;
+}
+
+/** One transaction with its raw fields. */
+export interface Transaction extends TransactionSummary {
+  raw_request: string;
+  response_headers: string;
+  response_body: string;
+}
+
+export interface TransactionPage {
+  records_total: number;
+  records_filtered: number;
+  /** False when the search stopped once its page was full: `records_filtered` is then a lower bound. */
+  records_filtered_exact?: boolean;
+  timed_out?: boolean;
+  data: TransactionSummary[];
+  /** The target's highest transaction id when the search began: the next look asks after it. */
+  last_id: number;
+}
+
+export interface TransactionQuery {
+  q?: string;
+  limit: number;
+  offset: number;
+  afterId?: number;
+}
+
+/** What may change of a request sent again (only what the tester changed is sent). */
+export interface ReplayEdits {
+  method?: string;
+  url?: string;
+  headers?: string;
+  body?: string;
+}
+
+export const CODE_LANGUAGES = ['bash', 'python', 'php', 'ruby', 'fetch', 'raw'] as const;
+export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
+
+export interface UrlRow {
+  url: string;
+  visited: boolean;
+  scope: boolean;
+  kind: string;
+}
+
+export interface UrlPage {
+  records_total: number;
+  records_filtered: number;
+  data: UrlRow[];
+}
+
+export interface UrlQuery {
+  url?: string;
+  kind?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface HarImport {
+  imported: number;
+  out_of_scope: number;
+  skipped: number;
 }
 
 export type OutputStatus = 'Running' | 'Successful' | 'Aborted' | 'Crashed' | 'Skipped';
@@ -409,6 +495,67 @@ export const api = {
   outputFiles: (o: OutputRef, signal?: AbortSignal) => get<OutputFile[]>(outputFileUrl(o), signal),
   rankOutput: (o: Pick<Output, 'target_id' | 'plugin_group' | 'plugin_type' | 'plugin_code'>, rank: number, notes: string) =>
     send<object>('PATCH', `/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}`, { user_rank: String(rank), user_notes: notes }),
+
+  /** A page of a target's transactions, newest first, without raw fields; `afterId`: only those newer. */
+  transactionPage(target: number, query: TransactionQuery, signal?: AbortSignal): Promise<TransactionPage> {
+    const params = new URLSearchParams({ raw: 'false', order: 'newest', limit: String(query.limit), offset: String(query.offset) });
+    if (query.q) params.set('q', query.q);
+    if (query.afterId !== undefined) params.set('after_id', String(query.afterId));
+    return get<TransactionPage>(`/api/v1/targets/${target}/transactions/search/?${params}`, signal);
+  },
+  /** One transaction; its body cut at `maxBody` bytes. */
+  transaction: (target: number, id: number, maxBody: number, signal?: AbortSignal) =>
+    get<Transaction>(`/api/v1/targets/${target}/transactions/${id}?max_body=${maxBody}`, signal),
+  /** The response body as bytes (a download; an image shows as an image). */
+  bodyUrl: (target: number, id: number) => `/api/v1/targets/${target}/transactions/${id}/body`,
+  /** The transactions a filter finds, as a HAR download. */
+  harUrl: (target: number, q: string) => `/api/v1/targets/${target}/transactions/har${q ? `?q=${encodeURIComponent(q)}` : ''}`,
+  /** The request as code that sends it again (bare text). */
+  async requestAsCode(target: number, id: number, language: CodeLanguage, signal?: AbortSignal): Promise<string> {
+    const path = `/api/v1/targets/${target}/transactions/hrt/${id}/`;
+    const res = await request('POST', path, { language }, signal);
+    if (!res.ok) throw await refusal('POST', path, res);
+    return res.text();
+  },
+  /** Sends the request again, as recorded but for `edits`; answers the new transaction. */
+  replay: (target: number, id: number, edits: ReplayEdits, signal?: AbortSignal) =>
+    send<Transaction>('POST', `/api/v1/targets/${target}/transactions/${id}/replay`, Object.fromEntries(Object.entries(edits).filter(([, v]) => v !== undefined)) as Record<string, string>, signal),
+  /** Imports a HAR file, telling `progress` how much of it was sent (XHR: fetch says nothing of an upload). */
+  importHar(target: number, file: Blob, progress: (sent: number, total: number) => void): { done: Promise<HarImport>; abort: () => void } {
+    const xhr = new XMLHttpRequest();
+    const path = `/api/v1/targets/${target}/transactions/`;
+    const done = new Promise<HarImport>((resolve, reject) => {
+      xhr.upload.addEventListener('progress', (e) => progress(e.loaded, e.lengthComputable ? e.total : file.size));
+      xhr.addEventListener('load', () => {
+        let body: { status?: string; message?: string; data?: unknown } = {};
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch {
+          return reject(new ApiError(xhr.status, `Unexpected answer from the server (HTTP ${xhr.status}).`));
+        }
+        if (xhr.status === 401) onUnauthenticated();
+        if (xhr.status >= 200 && xhr.status < 300 && body.status === 'success') return resolve(body.data as HarImport);
+        reject(new ApiError(xhr.status, body.message ?? `HTTP ${xhr.status}`, (body.data && typeof body.data === 'object' ? body.data : {}) as Record<string, string>));
+      });
+      xhr.addEventListener('error', () => {
+        onUnreachable();
+        reject(new ApiError(0, 'The server did not answer.'));
+      });
+      xhr.addEventListener('abort', () => reject(new DOMException('The import was cancelled', 'AbortError')));
+    });
+    xhr.open('POST', path);
+    xhr.setRequestHeader('Content-Type', 'application/json');
+    xhr.setRequestHeader('Accept', 'application/json');
+    xhr.send(file);
+    return { done, abort: () => xhr.abort() };
+  },
+  /** A page of the URLs seen in a target's transactions. */
+  urlPage(target: number, query: UrlQuery, signal?: AbortSignal): Promise<UrlPage> {
+    const params = new URLSearchParams({ limit: String(query.limit), offset: String(query.offset) });
+    if (query.url) params.set('url', query.url);
+    if (query.kind) params.set('kind', query.kind);
+    return get<UrlPage>(`/api/v1/targets/${target}/urls/search/?${params}`, signal);
+  },
 
   configuration: (signal?: AbortSignal) => get<ConfigItem[]>('/api/v1/configuration', signal),
   /** All or nothing: one unknown key and nothing changes (400, `data` names the keys). */

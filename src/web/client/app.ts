@@ -11,6 +11,9 @@ import { resultsView } from './results.js';
 import { sessionsView } from './sessions.js';
 import { loadActiveSession, overviewRequestCount } from './state.js';
 import { targetsView } from './targets.js';
+import { transactionView } from './transaction.js';
+import { transactionsView } from './transactions.js';
+import { urlsView } from './urls.js';
 import { viewHeading } from './ui.js';
 import { workersView } from './workers.js';
 import { worklistView } from './worklist.js';
@@ -27,6 +30,9 @@ const routes: Route[] = [
   { path: '/sessions', title: 'Sessions', render: sessionsView },
   { path: '/targets', title: 'Targets', render: targetsView },
   { path: '/targets/:id', title: 'Results', within: '/targets', render: resultsView },
+  { path: '/targets/:id/transactions', title: 'Transactions', within: '/targets', render: transactionsView },
+  { path: '/targets/:id/transactions/:tx', title: 'Transaction', within: '/targets', render: transactionView },
+  { path: '/targets/:id/urls', title: 'URLs', within: '/targets', render: urlsView },
   { path: '/plugins', title: 'Plugins', render: pluginsView },
   { path: '/worklist', title: 'Worklist', render: worklistView },
   { path: '/workers', title: 'Workers', render: workersView },

@@ -3,8 +3,8 @@ import { h, num, replace } from './dom.js';
 
 export interface Pager {
   el: HTMLElement;
-  /** `page` from 1; `per` items a page; `total` items in all. */
-  render(page: number, per: number, total: number): void;
+  /** `page` from 1; `per` items a page; `total` items in all (`exact` false: at least that many). */
+  render(page: number, per: number, total: number, exact?: boolean): void;
 }
 
 export function pager(goTo: (page: number) => void): Pager {
@@ -39,13 +39,13 @@ export function pager(goTo: (page: number) => void): Pager {
   input.addEventListener('change', () => go(Number(input.value)));
   return {
     el,
-    render(page, per, total) {
+    render(page, per, total, exact = true) {
       current = page;
       pages = Math.max(1, Math.ceil(total / per));
       el.hidden = total <= per;
       const from = total === 0 ? 0 : (page - 1) * per + 1;
-      replace(range, `${num(from)}–${num(Math.min(total, page * per))} of ${num(total)}`);
-      replace(of, `of ${num(pages)}`);
+      replace(range, `${num(from)}–${num(Math.min(total, page * per))} of ${exact ? '' : 'at least '}${num(total)}`);
+      replace(of, `of ${exact ? '' : 'at least '}${num(pages)}`);
       input.value = String(page);
       input.max = String(pages);
       first.disabled = previous.disabled = page <= 1;

@@ -16,7 +16,7 @@ const TYPE_NAMES: Record<string, string> = {
   passive: 'Passive (public sources, no request)',
   semi_passive: 'Semi-passive (ordinary requests)',
   active: 'Active (tools on this box)',
-  grep: 'Grep',
+  grep: 'Grep (stored transactions, no request)',
   bruteforce: 'Brute force',
 };
 

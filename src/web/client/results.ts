@@ -4,10 +4,11 @@
  * (asked when opened: it may be large), its files (listed when opened), and the tester's rank and
  * notes. Two requests bring it on screen: the target, and its outputs without their text.
  */
-import { api, ApiError, isAbort, outputFileUrl, type Output, type OutputsByCode, type Target } from './api.js';
+import { api, ApiError, isAbort, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
 import { append, appendInFrames, count, h, num, replace } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
 import type { ViewContext } from './router.js';
+import { targetNav } from './target-nav.js';
 import { announce, busy, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
 
 const TYPE_ORDER = ['external', 'passive', 'semi_passive', 'active', 'grep', 'bruteforce'];
@@ -20,13 +21,38 @@ function statusBadge(o: Output): HTMLElement {
   return h('span', { class: `state-badge status-${o.status.toLowerCase()}` }, o.status);
 }
 
+/** Evidence links shown at once; the rest are a click away. */
+const EVIDENCE_SHOWN = 12;
+
+/** The transactions a finding names (a grep plugin's evidence), each a link to it. */
+function evidenceLinks(o: Output, f: Finding): HTMLElement | null {
+  const ids = f.transactions ?? [];
+  if (ids.length === 0) return null;
+  const total = f.transactions_total ?? ids.length;
+  const link = (id: number) => h('a', { href: `/targets/${o.target_id}/transactions/${id}`, 'aria-label': `Transaction ${id}` }, `#${id}`);
+  const list = h('ul', { class: 'evidence-links' }, ...ids.slice(0, EVIDENCE_SHOWN).map((id) => h('li', {}, link(id))));
+  const rest = ids.slice(EVIDENCE_SHOWN);
+  const more = rest.length > 0 ? h('button', { type: 'button', class: 'link-button' }, `${rest.length} more`) : null;
+  more?.addEventListener('click', () => {
+    list.append(...rest.map((id) => h('li', {}, link(id))));
+    more.remove();
+  });
+  return h(
+    'div',
+    { class: 'evidence-row' },
+    h('span', { class: 'hint' }, `Seen in ${count(total, 'transaction')}${total > ids.length ? ` (the first ${ids.length} listed)` : ''}:`),
+    list,
+    more,
+  );
+}
+
 function findingsList(o: Output): HTMLElement | HTMLElement[] | null {
   if (o.findings.length === 0) return o.status === 'Successful' && o.owtf_rank === 0 ? h('p', { class: 'hint' }, 'No finding: nothing wrong was seen.') : null;
   const sorted = [...o.findings].sort((a, b) => b.rank - a.rank);
   const list = h(
     'ul',
     { class: 'findings', 'aria-label': `Findings of ${o.plugin_key}` },
-    ...sorted.map((f) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, f.detail) : null)),
+    ...sorted.map((f) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, f.detail) : null, evidenceLinks(o, f))),
   );
   // a check whose target did not answer saw nothing: it is not Passing, and says so
   if (o.status === 'Successful' && o.owtf_rank === -1 && sorted.every((f) => f.rank === -1)) {
@@ -38,7 +64,7 @@ function findingsList(o: Output): HTMLElement | HTMLElement[] | null {
 export function resultsView({ root, params, signal }: ViewContext): void {
   const id = Number(params.id);
   const heading = viewHeading('Results')[0];
-  const intro = h('p', { class: 'intro' }, h('a', { href: '/targets' }, '← Targets'));
+  const intro = targetNav(id, 'results');
   const status = h('div', { class: 'list-region' }, loadingState('Loading the results…'));
   append(root, [heading, intro, status]);
 

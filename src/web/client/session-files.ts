@@ -5,23 +5,7 @@
  */
 import { api, ApiError, type Session } from './api.js';
 import { h, plural, replace } from './dom.js';
-import { announce, busy, describeError } from './ui.js';
-
-/** Copies text; outside a secure context (plain http on the network) through a selected textarea. */
-async function copyText(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    const area = h('textarea', { class: 'offscreen', readonly: true, 'aria-hidden': 'true' });
-    area.value = text;
-    document.body.append(area);
-    area.select();
-    const copied = document.execCommand('copy');
-    area.remove();
-    return copied;
-  }
-}
+import { announce, busy, copyText, describeError } from './ui.js';
 
 async function copyTargets(session: Session, button: HTMLButtonElement): Promise<void> {
   try {

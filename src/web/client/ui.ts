@@ -88,6 +88,22 @@ export async function busy<T>(button: HTMLButtonElement, action: () => Promise<T
   }
 }
 
+/** Copies text; outside a secure context (plain http on the network) through a selected textarea. */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = h('textarea', { class: 'offscreen', readonly: true, 'aria-hidden': 'true' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    const copied = document.execCommand('copy');
+    area.remove();
+    return copied;
+  }
+}
+
 export function viewHeading(title: string, intro?: string): HTMLElement[] {
   const heading = h('h1', { tabindex: '-1' }, title);
   return intro ? [heading, h('p', { class: 'intro' }, intro)] : [heading];

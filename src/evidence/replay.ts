@@ -1,0 +1,174 @@
+/**
+ * A stored request sent again (the repeater): as recorded, or with edits, to the target's own host
+ * and port only; its answer becomes an exchange of source `replay`. Certificates are not checked
+ * (labs use self-signed ones); a time limit and a size cap bound what the target can make us hold.
+ * Knows nothing of HTTP routing.
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
+import { BODY_CAP } from './har.js';
+import type { Exchange, Header } from './record.js';
+import { hostAndPort } from './scope.js';
+
+/** What may change of the recorded request. */
+export interface ReplayEdits {
+  method?: string;
+  url?: string;
+  /** Replaces every header of the request (Host and Content-Length are set from the URL and body). */
+  headers?: Header[];
+  body?: Buffer;
+}
+
+/** A refused replay: what the request got wrong (`field`: the argument). */
+export class ReplayError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The target did not answer, or not in HTTP: said as a tester reads it. */
+export class NoAnswer extends Error {}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers of one connection (RFC 9110 7.6.1), and those the request is given anew. */
+const NOT_SENT = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+const MAX_RESPONSE_HEADERS = 256 * 1024;
+/** Bytes of an answer read at most: past the storage cap it is cut, and past this the connection ends. */
+const MAX_READ = BODY_CAP;
+
+/** `Name: value` lines (CRLF or LF) as headers; a line that is not one is refused, naming it. */
+export function parseHeaderLines(text: string): Header[] {
+  const headers: Header[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === '') return;
+    const colon = line.indexOf(':');
+    const name = colon === -1 ? '' : line.slice(0, colon).trim();
+    if (!TOKEN.test(name)) throw new ReplayError('headers', `line ${i + 1} of the headers is not "Name: value": ${JSON.stringify(line.slice(0, 80))}`);
+    const value = line.slice(colon + 1).trim();
+    if (/[\0\r\n]/.test(value)) throw new ReplayError('headers', `line ${i + 1} of the headers holds a control character`);
+    headers.push([name, value]);
+  });
+  return headers;
+}
+
+/** The request to send: the recorded one with the edits, checked; `where` is the target's host and port. */
+export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | 'requestBody'>, edits: ReplayEdits, target: { host: string; port: string }): { method: string; url: URL; headers: Header[]; body: Buffer } {
+  const method = edits.method?.trim() || recorded.method;
+  if (!TOKEN.test(method) || method.length > 32) throw new ReplayError('method', `${JSON.stringify(method.slice(0, 40))} is not an HTTP method`);
+  const text = edits.url?.trim() || recorded.url;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ReplayError('url', `${JSON.stringify(text.slice(0, 200))} is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ReplayError('url', `a replay is sent over http or https, not ${url.protocol.slice(0, -1)}`);
+  const where = hostAndPort(url.href)!;
+  if (where.host !== target.host || where.port !== target.port) {
+    const show = (h: string, p: string) => `${h.includes(':') ? `[${h}]` : h}:${p}`;
+    throw new ReplayError('url', `a replay goes to the target's own host and port (${show(target.host, target.port)}), not to ${show(where.host, where.port)}`);
+  }
+  const body = edits.body ?? recorded.requestBody;
+  // HTTP/2's pseudo-headers and this connection's own are not sent again; Host and Content-Length are made anew
+  const given = (edits.headers ?? recorded.requestHeaders).filter(([name]) => !name.startsWith(':') && !NOT_SENT.has(name.toLowerCase()));
+  const headers: Header[] = [['Host', url.host], ...given];
+  if (body.length > 0 || !['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE'].includes(method.toUpperCase())) headers.push(['Content-Length', String(body.length)]);
+  return { method, url, headers, body };
+}
+
+const decoders: Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>> = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+};
+
+/** The body as its content coding says (as a browser's HAR keeps it), or as received when it does not decode. */
+async function decoded(body: Buffer, encoding: string | undefined): Promise<Buffer> {
+  const decode = encoding && decoders[encoding.trim().toLowerCase()];
+  if (!decode || body.length === 0) return body;
+  try {
+    return await decode(body, { maxOutputLength: BODY_CAP });
+  } catch {
+    return body;
+  }
+}
+
+/**
+ * Sends the request and answers the exchange: the request as sent, the answer as received (its
+ * body decoded, cut at the storage cap). Rejects with NoAnswer when the target refuses, resets,
+ * does not answer within `timeoutMs` (connect to last byte), or answers with what is not HTTP.
+ */
+export function sendReplay(req: ReturnType<typeof replayRequest>, timeoutMs: number): Promise<Exchange> {
+  const { method, url, headers, body } = req;
+  const startedAt = Date.now();
+  const started = performance.now();
+  const raw: string[] = headers.flat();
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const fail = (why: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      outgoing.destroy();
+      reject(new NoAnswer(`${method} ${url.href}: ${why}`));
+    };
+    const outgoing = send(url, {
+      method,
+      headers: raw,
+      // labs use self-signed certificates: the replay is evidence, not trust
+      rejectUnauthorized: false,
+      agent: false,
+      maxHeaderSize: MAX_RESPONSE_HEADERS,
+      setHost: false,
+      servername: url.hostname.startsWith('[') || /^[0-9.]+$/.test(url.hostname) ? undefined : url.hostname,
+    }, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      let kept = 0;
+      let truncated = false;
+      const finish = async () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        const responseHeaders: Header[] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.push([res.rawHeaders[i], res.rawHeaders[i + 1]]);
+        const wire = Buffer.concat(chunks);
+        const responseBody = truncated ? wire : await decoded(wire, res.headers['content-encoding']);
+        resolve({
+          url: url.href, method, httpVersion: 'HTTP/1.1', requestHeaders: headers, requestBody: body,
+          status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', responseHttpVersion: `HTTP/${res.httpVersion}`,
+          responseHeaders, responseBody: responseBody.length > BODY_CAP ? responseBody.subarray(0, BODY_CAP) : responseBody,
+          responseSize: received, truncated: truncated || responseBody.length > BODY_CAP,
+          mimeType: String(res.headers['content-type'] ?? ''), startedAt, time: Math.round(performance.now() - started), source: 'replay',
+          ...(res.socket?.remoteAddress ? { serverIPAddress: res.socket.remoteAddress } : {}),
+        });
+        outgoing.destroy();
+      };
+      res.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        if (kept + chunk.length > MAX_READ) {
+          chunks.push(chunk.subarray(0, MAX_READ - kept));
+          kept = MAX_READ;
+          truncated = true;
+          // the rest is not read: the connection ends here
+          void finish();
+          return;
+        }
+        chunks.push(chunk);
+        kept += chunk.length;
+      });
+      res.on('end', () => void finish());
+      res.on('error', (err) => fail(err.message));
+    });
+    const timer = setTimeout(() => fail(`no complete answer within ${timeoutMs / 1000} s`), timeoutMs);
+    outgoing.on('error', (err: NodeJS.ErrnoException) => fail(err.code?.startsWith('HPE_') ? `the answer is not valid HTTP (${err.code})` : err.message));
+    outgoing.end(body);
+  });
+}

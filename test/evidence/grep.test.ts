@@ -1,0 +1,139 @@
+/** Grep rules on their own: what a regex's value is, what a rule file may say, and a run over 100,000 transactions. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GrepRuleError, readGrepRules } from '../../src/evidence/grep-rules.ts';
+import { runGrep, MAX_FINDING_TRANSACTIONS } from '../../src/evidence/grep.ts';
+import type { Exchange } from '../../src/evidence/record.ts';
+import { compileRegex, compileSubstring, MAX_MATCH } from '../../src/evidence/regex.ts';
+import { request, startServer } from '../helpers/server.ts';
+
+function values(pattern: string, text: string | Buffer): string[] {
+  const bytes = Buffer.from(text);
+  const out: string[] = [];
+  compileRegex(pattern).matches(bytes, 0, bytes.length, (s, e) => (out.push(bytes.toString('utf8', s, e)), false));
+  return out;
+}
+
+test('a regex value: from the leftmost start of the match that ends first, the longest, or the shortest with a lazy quantifier; none overlap', () => {
+  const table: [string, string, string[]][] = [
+    ['<!--[\\s\\S]*?-->', 'a <!-- one --> b <!-- two <!-- x --> c -->', ['<!-- one -->', '<!-- two <!-- x -->']],
+    ['<!--[\\s\\S]*-->', 'a <!-- one --> b -->', ['<!-- one --> b -->']],
+    ['<input[^>]*type=[^>]*hidden[^>]*>', '<INPUT type="hidden" name=a><input type=text><input name=b type=hidden>', ['<INPUT type="hidden" name=a>', '<input name=b type=hidden>']],
+    ['\\bfoo\\w*', 'xfoo foobar foo_1 afoo', ['foobar', 'foo_1']],
+    ['^abc', 'abcabc', ['abc']],
+    ['abc$', 'abcabc', ['abc']],
+    ['é+x', 'aééx éx', ['ééx', 'éx']],
+    ['a|bc*', 'xbccc a', ['bccc', 'a']],
+    ['/\\*[\\s\\S]*?\\*/', 'x /* a */ y /* b */', ['/* a */', '/* b */']],
+    ['<\\?(?:[^x]|x[^m])[\\s\\S]*?\\?>', '<?xml version?> <?php echo 1 ?>', ['<?php echo 1 ?>']],
+    ['version \\d+(?!\\.)', 'version 12. version 3 ', ['version 1', 'version 3']],
+    ['x*', 'yyy', []],
+  ];
+  for (const [pattern, text, expected] of table) assert.deepEqual(values(pattern, text), expected, `${pattern} in ${text}`);
+  // a literal's matches, without overlap
+  const bytes = Buffer.from('xxababab');
+  const starts: number[] = [];
+  compileSubstring('abab').matches(bytes, 0, bytes.length, (s) => (starts.push(s), false));
+  assert.deepEqual(starts, [2]);
+  // a value longer than MAX_MATCH: its last MAX_MATCH bytes
+  const long = `<!--${'x'.repeat(MAX_MATCH * 2)}-->`;
+  const [value] = values('<!--[\\s\\S]*?-->', long);
+  assert.equal(value.length, MAX_MATCH);
+  assert.ok(value.endsWith('x-->'));
+});
+
+test('rule files: each mistake named with its rule and field', () => {
+  const refused: [unknown, RegExp][] = [
+    [[], /"grep" must be an array of 1 to 100 rules/],
+    [[{ title: 'x', rank: 1 }], /grep\[0\]: a rule has exactly one of "header", "headers", "body" or "slowest"/],
+    [[{ title: 'x', rank: 1, header: 'A', body: 'b' }], /exactly one of/],
+    [[{ title: 'x', rank: 9, header: 'Server' }], /grep\[0\]: "rank" must be an integer from -1 to 5/],
+    [[{ title: 'x', rank: 1, header: 'Bad Name' }], /"header" must be a header name or an array of them/],
+    [[{ title: 'x', rank: 1, body: '(unclosed' }], /grep\[0\]: "body" is not a regex this server runs \(position 0: unterminated group\)/],
+    [[{ title: 'x', rank: 1, body: 'a*' }], /"body" matches an empty text/],
+    [[{ title: 'x', rank: 1, body: '(a)\\1' }], /backreferences are not supported/],
+    [[{ title: 'x', rank: 1, header: 'A', colour: 'red' }], /unknown field "colour"/],
+    [[{ title: 'x', rank: 1, body: 'a', value: 'cookie' }], /"value" goes with "header"/],
+    [[{ title: 'x', rank: 1, slowest: 0 }], /"slowest" must be an integer from 1 to 100/],
+    [[{ title: 'x', rank: 1, slowest: 3, rank_when_absent: 2 }], /"rank_when_absent" does not go with "slowest"/],
+    [[{ title: 'x', rank: 1, header: 'A', absent_title: 'none' }], /"absent_title" needs "rank_when_absent"/],
+    [[{ title: 'x', rank: 1, header: 'A', scheme: 'ftp' }], /"scheme" must be "http" or "https"/],
+    [[{ title: 'x', rank: 1, header: 'A' }, 'no'], /grep\[1\] must be an object/],
+  ];
+  for (const [raw, message] of refused) assert.throws(() => readGrepRules(raw), (err: Error) => err instanceof GrepRuleError && message.test(err.message), JSON.stringify(raw));
+  assert.deepEqual(readGrepRules([{ title: ' Server ', rank: 1, header: 'Server', rank_when_absent: 0 }]), [{ title: 'Server', rank: 1, header: ['Server'], rank_when_absent: 0 }]);
+});
+
+function exchange(i: number): Exchange {
+  const body = Buffer.from(`<html><!-- page ${i % 3} --><input type="hidden" name="t" value="${i}"></html>`);
+  return {
+    url: `https://big.example/page/${i}`, method: 'GET', httpVersion: 'HTTP/1.1', requestHeaders: [['Host', 'big.example']], requestBody: Buffer.alloc(0),
+    status: 200, statusText: 'OK', responseHttpVersion: 'HTTP/1.1',
+    responseHeaders: [['Content-Type', 'text/html'], ['Server', 'nginx/1.25.3'], ...(i % 1000 === 0 ? [['Set-Cookie', `s=${i}; Path=/`] as [string, string]] : [])],
+    responseBody: body, responseSize: body.length, truncated: false, mimeType: 'text/html', startedAt: 1_700_000_000_000 + i, time: i === 77_777 ? 5000 : 10, source: 'har',
+  };
+}
+
+test('a run over 100,000 transactions: every one read, in slices (the event loop turns meanwhile), the evidence capped per finding', async () => {
+  const server = await startServer();
+  try {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://big.example/' } });
+    const N = 100_000;
+    async function* source() {
+      for (let i = 0; i < N; i++) yield exchange(i);
+    }
+    const imported = await server.evidence.importExchanges(1, source());
+    assert.ok(imported.ok);
+    // one transaction more, out of scope: not read
+    await server.evidence.importExchanges(1, (async function* () {
+      yield { ...exchange(0), url: 'https://elsewhere.example/' };
+    })());
+    const rules = readGrepRules([
+      { title: 'Server', header: 'Server', rank: 1 },
+      { title: 'Comment', body: '<!--[\\s\\S]*?-->', rank: 1 },
+      { title: 'Hidden', body: '<input[^>]*hidden[^>]*>', mask: 'value="[^"]*"', rank: 1 },
+      { title: 'Cookie', header: 'Set-Cookie', value: 'cookie', rank: 2 },
+      { title: 'Slow', slowest: 3, min_seconds: 1, rank: 1 },
+      { title: 'Debug', header: 'X-Debug', rank: 3, rank_when_absent: 0 },
+    ]);
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const loaded = await server.evidence.load(1);
+    const result = await runGrep({ loaded, read: (s, p, l) => server.evidence.read(s, p, l), rules }).finally(() => clearInterval(ticker));
+    assert.equal(result.read, N);
+    assert.ok(turns > 10, `the event loop turned ${turns} times during the run`);
+    const byTitle = new Map(result.findings.map((f) => [f.title, f]));
+    const server1 = byTitle.get('Server: Server: nginx/1.25.3')!;
+    assert.equal(server1.transactions!.length, MAX_FINDING_TRANSACTIONS);
+    assert.deepEqual(server1.transactions!.slice(0, 3), [1, 2, 3]);
+    assert.equal(server1.transactions_total, N);
+    assert.equal(byTitle.get('Comment: <!-- page 1 -->')!.transactions_total, 33_333);
+    assert.equal(byTitle.get('Hidden: <input type="hidden" name="t" …>')!.transactions_total, N);
+    assert.equal(byTitle.get('Cookie: Set-Cookie: s=…; Path=/')!.transactions!.length, N / 1000);
+    assert.deepEqual(byTitle.get('Slow: GET https://big.example/page/77777 took 5.00 s')!.transactions, [77_778]);
+    const debug = byTitle.get('No Debug')!;
+    assert.equal(debug.rank, 0);
+    assert.equal(debug.transactions_total, N);
+    assert.equal(result.findings.length, 8);
+    assert.match(result.summary, /^Read 100,000 transactions \(in scope, with a response\) of 100,001 stored transactions in \d+ ms\./);
+  } finally {
+    await server.close();
+  }
+});
+
+test('an aborted run stops at its next slice with the signal’s reason', async () => {
+  const server = await startServer();
+  try {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://big.example/' } });
+    await server.evidence.importExchanges(1, (async function* () {
+      for (let i = 0; i < 20_000; i++) yield exchange(i);
+    })());
+    const controller = new AbortController();
+    const loaded = await server.evidence.load(1);
+    const run = runGrep({ loaded, read: (s, p, l) => server.evidence.read(s, p, l), rules: readGrepRules([{ title: 'Comment', body: '<!--[\\s\\S]*?-->', rank: 1 }]), signal: controller.signal });
+    controller.abort(new Error('aborted by a user'));
+    await assert.rejects(run, /aborted by a user/);
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,87 @@
+/** Debian's Chromium driven by playwright-core for the browser tests: a page that reaches nothing but the server, and axe. */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const WIDE = { width: 1280, height: 800 };
+export const NARROW = { width: 390, height: 844 };
+export const missingBrowser = !existsSync(CHROMIUM);
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface WatchedPage {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** API and debug requests since the last `take()`, as `METHOD /path?query`. */
+  calls: { take(): string[] };
+  /** Fails on a request that left the server, an uncaught page error, or a console error not `allowed`. */
+  assertClean(allowed?: RegExp): void;
+}
+
+export async function openBrowser(base: string): Promise<WatchedPage> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  // axe is put into the page by the test: the page's own policy would refuse an inline script
+  const context = await browser.newContext({ viewport: WIDE, colorScheme: 'light', reducedMotion: 'reduce', bypassCSP: true });
+  context.setDefaultTimeout(5000);
+  const offBox: string[] = [];
+  const consoleErrors: string[] = [];
+  const pageErrors: string[] = [];
+  let calls: string[] = [];
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${base}/`)) return route.continue();
+    offBox.push(url);
+    return route.abort('blockedbyclient');
+  });
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${m.text()} (${m.location().url})`);
+  });
+  page.on('pageerror', (err) => pageErrors.push(err.stack ?? err.message));
+  page.on('request', (r) => {
+    const url = r.url();
+    if (url.startsWith(`${base}/api/`) || url.startsWith(`${base}/debug/`)) calls.push(`${r.method()} ${url.slice(base.length)}`);
+  });
+  return {
+    browser,
+    context,
+    page,
+    calls: {
+      take() {
+        const taken = calls;
+        calls = [];
+        return taken;
+      },
+    },
+    assertClean(allowed) {
+      assert.deepEqual(offBox, [], 'requests to another host than the server');
+      assert.deepEqual(pageErrors, [], 'uncaught errors in the page');
+      const unexpected = consoleErrors.filter((e) => !allowed?.test(e));
+      consoleErrors.length = 0;
+      assert.deepEqual(unexpected, [], 'console errors');
+    },
+  };
+}
+
+interface AxeViolation {
+  id: string;
+  help: string;
+  nodes: { target: string[]; failureSummary?: string }[];
+}
+
+/** axe-core's WCAG 2.1 A and AA rules on the page as it is now. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE_SOURCE });
+  const violations = await page.evaluate(
+    () =>
+      (window as unknown as { axe: { run: (ctx: Document, options: object) => Promise<{ violations: AxeViolation[] }> } }).axe
+        .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] })
+        .then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }))),
+  );
+  return violations.map((v) => `${v.id} (${v.help}): ${v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')} — ${n.failureSummary?.replace(/\s+/g, ' ')}`).join(' | ')}`);
+}
