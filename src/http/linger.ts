@@ -59,7 +59,8 @@ export function answerThenDrain(req: IncomingMessage, res: ServerResponse, write
   });
   const onData = (chunk: Buffer) => wait.read(chunk.length);
   // the request's time limit passing meanwhile is a client error too: the answer is out already
-  lingering.set(req.socket, { read: () => {}, from: 0 });
+  // (a client gone already has left no socket)
+  if (req.socket) lingering.set(req.socket, { read: () => {}, from: 0 });
   req.on('data', onData);
   req.once('end', wait.stop);
   req.once('error', wait.stop);

@@ -355,7 +355,7 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       assert.ok(lines.includes(`plugin file ${path}: 2 plugin(s), 1 test group(s)`), lines.join('\n'));
       assert.ok(lines.some((l) => /web-external\.json: 77 plugin\(s\), 0 test group\(s\)$/.test(l)), lines.join('\n'));
       assert.ok(lines.some((l) => /test-groups\.json: 0 plugin\(s\), 88 test group\(s\)$/.test(l)), lines.join('\n'));
-      assert.equal(lines.length, 7, 'six shipped files and the user\'s');
+      assert.equal(lines.length, 8, 'seven shipped files and the user\'s');
     } finally {
       await server.close();
     }
