@@ -61,6 +61,9 @@ export interface WorkRow {
   taken?: number;
 }
 
+/** Transaction ids a finding lists at most (the oldest); `transactions_total` says how many there were. */
+export const MAX_FINDING_TRANSACTIONS = 100;
+
 export interface Finding {
   rank: number;
   title: string;
