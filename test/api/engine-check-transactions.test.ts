@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { runPlugin, type RunContext } from '../../src/engine/run.ts';
 import { addTarget, get, ok, queue, send, waitFor, type Api, type Output } from '../helpers/engine.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
-import { refusedUrl } from '../engine/fixtures/targets.ts';
+import { makeCertificates } from '../engine/fixtures/certs.ts';
+import { hardened, refusedUrl, serveHttps } from '../engine/fixtures/targets.ts';
 
 type CheckFinding = { rank: number; title: string; detail: string; transactions?: number[]; transactions_total?: number };
 type CheckOutput = Omit<Output, 'findings'> & { findings: CheckFinding[]; output?: string };
@@ -28,6 +29,7 @@ interface Tx {
   response_headers: string;
   response_body: string;
   response_body_truncated?: boolean;
+  tls_problem?: string;
   error?: string;
 }
 
@@ -183,6 +185,21 @@ test('a target that refuses: the request is stored without a response, saying wh
   assert.equal(all[0]!.response_status, '');
   assert.match(all[0]!.error ?? '', /ECONNREFUSED/);
   assert.deepEqual(output.findings.map((f) => [f.rank, f.transactions]), [[-1, [all[0]!.id]]]);
+});
+
+test('the TLS check stores the one GET it makes, saying what was wrong with the certificate; its findings name it', async () => {
+  const https = await serveHttps(hardened, makeCertificates().selfSigned);
+  try {
+    const target = await addTarget(api, https.url);
+    const output = await runCheck(api, target, 'OWTF-CM-001');
+    assert.equal(output.owtf_rank, 3);
+    const all = await list(api, target);
+    assert.deepEqual(all.map((t) => `${t.source} ${t.method} ${t.url} ${t.response_status}`), [`check GET ${https.url} 200 OK`]);
+    assert.equal(all[0]!.tls_problem, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+    assert.ok(output.findings.every((f) => f.transactions?.length === 1 && f.transactions[0] === all[0]!.id), JSON.stringify(output.findings));
+  } finally {
+    await https.close();
+  }
 });
 
 test('a check run twice stores two sets; each output names its own; deleting the target removes them all', async () => {
