@@ -44,7 +44,6 @@ loadBundle(new URL('./main.cjs', import.meta.url)).exports.runCli();
 `,
   { mode: 0o755 },
 );
-await makeCodeCache();
 // the compaction worker stays one self-contained file (paths.ts starts it by its path)
 await build({ ...common, entryPoints: { compactor: join(PROJECT_ROOT, 'src', 'store', 'compaction-worker.ts') }, outdir: join(PROJECT_ROOT, 'dist') });
 // the declarations of the build's and the CLI's own entry points describe nothing a library user imports
@@ -63,6 +62,8 @@ await build({
   tsconfig: join(PROJECT_ROOT, 'src', 'web', 'client', 'tsconfig.json'),
   logLevel: 'warning',
 });
+// last: its warm start serves the page, so the web application must be built (a fresh tree has none yet)
+await makeCodeCache();
 
 /**
  * dist/main.cjs.cache: V8's code cache of the CLI's bundle, taken after a warm start of it (a start,

@@ -123,7 +123,13 @@ const SCHEMAS: Record<string, Schema> = {
   Finding: {
     type: 'object',
     required: ['rank', 'title', 'detail'],
-    properties: { rank: { type: 'integer', minimum: -1, maximum: 5 }, title: STRING, detail: { type: 'string', description: 'The evidence: the header or line that shows it' } },
+    properties: {
+      rank: { type: 'integer', minimum: -1, maximum: 5 },
+      title: STRING,
+      detail: { type: 'string', description: 'The evidence: the header or line that shows it' },
+      transactions: { type: 'array', items: { type: 'integer', minimum: 1 }, maxItems: 100, description: "Extension: the ids of the target's transactions that show it, oldest first (a grep plugin's matches, a built-in check's own requests)" },
+      transactions_total: { type: 'integer', minimum: 1, description: 'Extension: how many transactions show it, when more than `transactions` lists' },
+    },
   },
   Output: {
     type: 'object',

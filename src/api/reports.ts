@@ -51,7 +51,7 @@ export function registerReports(router: ApiRouter, store: Store, defaults: Defau
     const row = id === undefined ? undefined : store.state.sessions.get(id);
     if (!row) throw new HttpError(400, MESSAGES.invalidSessionId);
     const targets = listTargets(store.state, { sessionId: row.id });
-    // the transactions of the targets whose findings name some (grep plugins'): their request lines
+    // the transactions of the targets whose findings name some (grep plugins', built-in checks'): their request lines
     const loaded = new Map<number, LoadedTarget>();
     if (evidence) {
       for (const t of targets) {

@@ -10,6 +10,7 @@ import type { Evidence } from '../evidence/store.js';
 import type { RunEnd } from '../store/engine.js';
 import type { Finding, Target } from '../store/state.js';
 import { notOneHost } from '../store/targets.js';
+import type { Sent } from './checks/client.js';
 import type { CheckName } from './checks/names.js';
 import { highestRank } from './findings.js';
 import { checkProgram, RUN_MARKER_VARIABLE } from './proc.js';
@@ -36,8 +37,10 @@ export interface RunContext {
   onProgram(handle: ProgramHandle): void;
   /** The target with its host's addresses, looked up (and kept) when it has none yet. */
   resolveAddresses?(target: Target): Promise<Target>;
-  /** The transaction store, that grep plugins read. */
+  /** The transaction store, that grep plugins read and the built-in checks' requests go to. */
   evidence?: Evidence;
+  /** The server's log (a check's requests that could not be stored). */
+  log?: (line: string) => void;
 }
 
 /** Placeholders that need the host's address: a target added by name without one gets it looked up. */
@@ -96,10 +99,17 @@ async function runCheck(ctx: RunContext, name: string): Promise<RunOutcome> {
   const { CHECKS } = await import('./checks/index.js');
   const check = CHECKS[name as CheckName];
   if (!check) return skipped(`no built-in check is named ${name}`);
+  // with a store, every request the check sends becomes a transaction of the target (an aborted
+  // check's are dropped with it: a stop queues it again, and its rerun sends them anew)
+  const transcript: Sent[] | undefined = ctx.evidence ? [] : undefined;
   try {
-    const result = await check({ target: ctx.target, timeoutMs: ctx.checkTimeoutMs, signal: ctx.signal, config: ctx.config });
+    const result = await check({ target: ctx.target, timeoutMs: ctx.checkTimeoutMs, signal: ctx.signal, config: ctx.config, ...(transcript ? { transcript } : {}) });
     if (result.status === 'Skipped') return skipped(result.reason);
-    return { status: 'Successful', owtfRank: highestRank(result.findings), findings: result.findings, exitCode: null, error: null, summary: result.summary };
+    const { recordCheckRequests, withTransactions } = await import('./check-transactions.js');
+    const { findings, summary } = ctx.evidence && transcript
+      ? await recordCheckRequests({ evidence: ctx.evidence, target: ctx.target.id, transcript, log: ctx.log ?? (() => {}), run: `${ctx.entry.plugin.key} on ${ctx.target.target_url}` }, result)
+      : { findings: withTransactions(result.findings, undefined), summary: result.summary };
+    return { status: 'Successful', owtfRank: highestRank(findings), findings, exitCode: null, error: null, summary };
   } catch (err) {
     if (ctx.signal.aborted) return { ...skipped(String(ctx.signal.reason ?? 'aborted')), status: 'Aborted', aborted: true };
     const message = `built-in check ${name} failed: ${(err as Error).message}`;

@@ -219,6 +219,7 @@ export function createEngine(options: EngineOptions): Engine {
       env: { ...env, [RUN_MARKER_VARIABLE]: `${(marker ??= runMarker(options.dataDir))}:${run.output}` },
       resolveAddresses: (target) => resolveAddresses(target, run.controller.signal),
       evidence: options.evidence,
+      log,
       onProgram(handle) {
         run.program = handle;
         if (run.ending) handle.abort(endReason(run.ending));

@@ -1,6 +1,7 @@
 /** The engine's vocabulary: plugins as their files say them, findings, ranks, test groups. */
 import type { GrepRuleSpec } from '../evidence/grep-rules.js';
 import type { Finding, Target } from '../store/state.js';
+import type { Sent } from './checks/client.js';
 
 export type { Finding };
 
@@ -104,11 +105,18 @@ export interface CheckInput {
   signal?: AbortSignal;
   /** The configuration's value of a key (the tls check reads TLS_CA_FILES). */
   config?: (key: string) => string | undefined;
+  /** Every request the check sends is appended here with its answer (the runner stores them as the target's transactions). */
+  transcript?: Sent[];
+}
+
+/** A check's finding, and the requests that show it: their indices in the input's transcript. */
+export interface CheckFinding extends Finding {
+  sent?: number[];
 }
 
 /** What a built-in check answers: its findings (the rank is the highest), and a text summary. */
 export type CheckResult =
-  | { status: 'Successful'; findings: Finding[]; summary: string }
+  | { status: 'Successful'; findings: CheckFinding[]; summary: string }
   | { status: 'Skipped'; reason: string };
 
 export type Check = (input: CheckInput) => Promise<CheckResult>;

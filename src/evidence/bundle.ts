@@ -49,7 +49,7 @@ export async function writeBundledTransactions(evidence: Evidence, bundled: read
       for (let i = 0; i < entries.length; i++) {
         let exchange;
         try {
-          exchange = entryToExchange(entries[i], i);
+          exchange = entryToExchange(entries[i], i, true);
         } catch (err) {
           if (!(err instanceof HarError)) throw err;
           throw new BundledTransactionError(err.field.replace(/^log\.entries\[\d+\]/, `targets[${index}].transactions[${i}]`), err.problem);

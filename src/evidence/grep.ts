@@ -4,7 +4,7 @@
  * every few milliseconds. Each distinct value a rule finds is one finding, with the ids of the
  * transactions that show it.
  */
-import type { Finding } from '../store/state.js';
+import { MAX_FINDING_TRANSACTIONS, type Finding } from '../store/state.js';
 import { compileRule, type CompiledRule, type GrepRuleSpec } from './grep-rules.js';
 import { urlBytesOf, urlOf } from './index.js';
 import { readRecords, recordParts, type ReadBytes } from './query.js';
@@ -30,8 +30,7 @@ export interface GrepResult {
   read: number;
 }
 
-/** Transaction ids a finding lists (the oldest); `transactions_total` says how many there were. */
-export const MAX_FINDING_TRANSACTIONS = 100;
+export { MAX_FINDING_TRANSACTIONS };
 /** Distinct values kept per rule: past them, matches are counted, not listed. */
 const MAX_VALUES = 1000;
 /** Characters of a value kept (its key), and of a title's quote of it. */

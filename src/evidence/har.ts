@@ -4,7 +4,7 @@
  * to the event loop every few milliseconds. Out: exchanges written as HAR entries.
  */
 import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError, type BodyText } from './json-stream.js';
-import type { Exchange, Header } from './record.js';
+import { SOURCES, type Exchange, type Header, type Source } from './record.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
 export const BODY_CAP = 16 * 1024 * 1024;
@@ -37,8 +37,12 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && !isBodyText(v);
 
-/** Checks and converts one entry; null: an entry to skip (no response, or not http(s)). */
-export function entryToExchange(value: unknown, index: number): Exchange | null {
+/**
+ * Checks and converts one entry; null: an entry to skip (no response, or not http(s)). With
+ * `extensions` (a bundle, which assessd wrote), what an export adds is read back: `_source`,
+ * `_truncated`, `_tls_problem`, and an entry without a response that says its `_error`.
+ */
+export function entryToExchange(value: unknown, index: number, extensions = false): Exchange | null {
   const fail = (field: string, problem: string): never => {
     throw new HarError(index, field, problem);
   };
@@ -63,7 +67,8 @@ export function entryToExchange(value: unknown, index: number): Exchange | null 
   const status = response.status;
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 0 || status > 999) fail('response.status', 'must be an integer from 0 to 999');
   // browsers list requests that never got an answer (status 0), and data:, blob:, ws: ones
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || status === 0) return null;
+  const unanswered = extensions && status === 0 && typeof value._error === 'string' && value._error !== '';
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (status === 0 && !unanswered)) return null;
 
   const method = str(request.method, 'request.method');
   if (!TOKEN.test(method)) fail('request.method', 'must be an HTTP method (a token of at most 32 characters)');
@@ -99,7 +104,19 @@ export function entryToExchange(value: unknown, index: number): Exchange | null 
   const timings = timingsOf(value.timings);
   if (timings) exchange.timings = timings;
   if (typeof value.serverIPAddress === 'string' && value.serverIPAddress.length <= 64 && value.serverIPAddress !== '') exchange.serverIPAddress = value.serverIPAddress;
+  if (extensions) readExtensions(value, exchange);
   return exchange;
+}
+
+/** An export's own fields back into the exchange; what does not read as one is ignored. */
+function readExtensions(value: Obj, exchange: Exchange): void {
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v.slice(0, MAX_SHORT) : undefined);
+  if ((SOURCES as readonly unknown[]).includes(value._source)) exchange.source = value._source as Source;
+  if (value._truncated === true) exchange.truncated = true;
+  const error = text(value._error);
+  if (error) exchange.error = error;
+  const tlsProblem = text(value._tls_problem);
+  if (tlsProblem) exchange.tlsProblem = tlsProblem;
 }
 
 /** `HTTP/1.1`, `HTTP/2`...: as recorded when it reads as one, else HTTP/1.1. */
@@ -270,6 +287,8 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
     _id: facts.id,
     _source: x.source,
     ...(x.truncated ? { _truncated: true } : {}),
+    ...(x.error ? { _error: x.error } : {}),
+    ...(x.tlsProblem ? { _tls_problem: x.tlsProblem } : {}),
   };
 }
 

@@ -61,11 +61,14 @@ export interface WorkRow {
   taken?: number;
 }
 
+/** Transaction ids a finding lists at most (the oldest); `transactions_total` says how many there were. */
+export const MAX_FINDING_TRANSACTIONS = 100;
+
 export interface Finding {
   rank: number;
   title: string;
   detail: string;
-  /** Extension: the ids of the target's transactions that show it (a grep plugin's evidence), at most 100. */
+  /** Extension: the ids of the target's transactions that show it (a grep plugin's matches, a built-in check's requests), at most 100. */
   transactions?: number[];
   /** Extension: how many transactions show it, when more than `transactions` lists. */
   transactions_total?: number;

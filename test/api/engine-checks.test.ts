@@ -151,7 +151,9 @@ for (const way of WAYS) {
           }
           assert.equal(out.error, null);
           for (const f of out.findings) {
-            assert.deepEqual(Object.keys(f).sort(), ['detail', 'rank', 'title']);
+            // the requests that show it, stored as the target's transactions (test/api/engine-check-transactions.test.ts)
+            assert.deepEqual(Object.keys(f).sort(), ['detail', 'rank', 'title', 'transactions']);
+            assert.ok(f.transactions!.length > 0 && f.transactions!.every((id) => Number.isInteger(id) && id > 0), JSON.stringify(f));
             assert.ok(Number.isInteger(f.rank) && f.rank >= -1 && f.rank <= 5);
             assert.ok(f.title.length > 0 && f.detail.length > 0);
           }

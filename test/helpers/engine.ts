@@ -84,7 +84,7 @@ export interface Output {
   end_time: string | null;
   run_time: string | null;
   error: string | null;
-  findings: { rank: number; title: string; detail: string }[];
+  findings: { rank: number; title: string; detail: string; transactions?: number[]; transactions_total?: number }[];
   exit_code: number | null;
   started_at: string;
   ended_at: string | null;

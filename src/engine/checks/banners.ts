@@ -2,8 +2,8 @@
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
 import { pace } from '../pace.js';
 import { startTags } from './html.js';
-import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
-import type { CheckInput, CheckResult, Finding } from '../types.js';
+import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import type { CheckFinding, CheckInput, CheckResult } from '../types.js';
 
 export const BANNER_HEADERS = ['Server', 'X-Powered-By', 'X-AspNet-Version', 'X-AspNetMvc-Version'];
 
@@ -18,10 +18,10 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
       for (const line of headerLinesNamed(page.headerLines, name)) banners.push({ label: name, value: headerValue(line), evidence: quote(line) });
     }
     for (const { tag, content } of await generatorMetas(page.body)) banners.push({ label: 'generator meta', value: content, evidence: quote(tag) });
-    const findings: Finding[] = banners.map(({ label, value, evidence }) =>
+    const findings: CheckFinding[] = banners.map(({ label, value, evidence }) =>
       VERSION.test(value)
-        ? { rank: 1, title: `${label} names a version`, detail: `${evidence}\nRule: a number after a slash, or a dotted number, is a version: it narrows the known flaws to try` }
-        : { rank: 0, title: `${label} names software, no version`, detail: `${evidence}\nRule: no number after a slash and no dotted number: the software is named, not its version` },
+        ? { rank: 1, title: `${label} names a version`, detail: `${evidence}\nRule: a number after a slash, or a dotted number, is a version: it narrows the known flaws to try`, ...shownBy(page) }
+        : { rank: 0, title: `${label} names software, no version`, detail: `${evidence}\nRule: no number after a slash and no dotted number: the software is named, not its version`, ...shownBy(page) },
     );
     return successful(findings, [describeRequest(page), `Banners looked for: ${BANNER_HEADERS.join(', ')}, <meta name="generator">.`]);
   });

@@ -21,6 +21,37 @@ export interface FetchOptions {
   maxRedirects?: number;
   /** The TLS context whose trusted certificates decide `tls.authorized` (see trust.ts); Node's default otherwise. */
   secureContext?: SecureContext;
+  /** Every request sent (each redirect too) is appended here with its answer, or why none came; its index is the hop's `sent`. */
+  transcript?: Sent[];
+}
+
+/** One request as sent and its answer as received (the body as far as it was read), or why none came. */
+export interface Sent {
+  url: string;
+  method: string;
+  /** The request's headers as the request held them (Host included), `[name, value]`. */
+  requestHeaders: Array<[string, string]>;
+  /** ms since the epoch. */
+  startedAt: number;
+  /** ms from the request to its answer's end, or to the failure. */
+  time: number;
+  /** What was received, when an answer began (it may be incomplete: see `error`). */
+  response?: {
+    status: number;
+    statusText: string;
+    httpVersion: string;
+    /** The headers as received, in order, `[name, value]`. */
+    headers: Array<[string, string]>;
+    /** The body as read: cut at `maxBytes` when `truncated`. */
+    body: Buffer;
+    /** Bytes of the body received, before any cut. */
+    size: number;
+    truncated: boolean;
+  };
+  /** https: what was wrong with the target's certificate, when the context does not trust it. */
+  tlsProblem?: string;
+  /** No complete answer: why (refused, reset, timeout, not HTTP, TLS). */
+  error?: string;
 }
 
 export interface TlsInfo {
@@ -37,6 +68,8 @@ export interface Hop {
   url: string;
   status: number;
   headerLines: string[];
+  /** Its index in the options' `transcript`, when one was given. */
+  sent?: number;
 }
 
 export interface Page extends Hop {
@@ -70,7 +103,7 @@ export function isAbortError(error: unknown): boolean {
  * or it answered with bytes that are not HTTP, or its TLS handshake failed; `title` says which.
  * Its message names the request and the reason, never a file of ours.
  */
-export type NoAnswerError = Error & { name: 'NoAnswerError'; title: string };
+export type NoAnswerError = Error & { name: 'NoAnswerError'; title: string; /** The failed request's index in the transcript. */ sent?: number };
 
 export const NO_ANSWER = 'Target did not answer';
 export const NOT_HTTP = 'Target answered, but not valid HTTP';
@@ -99,9 +132,9 @@ function withoutSourcePaths(message: string): string {
   return message.replace(/:?(?:\.\.\/|\/)[^\s:]*\.[ch]:\d+:?/g, '').trim();
 }
 
-function noAnswerError(method: string, url: string, cause: unknown): NoAnswerError {
+function noAnswerError(method: string, url: string, cause: unknown, sent: number | undefined): NoAnswerError {
   const { reason, title } = failureReason(cause);
-  return Object.assign(new Error(`${method} ${url}: ${reason}`, { cause }), { name: 'NoAnswerError' as const, title });
+  return Object.assign(new Error(`${method} ${url}: ${reason}`, { cause }), { name: 'NoAnswerError' as const, title, ...(sent === undefined ? {} : { sent }) });
 }
 
 /** The lines of `name` (any case) among `lines`, as sent. */
@@ -128,9 +161,10 @@ export const fetchPage: FetchPage = (url, options) => {
   const onAbort = () => controller.abort(abortError(signal!));
   signal?.addEventListener('abort', onAbort, { once: true });
   const method = (options.method ?? 'GET').toUpperCase();
-  return followRedirects(url, options, controller.signal)
+  const failed: { sent?: number } = {};
+  return followRedirects(url, options, controller.signal, failed)
     .catch((error: unknown) => {
-      throw isAbortError(error) ? error : noAnswerError(method, url, error);
+      throw isAbortError(error) ? error : noAnswerError(method, url, error, failed.sent);
     })
     .finally(() => {
       clearTimeout(timer);
@@ -138,14 +172,14 @@ export const fetchPage: FetchPage = (url, options) => {
     });
 };
 
-async function followRedirects(startUrl: string, options: FetchOptions, deadline: AbortSignal): Promise<Page> {
+async function followRedirects(startUrl: string, options: FetchOptions, deadline: AbortSignal, failed: { sent?: number }): Promise<Page> {
   const { origin } = new URL(startUrl);
   const maxRedirects = Math.min(options.maxRedirects ?? MAX_REDIRECTS, MAX_REDIRECTS);
   const redirects: Hop[] = [];
   let url = new URL(startUrl);
   let method = (options.method ?? 'GET').toUpperCase();
   for (;;) {
-    const page = await requestOnce(url, method, options, deadline);
+    const page = await requestOnce(url, method, options, deadline, failed);
     const location = isRedirect(page.status) ? headerValue(headerLinesNamed(page.headerLines, 'location')[0] ?? '') : '';
     if (!location) return { ...page, redirects };
     let next: URL;
@@ -163,7 +197,7 @@ async function followRedirects(startUrl: string, options: FetchOptions, deadline
           ? `more than ${maxRedirects} redirects`
           : '';
     if (reason) return { ...page, redirects, stoppedRedirect: { location: next.href, reason } };
-    redirects.push({ url: page.url, status: page.status, headerLines: page.headerLines });
+    redirects.push({ url: page.url, status: page.status, headerLines: page.headerLines, ...(page.sent === undefined ? {} : { sent: page.sent }) });
     if (page.status === 303 ? method !== 'HEAD' : method === 'POST' && page.status <= 302) method = 'GET';
     url = next;
   }
@@ -175,11 +209,23 @@ function isRedirect(status: number): boolean {
 
 type OneResponse = Omit<Page, 'redirects' | 'stoppedRedirect'>;
 
-function requestOnce(url: URL, method: string, options: FetchOptions, deadline: AbortSignal): Promise<OneResponse> {
+/** A response being read: `size` bytes kept of the `received`. */
+interface Answer {
+  response: IncomingMessage;
+  tls?: TlsInfo;
+  chunks: Buffer[];
+  size: number;
+  received: number;
+  truncated: boolean;
+}
+
+function requestOnce(url: URL, method: string, options: FetchOptions, deadline: AbortSignal, failed: { sent?: number }): Promise<OneResponse> {
   return new Promise((resolve, reject) => {
     if (deadline.aborted) return reject(deadline.reason);
     const https = url.protocol === 'https:';
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const startedAt = Date.now();
+    const started = performance.now();
     const request = (https ? httpsRequest : httpRequest)(url, {
       method,
       headers: { 'user-agent': USER_AGENT, accept: '*/*', ...options.headers },
@@ -194,40 +240,69 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       maxHeaderSize: MAX_HEADER_BYTES,
       insecureHTTPParser: true,
     });
+    const requestHeaders = request.getRawHeaderNames().map((name): [string, string] => [name, String(request.getHeader(name))]);
+    let answer: Answer | undefined;
+    let settled = false;
+    /** Appends this request and what came back to the transcript: its index there. */
+    const note = (error?: string): number | undefined => {
+      if (!options.transcript) return undefined;
+      const response = answer && {
+        status: answer.response.statusCode ?? 0,
+        statusText: answer.response.statusMessage ?? '',
+        httpVersion: `HTTP/${answer.response.httpVersion}`,
+        headers: pairs(answer.response.rawHeaders),
+        body: Buffer.concat(answer.chunks),
+        size: answer.received,
+        truncated: answer.truncated,
+      };
+      const tlsProblem = answer?.tls && !answer.tls.authorized ? (answer.tls.authorizationError ?? 'not trusted') : undefined;
+      const sent: Sent = { url: url.href, method, requestHeaders, startedAt, time: Math.round(performance.now() - started), ...(response ? { response } : {}), ...(tlsProblem ? { tlsProblem } : {}), ...(error ? { error } : {}) };
+      return options.transcript.push(sent) - 1;
+    };
     const fail = () => request.destroy(deadline.reason);
     deadline.addEventListener('abort', fail, { once: true });
     request.on('close', () => deadline.removeEventListener('abort', fail));
-    const failWith = (error: unknown) => reject(deadline.aborted ? deadline.reason : error);
+    const failWith = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      const cause = deadline.aborted ? deadline.reason : error;
+      failed.sent = note(failureReason(cause).reason);
+      reject(cause);
+    };
     request.on('error', failWith);
     request.on('response', (response) => {
       const tls = https ? tlsInfo(response) : undefined;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let truncated = false;
-      const done = () =>
+      const got: Answer = (answer = { response, ...(tls ? { tls } : {}), chunks: [], size: 0, received: 0, truncated: false });
+      const done = () => {
+        if (settled) return;
+        settled = true;
+        const sent = note();
         resolve({
           url: url.href,
           method,
           status: response.statusCode ?? 0,
           headerLines: pairLines(response.rawHeaders),
-          body: Buffer.concat(chunks).toString('utf8'),
-          truncated,
+          body: Buffer.concat(got.chunks).toString('utf8'),
+          truncated: got.truncated,
           ...(tls ? { tls } : {}),
+          ...(sent === undefined ? {} : { sent }),
         });
+      };
       response.on('data', (chunk: Buffer) => {
-        if (truncated) return;
-        const room = maxBytes - size;
+        if (got.truncated) return;
+        got.received += chunk.length;
+        const room = maxBytes - got.size;
         if (chunk.length > room) {
-          chunks.push(chunk.subarray(0, room));
-          size = maxBytes;
-          truncated = true;
+          got.chunks.push(chunk.subarray(0, room));
+          got.size = maxBytes;
+          got.truncated = true;
           done();
           // The rest is never read: the connection goes.
           request.destroy();
           return;
         }
-        chunks.push(chunk);
-        size += chunk.length;
+        got.chunks.push(chunk);
+        got.size += chunk.length;
       });
       response.on('end', done);
       const cut = () => failWith(new Error('the target closed the connection mid-answer'));
@@ -248,6 +323,12 @@ function tlsInfo(response: IncomingMessage): TlsInfo | undefined {
     authorized: socket.authorized,
     ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
   };
+}
+
+function pairs(raw: string[]): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+  return headers;
 }
 
 function pairLines(raw: string[]): string[] {

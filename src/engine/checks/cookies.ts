@@ -1,12 +1,12 @@
 /** OWTF-SM-002: the flags of every cookie the page sets (redirects on the way included). */
 import { fetchPage, headerLinesNamed, type FetchPage } from './client.js';
-import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
-import type { CheckInput, CheckResult, Finding } from '../types.js';
+import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import type { CheckFinding, CheckInput, CheckResult } from '../types.js';
 
 export function checkCookies(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
   return unlessNoAnswer(input, async () => {
     const page = await fetch(input.target.target_url, { timeoutMs: input.timeoutMs, signal: input.signal });
-    const findings: Finding[] = [];
+    const findings: CheckFinding[] = [];
     let count = 0;
     // A login redirect often sets the session cookie: every response on the way counts.
     for (const response of [...page.redirects, page]) {
@@ -18,8 +18,8 @@ export function checkCookies(input: CheckInput, fetch: FetchPage = fetchPage): P
         const detail = `${quote(line)}\nRule: ${https ? COOKIE_RULE_HTTPS : COOKIE_RULE}`;
         findings.push(
           missing.length > 0
-            ? { rank: 2, title: `Cookie ${name} lacks ${missing.join(', ')}`, detail }
-            : { rank: 0, title: `Cookie ${name} has its flags`, detail },
+            ? { rank: 2, title: `Cookie ${name} lacks ${missing.join(', ')}`, detail, ...shownBy(response) }
+            : { rank: 0, title: `Cookie ${name} has its flags`, detail, ...shownBy(response) },
         );
       }
     }

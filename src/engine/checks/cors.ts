@@ -5,8 +5,8 @@
  * reads it: every `Access-Control-Allow-Origin` line, compared byte for byte.
  */
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
-import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
-import type { CheckInput, CheckResult, Finding } from '../types.js';
+import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import type { CheckFinding, CheckInput, CheckResult } from '../types.js';
 import { crypto } from '../../lazy-builtins.js';
 
 export type ProbeKind = 'foreign' | 'null' | 'suffix' | 'prefix' | 'subdomain' | 'http';
@@ -77,6 +77,8 @@ export interface CorsVerdict {
   /** The header lines received. */
   evidence: string[];
   origin: string;
+  /** The response that decided, as the client noted it in a transcript. */
+  sent?: number;
 }
 
 /** What a browser does with this answer to a credentialed fetch from the probe's origin. */
@@ -123,8 +125,9 @@ function grantOf(probe: Probe, headerLines: readonly string[]): number {
  * The verdict on the page the redirects led to, unless one of them stops the browser first: the
  * CORS check runs on every response of a cross-origin fetch, a redirect included.
  */
-export function readVerdict(probe: Probe, page: Pick<Page, 'headerLines' | 'redirects'>): CorsVerdict | undefined {
-  const verdict = corsVerdict(probe, page);
+export function readVerdict(probe: Probe, page: Pick<Page, 'headerLines' | 'redirects' | 'sent'>): CorsVerdict | undefined {
+  const read = corsVerdict(probe, page);
+  const verdict = read && page.sent !== undefined ? { ...read, sent: page.sent } : read;
   if (!verdict || page.redirects.length === 0) return verdict;
   const final = grantOf(probe, page.headerLines);
   for (const hop of page.redirects) {
@@ -132,15 +135,16 @@ export function readVerdict(probe: Probe, page: Pick<Page, 'headerLines' | 'redi
     if (grant >= final) continue;
     const evidence = [`${hop.status} ${hop.url}`, ...headerLinesNamed(hop.headerLines, 'access-control-allow-origin'), ...headerLinesNamed(hop.headerLines, 'access-control-allow-credentials')].map(quote);
     const rule = `the redirect's own answer must pass the CORS check too (Fetch standard, HTTP fetch), and ${grant === 0 ? 'it allows no read by this origin' : 'it allows this origin no credentials'}`;
+    const sent = hop.sent === undefined ? {} : { sent: hop.sent };
     return grant === 0 || !probe.attacker
-      ? { rank: 0, title: 'A redirect on the way stops the read: browsers refuse it there', rule, evidence, origin: probe.origin }
-      : { rank: 1, title: 'Any origin may read the page, without credentials (a redirect on the way allows no credentials)', rule, evidence, origin: probe.origin };
+      ? { rank: 0, title: 'A redirect on the way stops the read: browsers refuse it there', rule, evidence, origin: probe.origin, ...sent }
+      : { rank: 1, title: 'Any origin may read the page, without credentials (a redirect on the way allows no credentials)', rule, evidence, origin: probe.origin, ...sent };
   }
   return verdict;
 }
 
 /** One finding per verdict: the origins that met it named together, with the headers each got. */
-function groupFindings(verdicts: Array<CorsVerdict | undefined>): Finding[] {
+function groupFindings(verdicts: Array<CorsVerdict | undefined>): CheckFinding[] {
   const groups = new Map<string, CorsVerdict[]>();
   for (const verdict of verdicts) {
     if (!verdict) continue;
@@ -150,7 +154,7 @@ function groupFindings(verdicts: Array<CorsVerdict | undefined>): Finding[] {
   return [...groups.values()].map((group) => {
     const [first] = group as [CorsVerdict];
     const sent = group.map((v) => `Origin: ${v.origin}\n${v.evidence.join('\n')}`).join('\n');
-    return { rank: first.rank, title: first.title, detail: `${sent}\nRule (Fetch standard, CORS check): ${first.rule}` };
+    return { rank: first.rank, title: first.title, detail: `${sent}\nRule (Fetch standard, CORS check): ${first.rule}`, ...shownBy(...group) };
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
 import { pace, type Tick } from '../pace.js';
-import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
+import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult } from '../types.js';
 
 export function checkFraming(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
@@ -17,7 +17,7 @@ export function checkFraming(input: CheckInput, fetch: FetchPage = fetchPage): P
     const verdict = await framingVerdict(frameOptions.map(headerValue), policyLines.map(headerValue), new URL(page.url).origin);
     const seen = [...frameOptions, ...policyLines].map(quote);
     const evidence = seen.length > 0 ? `\n${seen.join('\n')}` : '';
-    return successful([{ rank: verdict.rank, title: verdict.title, detail: `${verdict.rule}${evidence}` }], summary);
+    return successful([{ rank: verdict.rank, title: verdict.title, detail: `${verdict.rule}${evidence}`, ...shownBy(page) }], summary);
   });
 }
 

@@ -7,8 +7,8 @@
  * a collection or into a missing directory); nothing exists there to delete.
  */
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
-import { describeRequest, lineHolding, quote, successful, unlessNoAnswer } from './outcome.js';
-import type { CheckInput, CheckResult, Finding } from '../types.js';
+import { describeRequest, lineHolding, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import type { CheckFinding, CheckInput, CheckResult } from '../types.js';
 import { crypto } from '../../lazy-builtins.js';
 
 /** The header whose unique value shows that TRACE sent our own request back. */
@@ -55,16 +55,17 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
 }
 
 /** The findings from what each probe got: TRACE echoed 3, a write method handled 2, advertised but refused 1. */
-export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): Finding[] {
-  const findings: Finding[] = [];
+export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): CheckFinding[] {
+  const findings: CheckFinding[] = [];
   const trace = pages.get('TRACE');
   if (trace) {
     const evidence = lineHolding(trace.body, mark) ?? lineHolding(trace.body, `TRACE ${new URL(trace.url).pathname}`);
     if (trace.status < 300 && evidence) {
-      findings.push({ rank: 3, title: 'TRACE echoes the request', detail: `${trace.status} to TRACE, the body holds: ${evidence}\nRule: the request's own header came back in the body (cross-site tracing)` });
+      findings.push({ rank: 3, title: 'TRACE echoes the request', detail: `${trace.status} to TRACE, the body holds: ${evidence}\nRule: the request's own header came back in the body (cross-site tracing)`, ...shownBy(trace) });
     }
   }
-  const allowLines = [...new Set([pages.get('OPTIONS'), pages.get('PUT'), pages.get('DELETE')].flatMap((page) => (page ? headerLinesNamed(page.headerLines, 'allow') : [])))];
+  const allowPages = [pages.get('OPTIONS'), pages.get('PUT'), pages.get('DELETE')].filter((page) => page && headerLinesNamed(page.headerLines, 'allow').length > 0);
+  const allowLines = [...new Set(allowPages.flatMap((page) => headerLinesNamed(page!.headerLines, 'allow')))];
   const allowValues = allowLines.map((line) => headerValue(line).toUpperCase());
   // asked per method, not split: an Allow may list 40,000 methods
   const inAllow = (method: string) => allowValues.some((value) => listed(value, method));
@@ -72,12 +73,19 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
   const allowText = allowLines.length > 0 ? allowLines.slice(0, 3).map(quote).join('\n') : 'no Allow header';
   const handled: string[] = [];
   const refused: string[] = [];
+  const handledPages: Page[] = [];
+  const refusedPages: Page[] = [];
   for (const method of ['PUT', 'DELETE'] as const) {
     const page = pages.get(method);
     if (!page) continue;
     const how = writeAnswer(method, page.status);
-    if (how === 'handled') handled.push(`${method} ${page.url}: ${page.status} (${HANDLED_MEANING[page.status] ?? 'a success'})`);
-    else if (how === 'refused') refused.push(`${method}: ${page.status}`);
+    if (how === 'handled') {
+      handled.push(`${method} ${page.url}: ${page.status} (${HANDLED_MEANING[page.status] ?? 'a success'})`);
+      handledPages.push(page);
+    } else if (how === 'refused') {
+      refused.push(`${method}: ${page.status}`);
+      refusedPages.push(page);
+    }
   }
   const propfind = pages.get('PROPFIND');
   const dav = propfind?.status === 207 ? `PROPFIND ${propfind.url} (Depth: 0): 207 Multi-Status: WebDAV answers` : undefined;
@@ -87,6 +95,7 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
       rank: 2,
       title: `Write method handled: ${handled.map((line) => line.split(' ')[0]).join(' and ')}${notAdvertised}`,
       detail: `${handled.join('\n')}${dav ? `\n${dav}` : ''}\n${allowText}\nRule: an answer that only an implemented method gives (2xx, 412 to the If-Match, 409 to the PUT of a collection), whatever Allow says`,
+      ...shownBy(...handledPages, dav ? propfind : undefined),
     });
   } else if (advertised.length > 0 || dav) {
     const what = advertised.length > 0 ? `${advertised.join(', ')} advertised` : 'WebDAV answers PROPFIND';
@@ -95,9 +104,10 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): F
       rank: 1,
       title: `${what}, but refused`,
       detail: `${allowText}${dav ? `\n${dav}` : ''}\n${capital(probes)}\nRule: advertised is not handled; only the answers decide`,
+      ...shownBy(...allowPages, dav ? propfind : undefined, ...refusedPages),
     });
   } else if (allowLines.length > 0) {
-    findings.push({ rank: 0, title: 'Allowed methods', detail: `${allowText}${refused.length > 0 ? `\nWrite probes refused: ${refused.join(', ')}` : ''}\nRule: no write method advertised, none handled` });
+    findings.push({ rank: 0, title: 'Allowed methods', detail: `${allowText}${refused.length > 0 ? `\nWrite probes refused: ${refused.join(', ')}` : ''}\nRule: no write method advertised, none handled`, ...shownBy(...allowPages, ...refusedPages) });
   }
   return findings;
 }

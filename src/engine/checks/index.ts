@@ -6,18 +6,25 @@ import { checkFraming } from './framing.js';
 import { checkHttpMethods } from './http-methods.js';
 import { checkRobots } from './robots.js';
 import { checkTls } from './tls.js';
-import type { Check } from '../types.js';
+import { fetchPage, type FetchPage } from './client.js';
+import type { Check, CheckInput } from '../types.js';
 import type { CheckName } from './names.js';
 
 export const CHECKS: Record<CheckName, Check> = {
-  robots: (input) => checkRobots(input),
-  banners: (input) => checkBanners(input),
-  tls: (input) => checkTls(input),
-  'http-methods': (input) => checkHttpMethods(input),
-  cookies: (input) => checkCookies(input),
-  framing: (input) => checkFraming(input),
-  cors: (input) => checkCors(input),
+  robots: (input) => checkRobots(input, clientFor(input)),
+  banners: (input) => checkBanners(input, clientFor(input)),
+  tls: (input) => checkTls(input, clientFor(input)),
+  'http-methods': (input) => checkHttpMethods(input, clientFor(input)),
+  cookies: (input) => checkCookies(input, clientFor(input)),
+  framing: (input) => checkFraming(input, clientFor(input)),
+  cors: (input) => checkCors(input, clientFor(input)),
 };
+
+/** The client a check sends with: one that notes every request in the input's transcript, when it has one. */
+function clientFor(input: CheckInput): FetchPage {
+  const { transcript } = input;
+  return transcript ? (url, options) => fetchPage(url, { ...options, transcript }) : fetchPage;
+}
 
 /** The plugin code each check answers for. */
 export const CHECK_CODES: Record<string, string> = {

@@ -1,6 +1,6 @@
 /** What every check answers with: findings and summary lines, or the one "did not answer" finding. */
-import { abortError, isNoAnswer, type Page } from './client.js';
-import type { CheckInput, CheckResult, Finding } from '../types.js';
+import { abortError, isNoAnswer, type Hop, type Page } from './client.js';
+import type { CheckFinding, CheckInput, CheckResult } from '../types.js';
 
 /** Evidence is quoted, not dumped: a line longer than this is cut and says so. */
 export const MAX_QUOTE = 300;
@@ -12,7 +12,7 @@ export function quote(line: string): string {
 
 export { highestRank } from '../findings.js';
 
-export function successful(findings: Finding[], summaryLines: string[]): CheckResult {
+export function successful(findings: CheckFinding[], summaryLines: string[]): CheckResult {
   const verdict = findings.length === 0 ? 'Nothing found.' : findings.map((f) => `[rank ${f.rank}] ${f.title}: ${f.detail}`).join('\n');
   return { status: 'Successful', findings, summary: [...summaryLines, verdict].join('\n') };
 }
@@ -30,9 +30,15 @@ export async function unlessNoAnswer(input: CheckInput, run: () => Promise<Check
   } catch (error) {
     if (input.signal?.aborted) throw abortError(input.signal);
     if (!isNoAnswer(error)) throw error;
-    const finding: Finding = { rank: -1, title: error.title, detail: `${error.message} (time limit ${input.timeoutMs} ms)` };
+    const finding: CheckFinding = { rank: -1, title: error.title, detail: `${error.message} (time limit ${input.timeoutMs} ms)`, ...shownBy(error) };
     return successful([finding], [`${error.title}: ${input.target.target_url}.`]);
   }
+}
+
+/** A finding's `sent`: the requests whose answers (or failures) show it, those the client noted in a transcript. */
+export function shownBy(...responses: Array<Pick<Hop, 'sent'> | undefined>): Pick<CheckFinding, 'sent'> {
+  const sent = [...new Set(responses.flatMap((r) => (r?.sent === undefined ? [] : [r.sent])))];
+  return sent.length > 0 ? { sent } : {};
 }
 
 /** The line of `text` holding `needle` (the evidence of a body), quoted; a long line around it. */

@@ -1,7 +1,7 @@
 /** OWTF-IG-001: the paths `/robots.txt` asks crawlers to skip (or allows) are a map of what matters. */
 import { fetchPage, type FetchPage } from './client.js';
 import { pace } from '../pace.js';
-import { describeRequest, quote, successful, unlessNoAnswer } from './outcome.js';
+import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult } from '../types.js';
 
 /** A long robots.txt is listed up to here, then counted. */
@@ -18,7 +18,7 @@ export function checkRobots(input: CheckInput, fetch: FetchPage = fetchPage): Pr
     const listed = lines.slice(0, MAX_LISTED_PATHS).map(quote);
     const more = lines.length > listed.length ? `\n… and ${lines.length - listed.length} more` : '';
     return successful(
-      [{ rank: 1, title: `robots.txt lists ${lines.length} path${lines.length === 1 ? '' : 's'}`, detail: `${listed.join('\n')}${more}\nRule: a Disallow or Allow line naming a path tells anyone where to look` }],
+      [{ rank: 1, title: `robots.txt lists ${lines.length} path${lines.length === 1 ? '' : 's'}`, detail: `${listed.join('\n')}${more}\nRule: a Disallow or Allow line naming a path tells anyone where to look`, ...shownBy(page) }],
       summary,
     );
   });

@@ -5,7 +5,7 @@
  */
 import { checkServerIdentity, type DetailedPeerCertificate, type PeerCertificate } from 'node:tls';
 import { fetchPage, type FetchPage, type TlsInfo } from './client.js';
-import { successful, unlessNoAnswer } from './outcome.js';
+import { shownBy, successful, unlessNoAnswer } from './outcome.js';
 import { CA_FILES_KEY, caFilesOf, chainTop, trustStore, type TrustStore } from './trust.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
@@ -28,10 +28,11 @@ export function checkTls(input: CheckInput, fetch: FetchPage = fetchPage): Promi
       const page = await fetch(url.href, { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024, secureContext: trust.store.context });
       const summary = [`GET ${url.href} over TLS`];
       if (!page.tls?.certificate?.raw) {
-        return successful([{ rank: 3, title: 'No certificate', detail: 'The target presented no certificate' }], summary);
+        return successful([{ rank: 3, title: 'No certificate', detail: 'The target presented no certificate', ...shownBy(page) }], summary);
       }
       summary.push(...describeCertificate(page.tls, trust.store), `Trusted: ${trust.store.sources.join(', ')}`);
-      return successful(certificateFindings(page.tls, hostOf(url), new Date(), trust.store), summary);
+      const findings = certificateFindings(page.tls, hostOf(url), new Date(), trust.store);
+      return successful(findings.map((finding) => ({ ...finding, ...shownBy(page) })), summary);
     });
   });
 }

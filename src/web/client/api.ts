@@ -130,7 +130,7 @@ export interface Finding {
   rank: number;
   title: string;
   detail: string;
-  /** The ids of the target's transactions that show it (a grep plugin's evidence), at most 100. */
+  /** The ids of the target's transactions that show it (a grep plugin's matches, a built-in check's requests), at most 100. */
   transactions?: number[];
   /** How many show it, when more than `transactions` lists. */
   transactions_total?: number;

@@ -24,7 +24,7 @@ function statusBadge(o: Output): HTMLElement {
 /** Evidence links shown at once; the rest are a click away. */
 const EVIDENCE_SHOWN = 12;
 
-/** The transactions a finding names (a grep plugin's evidence), each a link to it. */
+/** The transactions a finding names (a grep plugin's matches, a built-in check's requests), each a link to it. */
 function evidenceLinks(o: Output, f: Finding): HTMLElement | null {
   const ids = f.transactions ?? [];
   if (ids.length === 0) return null;
