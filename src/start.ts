@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
 import type { ProxyView } from './api/proxy.js';
-import { openCa } from './proxy/ca.js';
+import { prepareCa } from './proxy/ca.js';
 import { evidenceRecorder, type EvidenceRecorder } from './proxy/evidence-recorder.js';
 import { startProxy, type ProxyServer } from './proxy/index.js';
 import { defaultConfiguration, version, webFiles } from './paths.js';
@@ -71,17 +71,17 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     engine = await openEngine({ store, dataDir, workers: resolved.workers, runTimeoutMs: resolved.runTimeout * 1000, checkTimeoutMs: resolved.checkTimeout * 1000, evidence, log });
     if (!resolved.noProxy) {
       // made on the first start; one that is there but is not a CA stops the start, naming it
-      const ca = await openCa(dataDir);
+      const ca = await prepareCa(dataDir);
       // the API's port, once it listens (a free one is known only then)
       let apiPortKnown: number | undefined;
       const apiPort = () => (apiPortKnown ??= (server?.address() as AddressInfo | null)?.port) ?? resolved.port;
       recorder = evidenceRecorder({ store, evidence, log });
-      proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca: async () => ca, token, ownPorts: () => [apiPort()], recorder, log }).catch((err: NodeJS.ErrnoException) => {
+      proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca, token, ownPorts: () => [apiPort()], recorder, log }).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') err.message = `the proxy's port ${resolved.proxyPort} on ${resolved.proxyHost} is in use: choose another with --proxy-port, or run without it (--no-proxy)`;
         throw err;
       });
       const running = proxy;
-      proxyView = { host: running.host, port: running.port, ca: async () => ca, counts: () => running.counts(), needsToken: token !== undefined && !isLoopback(running.host) };
+      proxyView = { host: running.host, port: running.port, ca, counts: () => running.counts(), needsToken: token !== undefined && !isLoopback(running.host) };
     }
     server = createServer({
       store,

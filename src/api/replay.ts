@@ -6,7 +6,7 @@
 import { BODY_CAP } from '../evidence/har.js';
 import { readStored } from '../evidence/read.js';
 import { LIST_BODY_CAP, transactionView, type Exchange } from '../evidence/record.js';
-import { NoAnswer, parseHeaderLines, replayRequest, ReplayError, sendReplay, type ReplayEdits } from '../evidence/replay.js';
+import type { ReplayEdits, ReplayRequest } from '../evidence/replay.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
@@ -30,8 +30,10 @@ export function registerReplay(router: ApiRouter, store: Store, evidence: Eviden
     if (id === undefined || !evidence.has(target, id)) throw new HttpError(400, T.invalidTransaction);
     const stored = await readStored(evidence, await evidence.load(target), target, id);
     if (!stored) throw new HttpError(400, T.invalidTransaction);
+    // node:https and node:zlib with it, loaded by the first replay: the start needs neither
+    const { NoAnswer, parseHeaderLines, replayRequest, ReplayError, sendReplay } = await import('../evidence/replay.js');
 
-    let request: ReturnType<typeof replayRequest>;
+    let request: ReplayRequest;
     try {
       const edits: ReplayEdits = {};
       const [method, url, headers, body] = ['method', 'url', 'headers', 'body'].map((name) => ctx.args.get(name));

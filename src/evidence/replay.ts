@@ -57,7 +57,15 @@ export function parseHeaderLines(text: string): Header[] {
 }
 
 /** The request to send: the recorded one with the edits, checked; `where` is the target's host and port. */
-export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | 'requestBody'>, edits: ReplayEdits, target: { host: string; port: string }): { method: string; url: URL; headers: Header[]; body: Buffer } {
+/** A request ready to send again. */
+export interface ReplayRequest {
+  method: string;
+  url: URL;
+  headers: Header[];
+  body: Buffer;
+}
+
+export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | 'requestBody'>, edits: ReplayEdits, target: { host: string; port: string }): ReplayRequest {
   const method = edits.method?.trim() || recorded.method;
   if (!TOKEN.test(method) || method.length > 32) throw new ReplayError('method', `${JSON.stringify(method.slice(0, 40))} is not an HTTP method`);
   const text = edits.url?.trim() || recorded.url;
@@ -104,7 +112,7 @@ async function decoded(body: Buffer, encoding: string | undefined): Promise<Buff
  * body decoded, cut at the storage cap). Rejects with NoAnswer when the target refuses, resets,
  * does not answer within `timeoutMs` (connect to last byte), or answers with what is not HTTP.
  */
-export function sendReplay(req: ReturnType<typeof replayRequest>, timeoutMs: number): Promise<Exchange> {
+export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Exchange> {
   const { method, url, headers, body } = req;
   const startedAt = Date.now();
   const started = performance.now();

@@ -171,6 +171,30 @@ function makeCa(dataDir: string, now: Date): { key: KeyObject; certDer: Buffer }
 }
 
 /**
+ * The CA for a start: made now when there is none (the first start); otherwise its file is looked
+ * at now without node:crypto (a file without a private key and a certificate stops the start,
+ * naming it, as openCa would) and read with it when the proxy first needs it (a CONNECT, the Proxy
+ * page): a restart loads no cryptography before its first answer.
+ */
+export async function prepareCa(dataDir: string): Promise<() => Promise<ProxyCa>> {
+  const file = join(dataDir, CA_DIR, CA_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const made = await openCa(dataDir);
+    return async () => made;
+  }
+  const blocks = ['PRIVATE KEY', 'CERTIFICATE'].filter((label) => !new RegExp(`-----BEGIN (?:EC |RSA )?${label}-----[\\s\\S]+?-----END (?:EC |RSA )?${label}-----`).test(text));
+  if (blocks.length > 0) {
+    throw new DataFileError(file, `not the proxy's CA (a private key and its certificate, PEM): no ${blocks.join(' and no ').toLowerCase()}; move it away to have a new CA made`);
+  }
+  let opened: Promise<ProxyCa> | undefined;
+  return () => (opened ??= openCa(dataDir));
+}
+
+/**
  * The CA of `dataDir`: read from DATA_DIR/proxy/ca.pem, or made (and written atomically, 0600)
  * when there is none. A file that is there but does not hold a key and its certificate stops the
  * start, naming it (it is never overwritten: a browser may trust it).

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -243,6 +243,52 @@ describe('the CA and its leaves', () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, new RegExp(`${join(other, 'proxy', 'ca.pem').replace(/[/.]/g, '\\$&')}.*not the proxy's CA`));
     assert.equal(await readFile(join(other, 'proxy', 'ca.pem'), 'utf8'), 'not a CA\n', 'never overwritten');
+  });
+
+  test('a restart loads no cryptography before its first answer (the CA is read when first needed); a CA file whose key and certificate disagree is said at the first CONNECT', async () => {
+    const other = await tempDir();
+    const first = await spawnServer(['--port', '0', '--data-dir', other]);
+    first.proc.kill('SIGTERM');
+    await first.exited;
+    // a preload that says, as the API starts listening, which of node's TLS modules are loaded
+    const hook = join(other, 'loaded-at-listen.cjs');
+    await writeFile(hook, `const listen = require('node:http').Server.prototype.listen;
+let said = false;
+require('node:http').Server.prototype.listen = function (...args) {
+  this.once('listening', () => { if (said) return; said = true; const loaded = process.moduleLoadList.filter((m) => /^NativeModule (crypto|tls|https)$/.test(m)); process.stderr.write('LOADED AT LISTEN: ' + loaded.join(',') + '\\n'); });
+  return listen.apply(this, args);
+};
+`);
+    const second = await spawnServer(['--port', '0', '--data-dir', other], {}, ['--require', hook]);
+    try {
+      for (let i = 0; i < 100 && !/LOADED AT LISTEN/.test(second.output()); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(/LOADED AT LISTEN: (.*)\n/.exec(second.output())?.[1], '', second.output());
+      // the Proxy page reads the CA then
+      assert.match((await request(second.url, '/api/v1/proxy')).json.data.ca.fingerprint256, /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+    } finally {
+      second.proc.kill('SIGTERM');
+      await second.exited;
+    }
+    // a key and a certificate that are not each other's: the start goes on, the first CONNECT says why
+    const text = await readFile(join(other, 'proxy', 'ca.pem'), 'utf8');
+    const otherKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    await writeFile(join(other, 'proxy', 'ca.pem'), `${otherKey}${/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n/.exec(text)![0]}`);
+    const third = await spawnServer(['--port', '0', '--data-dir', other, '--proxy-port', '0']);
+    try {
+      const port = Number(/proxy on http:\/\/127\.0\.0\.1:(\d+)/.exec(third.output())![1]);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write('CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n'));
+        let got = '';
+        socket.on('data', (c: Buffer) => (got += c.toString()));
+        socket.on('close', () => resolve(got));
+        socket.on('error', reject);
+      });
+      assert.match(answer, /^HTTP\/1\.1 502 [\s\S]*cannot intercept TLS: .*ca\.pem.*not the proxy's CA/);
+      assert.match(third.output(), /the proxy cannot intercept TLS: .*not the proxy's CA/);
+    } finally {
+      third.proc.kill('SIGTERM');
+      await third.exited;
+    }
   });
 
   test('the CA\'s key never leaves the data directory: not in a session bundle, not in the API', async () => {
