@@ -117,7 +117,8 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
     const found = await matches(target, filter, offset, limit, false, SEARCH_BUDGET_MS, ctx);
     const views = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
-    return { ...success(views), headers: { 'X-Total-Count': String(found.filtered) } };
+    // a list that ran out of time (a data= filter reads records) says so: its page and count are partial
+    return { ...success(views), headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}) } };
   };
 
   const search: Handler = async (ctx) => {
@@ -255,7 +256,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     return {
       status: 200,
       body: '',
-      stream: harPieces(entries(), options.version),
+      stream: harPieces(entries(), options.version, found.timedOut ? `Cut: the search ran out of its ${EXPORT_BUDGET_MS / 1000} s; these are the matches found by then.` : undefined),
       headers: {
         'Content-Type': 'application/json; charset=utf-8',
         'Content-Disposition': attachment(`${name}-transactions`, `target-${target}-transactions`, '.har'),

@@ -37,7 +37,7 @@ export function boundFindings(findings: readonly Finding[]): Finding[] {
     const left = findings.length - top.length;
     // the note ranks no higher than what it stands for
     const rank = Math.min(top.at(-1)!.rank, 1);
-    kept = [...top, { rank, title: `${left} more finding(s) not listed`, detail: `Only the ${MAX_FINDINGS - 1} most severe findings are kept; the run's files have them all.` }];
+    kept = [...top, { rank, title: `${left} more finding(s) not listed`, detail: `Only the ${MAX_FINDINGS - 1} most severe findings are kept (a program's own files, when it wrote some, have them all).` }];
   }
   return kept.map((f) => {
     const [title, detail] = [stripTerminalEscapes(f.title), stripTerminalEscapes(f.detail)];

@@ -293,8 +293,10 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
 }
 
 /** A HAR document's pieces, the entries from `entries` as they come. */
-export async function* harPieces(entries: AsyncIterable<Record<string, unknown>>, version: string): AsyncGenerator<string> {
-  yield `{"log":{"version":"1.2","creator":{"name":"assessd","version":${JSON.stringify(version)}},"pages":[],"entries":[`;
+/** A HAR's text, piece by piece; `comment` (the log's, HAR 1.2) says when the entries are not all there were. */
+export async function* harPieces(entries: AsyncIterable<Record<string, unknown>>, version: string, comment?: string): AsyncGenerator<string> {
+  const note = comment === undefined ? '' : `"comment":${JSON.stringify(comment)},`;
+  yield `{"log":{"version":"1.2","creator":{"name":"assessd","version":${JSON.stringify(version)}},${note}"pages":[],"entries":[`;
   let first = true;
   for await (const entry of entries) {
     yield `${first ? '' : ','}\n${JSON.stringify(entry)}`;
