@@ -8,16 +8,16 @@
  */
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
+import { axeViolations } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -25,7 +25,6 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 
 const WIDE = { width: 1280, height: 800 };
 const NARROW = { width: 390, height: 844 };
 const TOKEN = 'engine-views-test-token-0123456789abcdef';
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const missing = !existsSync(CHROMIUM);
 const skip = missing && !process.env.CI;
@@ -153,24 +152,6 @@ const paths = (list: string[]) => list.map((c) => c.replace(/\?.*$/, ''));
 /** Waits until no run is queued or running. */
 async function idle(): Promise<void> {
   await eventually(async () => assert.equal((await api('/api/v1/plugins/progress')).left_count, 0), 20_000);
-}
-
-interface AxeViolation {
-  id: string;
-  help: string;
-  nodes: { target: string[]; failureSummary?: string }[];
-}
-
-/** axe-core's WCAG 2.1 A and AA rules on the page as it is now. */
-async function axeViolations(): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE_SOURCE });
-  const violations = await page.evaluate(
-    () =>
-      (window as unknown as { axe: { run: (ctx: Document, options: object) => Promise<{ violations: AxeViolation[] }> } }).axe
-        .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] })
-        .then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }))),
-  );
-  return violations.map((v) => `${v.id} (${v.help}): ${v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')} — ${n.failureSummary?.replace(/\s+/g, ' ')}`).join(' | ')}`);
 }
 
 const sessionId = async () => (await api<{ id: number }[]>('/api/v1/sessions/?active=true'))[0].id;
@@ -472,7 +453,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
           await page.goto(`${server.url}${path}`);
           await ready();
           await page.waitForTimeout(150); // the rows added over the next frames
-          for (const v of await axeViolations()) failures.push(`${path} ${size} ${scheme}: ${v}`);
+          for (const v of await axeViolations(page)) failures.push(`${path} ${size} ${scheme}: ${v}`);
         }
       }
     }
