@@ -16,7 +16,7 @@ import { eventually, shows, text } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 // The README's pictures are redrawn on purpose (UPDATE_SCREENSHOTS=1 npm test); a plain run draws
-// them into a temp folder, so that a test run leaves the working tree as it found it.
+// none (they cost time and assert nothing), so that it leaves the working tree as it found it.
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : join(tmpdir(), 'assessd-screenshots');
 const WIDE = { width: 1280, height: 800 };
 const NARROW = { width: 390, height: 844 };
@@ -403,7 +403,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
         await shows(page.locator('#health'), 'Server online');
         await noHorizontalScroll();
         await page.mouse.move(0, 0); // no hover effect where the last click happened
-        await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
+        if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
         if (name === 'configuration') await page.getByRole('button', { name: 'Discard' }).click();
       }
     }
@@ -412,7 +412,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await page.goto(`${server.url}/targets`);
     await views[1][2]();
     await page.mouse.move(0, 0);
-    await page.screenshot({ path: join(SCREENSHOTS, 'targets-dark-wide.png'), animations: 'disabled' });
+    if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'targets-dark-wide.png'), animations: 'disabled' });
     assertClean();
   });
 });
@@ -705,7 +705,7 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
       // wide: the whole view from the top; narrow: from the list's heading, where the cards start
       await page.evaluate((narrow) => (narrow ? document.getElementById('targets-heading')!.scrollIntoView() : window.scrollTo(0, 0)), size === 'narrow');
       await page.mouse.move(0, 0);
-      await page.screenshot({ path: join(SCREENSHOTS, `targets-engagement-${size}.png`), animations: 'disabled' });
+      if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `targets-engagement-${size}.png`), animations: 'disabled' });
     }
     await page.setViewportSize(WIDE);
     assert.deepEqual(offBox, [], 'nothing left the box');

@@ -491,7 +491,7 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
         const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
         assert.ok(scrollWidth <= innerWidth, `${name} ${size} scrolls sideways: ${scrollWidth} > ${innerWidth}`);
         await page.mouse.move(0, 0);
-        await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
+        if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
       }
     }
     await api('/api/v1/workers/0/abort', { method: 'PATCH' });
