@@ -163,7 +163,7 @@ const SHIPPED_GREP = new Set(JSON.parse(readFileSync(join(ROOT, 'data', 'plugins
 function writeBenchPlugins() {
   mkdirSync(join(dataDir, 'plugins'), { recursive: true });
   const plugins = WEB_CODES.filter((/** @type {string} */ code) => !SHIPPED_GREP.has(code)).map((/** @type {string} */ code) => ({
-    code, group: 'web', type: 'grep', title: `Grep notes for ${code}`, grep: [{ title: `Notes for ${code}`, header: 'X-Bench-Note', rank: 1 }],
+    code, group: 'web', type: 'grep', name: `Grep_notes_for_${code.replace(/-/g, '_')}`, title: `Grep notes for ${code}`, descrip: `Finds the X-Bench-Note header for ${code}`, grep: [{ title: `Notes for ${code}`, header: 'X-Bench-Note', rank: 1 }],
   }));
   writeFileSync(join(dataDir, 'plugins', 'bench-grep.json'), JSON.stringify({ plugins }));
 }
@@ -348,7 +348,7 @@ async function main() {
   const t0 = Date.now();
   const data = await seed(base);
   const seedSeconds = (Date.now() - t0) / 1000;
-  console.error(`seeded ${data.sessions} sessions, ${ENGAGEMENT} + ${BIG} targets in ${seedSeconds.toFixed(1)} s`);
+  console.error(ONLY_TRANSACTIONS ? `seeded ${TRANSACTIONS} transactions in ${seedSeconds.toFixed(1)} s` : `seeded ${data.sessions} sessions, ${ENGAGEMENT} + ${BIG} targets and ${TRANSACTIONS} transactions in ${seedSeconds.toFixed(1)} s`);
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
