@@ -191,20 +191,21 @@ export async function prepareCa(dataDir: string): Promise<() => Promise<ProxyCa>
     throw new DataFileError(file, `not the proxy's CA (a private key and its certificate, PEM): no ${blocks.join(' and no ').toLowerCase()}; move it away to have a new CA made`);
   }
   let opened: Promise<ProxyCa> | undefined;
-  return () => (opened ??= openCa(dataDir));
+  // the text read now: a file removed meanwhile is not silently replaced by a new CA
+  return () => (opened ??= openCa(dataDir, new Date(), text));
 }
 
 /**
  * The CA of `dataDir`: read from DATA_DIR/proxy/ca.pem, or made (and written atomically, 0600)
- * when there is none. A file that is there but does not hold a key and its certificate stops the
- * start, naming it (it is never overwritten: a browser may trust it).
+ * when there is none (`known`: its text, read already). A file that is there but does not hold a
+ * key and its certificate stops the start, naming it (it is never overwritten: a browser may trust it).
  */
-export async function openCa(dataDir: string, now = new Date()): Promise<ProxyCa> {
+export async function openCa(dataDir: string, now = new Date(), known?: string): Promise<ProxyCa> {
   const dir = join(dataDir, CA_DIR);
   const file = join(dir, CA_FILE);
-  let text: string | undefined;
+  let text = known;
   try {
-    text = readFileSync(file, 'utf8');
+    text ??= readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
