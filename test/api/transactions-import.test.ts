@@ -49,6 +49,33 @@ test("a HAR Chromium wrote (playwright's recordHar) imports, bodies and cookies 
   assert.equal(login.data, 'csrf=abc123&user=alice&pass=hunter2');
 });
 
+test("a HAR Firefox's developer tools exported (its network panel's own export) imports, bodies, cookies and form as the browser saw them", async () => {
+  const har = await readFile(join(FIXTURES, 'firefox.har'));
+  const doc = JSON.parse(har.toString());
+  assert.equal(doc.log.creator.name, 'Firefox', 'a HAR Firefox wrote');
+  const res = await importHar(server.url, 1, har);
+  assert.equal(res.status, 201, res.text);
+  assert.deepEqual(res.json.data, { imported: doc.log.entries.length, out_of_scope: doc.log.entries.length, skipped: 0 });
+  const rows = (await list(1)).filter((t: { url: string }) => t.url.startsWith(new URL(doc.log.entries[0].request.url).origin));
+  assert.equal(rows.length, doc.log.entries.length);
+  const logo = rows.find((t: { url: string }) => t.url.endsWith('/logo.png'));
+  assert.equal(logo.binary_response, true);
+  const png = await request(server.url, `/api/v1/targets/1/transactions/${logo.id}/body`);
+  assert.deepEqual(png.raw.subarray(0, 8), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), 'the base64 body kept as bytes');
+  const cart = rows.find((t: { url: string }) => t.url.includes('/api/cart'));
+  assert.equal(JSON.parse(cart.data).note, 'a "quoted" $(note)');
+  const login = rows.find((t: { url: string; method: string }) => t.url.endsWith('/login') && t.method === 'POST');
+  assert.equal(login.data, 'csrf=abc123&user=alice&pass=hunter2');
+  assert.equal(login.response_status, '302 Found');
+  // Firefox repeats Set-Cookie as headers of their own: each is a line, and the filter finds the one without HttpOnly
+  const page = rows.find((t: { url: string; method: string }) => t.method === 'GET' && new URL(t.url).pathname === '/');
+  const full = (await request(server.url, `/api/v1/targets/1/transactions/${page.id}/`)).json.data;
+  assert.match(full.response_headers, /Set-Cookie: session=s3cr3t; Path=\/\r?\n/);
+  assert.match(full.response_headers, /Set-Cookie: theme=dark; Path=\/; HttpOnly; SameSite=Lax/);
+  const noHttpOnly = await request(server.url, `/api/v1/targets/1/transactions/search/?q=${encodeURIComponent(`~hs "^set-cookie:(?!.*httponly)" & ~u ${new URL(page.url).port}`)}&limit=50`);
+  assert.deepEqual(noHttpOnly.json.data.data.map((t: { id: number }) => t.id).sort(), [login.id, page.id].sort());
+});
+
 test("a HAR in mitmproxy's savehar shape (pretty-printed, null timings, base64 bodies) imports", async () => {
   const har = await readFile(join(FIXTURES, 'mitmproxy.har'));
   const res = await importHar(server.url, 1, har);
