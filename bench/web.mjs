@@ -483,101 +483,101 @@ async function main() {
   if (!ONLY_TRANSACTIONS) await otherActions();
 
   async function otherActions() {
-  for (const [session, size] of [[data.engagement, ENGAGEMENT], [data.big, BIG]]) {
-    const n = size.toLocaleString('en');
-    await page.goto(`${base}/targets?session=${session}`);
+    for (const [session, size] of [[data.engagement, ENGAGEMENT], [data.big, BIG]]) {
+      const n = size.toLocaleString('en');
+      await page.goto(`${base}/targets?session=${session}`);
+      await waitReady();
+      await measure(`scroll a page of 100 rows, ${n}-target session`, async () => {
+        for (let i = 0; i < 30; i++) {
+          await page.mouse.wheel(0, i < 15 ? 500 : -500);
+          await page.waitForTimeout(30);
+        }
+      });
+      await measure(`next page, ${n}-target session (click to rows on screen)`, () =>
+        timed('range', '101–200 of', () => page.getByRole('button', { name: 'Next ›' }).click()),
+      );
+      await measure(`sort by host, ${n}-target session (choice to rows on screen)`, () =>
+        timed('sorted', 'host', () => page.getByLabel('Sort').selectOption('host')),
+      );
+      await measure(`filter as you type "${size === BIG ? '10.20.3' : 'admin'}", ${n}-target session (last key to rows on screen; 200 ms of it is the wait for the next key)`, async () => {
+        const filter = page.getByLabel('Filter by URL, host or IP');
+        await filter.click();
+        const word = size === BIG ? '10.20.3' : 'admin';
+        await page.keyboard.type(word.slice(0, -1), { delay: 60 });
+        return timed('count', 'match', () => page.keyboard.press(word.slice(-1)));
+      });
+      await measure(`select: 10 checkboxes, a shift-click range, the page, all matching (${n})`, async () => {
+        const boxes = page.locator('tbody .row-select');
+        for (let i = 0; i < 10; i++) await boxes.nth(i).click();
+        await boxes.nth(40).click({ modifiers: ['Shift'] });
+        await page.getByLabel('Select all on this page').check();
+        await page.getByRole('button', { name: /^Select all .* matching$/ }).click();
+        await page.locator('#selection-count').getByText(/^All /).waitFor();
+      });
+      await page.getByRole('button', { name: 'Clear selection' }).click();
+    }
+
+    // Workers, live: the requests over 10 s, the rows drawn again while nothing changes, and how
+    // soon a change made elsewhere shows (5 workers removed through the API, each at a random
+    // moment of the page's 1.5 s cycle)
+    const REMOVED = 5;
+    for (let i = 0; i < REMOVED; i++) await call(base, '/api/v1/workers/', 'POST');
+    await call(base, '/api/v1/workers/0/pause', 'PATCH');
+    const workerIds = (await api(base, '/api/v1/workers/')).map((/** @type {{id: number}} */ w) => w.id);
+    await page.goto(`${base}/workers`);
     await waitReady();
-    await measure(`scroll a page of 100 rows, ${n}-target session`, async () => {
-      for (let i = 0; i < 30; i++) {
-        await page.mouse.wheel(0, i < 15 ? 500 : -500);
-        await page.waitForTimeout(30);
-      }
+    await page.waitForFunction((n) => document.querySelectorAll('.worker').length === n, workerIds.length);
+    await waitForQuiet();
+    await page.evaluate(() => {
+      const w = /** @type {any} */ (window);
+      w.__redrawn = 0;
+      new MutationObserver((list) => {
+        for (const m of list) w.__redrawn += m.addedNodes.length;
+      }).observe(/** @type {Node} */ (document.querySelector('.worker-list')), { childList: true });
     });
-    await measure(`next page, ${n}-target session (click to rows on screen)`, () =>
-      timed('range', '101–200 of', () => page.getByRole('button', { name: 'Next ›' }).click()),
-    );
-    await measure(`sort by host, ${n}-target session (choice to rows on screen)`, () =>
-      timed('sorted', 'host', () => page.getByLabel('Sort').selectOption('host')),
-    );
-    await measure(`filter as you type "${size === BIG ? '10.20.3' : 'admin'}", ${n}-target session (last key to rows on screen; 200 ms of it is the wait for the next key)`, async () => {
-      const filter = page.getByLabel('Filter by URL, host or IP');
-      await filter.click();
-      const word = size === BIG ? '10.20.3' : 'admin';
-      await page.keyboard.type(word.slice(0, -1), { delay: 60 });
-      return timed('count', 'match', () => page.keyboard.press(word.slice(-1)));
+    requests = [];
+    await page.waitForTimeout(10_000);
+    const liveRequests = requests.length;
+    const redrawn = await page.evaluate(() => /** @type {any} */ (window).__redrawn);
+    /** @type {number[]} */
+    const delays = [];
+    for (const id of workerIds.slice(-REMOVED)) {
+      await page.waitForTimeout(Math.random() * 1500);
+      const removedAt = Date.now();
+      await call(base, `/api/v1/workers/${id}`, 'DELETE');
+      await page.waitForFunction((id) => !document.querySelector(`.worker[data-worker-id="${id}"]`), id, { polling: 20 });
+      delays.push(Date.now() - removedAt);
+    }
+    actions.push({
+      what: `workers view, live: ${liveRequests} requests in 10 s (${(liveRequests / 10).toFixed(1)} a second, health checks included); rows drawn again while nothing changed: ${redrawn}; a worker removed through the API gone from the page after (median of ${REMOVED}; worst ${fmt(Math.max(...delays))})`,
+      time: median(delays),
+      longest: (await longest(0)).max,
     });
-    await measure(`select: 10 checkboxes, a shift-click range, the page, all matching (${n})`, async () => {
-      const boxes = page.locator('tbody .row-select');
-      for (let i = 0; i < 10; i++) await boxes.nth(i).click();
-      await boxes.nth(40).click({ modifiers: ['Shift'] });
+    console.error(`workers live: ${liveRequests} requests in 10 s, ${redrawn} rows redrawn, changes shown after ${delays.map(fmt).join(', ')}`);
+
+    // Attach every target of the /16 to another session: one request, whatever the count.
+    await page.goto(`${base}/targets?session=${data.big}`);
+    await waitReady();
+    await measure(`select all ${BIG.toLocaleString('en')} and attach them to another session (click to summary)`, async () => {
       await page.getByLabel('Select all on this page').check();
       await page.getByRole('button', { name: /^Select all .* matching$/ }).click();
-      await page.locator('#selection-count').getByText(/^All /).waitFor();
+      await page.getByLabel('Attach selected to').selectOption({ index: 1 });
+      return timed('result', 'Attached', () => page.getByRole('button', { name: 'Attach', exact: true }).click());
     });
-    await page.getByRole('button', { name: 'Clear selection' }).click();
-  }
 
-  // Workers, live: the requests over 10 s, the rows drawn again while nothing changes, and how
-  // soon a change made elsewhere shows (5 workers removed through the API, each at a random
-  // moment of the page's 1.5 s cycle)
-  const REMOVED = 5;
-  for (let i = 0; i < REMOVED; i++) await call(base, '/api/v1/workers/', 'POST');
-  await call(base, '/api/v1/workers/0/pause', 'PATCH');
-  const workerIds = (await api(base, '/api/v1/workers/')).map((/** @type {{id: number}} */ w) => w.id);
-  await page.goto(`${base}/workers`);
-  await waitReady();
-  await page.waitForFunction((n) => document.querySelectorAll('.worker').length === n, workerIds.length);
-  await waitForQuiet();
-  await page.evaluate(() => {
-    const w = /** @type {any} */ (window);
-    w.__redrawn = 0;
-    new MutationObserver((list) => {
-      for (const m of list) w.__redrawn += m.addedNodes.length;
-    }).observe(/** @type {Node} */ (document.querySelector('.worker-list')), { childList: true });
-  });
-  requests = [];
-  await page.waitForTimeout(10_000);
-  const liveRequests = requests.length;
-  const redrawn = await page.evaluate(() => /** @type {any} */ (window).__redrawn);
-  /** @type {number[]} */
-  const delays = [];
-  for (const id of workerIds.slice(-REMOVED)) {
-    await page.waitForTimeout(Math.random() * 1500);
-    const removedAt = Date.now();
-    await call(base, `/api/v1/workers/${id}`, 'DELETE');
-    await page.waitForFunction((id) => !document.querySelector(`.worker[data-worker-id="${id}"]`), id, { polling: 20 });
-    delays.push(Date.now() - removedAt);
-  }
-  actions.push({
-    what: `workers view, live: ${liveRequests} requests in 10 s (${(liveRequests / 10).toFixed(1)} a second, health checks included); rows drawn again while nothing changed: ${redrawn}; a worker removed through the API gone from the page after (median of ${REMOVED}; worst ${fmt(Math.max(...delays))})`,
-    time: median(delays),
-    longest: (await longest(0)).max,
-  });
-  console.error(`workers live: ${liveRequests} requests in 10 s, ${redrawn} rows redrawn, changes shown after ${delays.map(fmt).join(', ')}`);
-
-  // Attach every target of the /16 to another session: one request, whatever the count.
-  await page.goto(`${base}/targets?session=${data.big}`);
-  await waitReady();
-  await measure(`select all ${BIG.toLocaleString('en')} and attach them to another session (click to summary)`, async () => {
-    await page.getByLabel('Select all on this page').check();
-    await page.getByRole('button', { name: /^Select all .* matching$/ }).click();
-    await page.getByLabel('Attach selected to').selectOption({ index: 1 });
-    return timed('result', 'Attached', () => page.getByRole('button', { name: 'Attach', exact: true }).click());
-  });
-
-  // 5,000 pasted URLs into the engagement session.
-  await page.goto(`${base}/targets?session=${data.engagement}`);
-  await waitReady();
-  const pasted = urls(ENGAGEMENT, (i) => `https://pasted${i}.acme.example/`);
-  await page.getByRole('button', { name: 'Add URLs' }).click();
-  await page.evaluate((text) => navigator.clipboard.writeText(text), pasted.join('\n'));
-  await page.getByLabel('Target URLs, one per line').press('Control+V');
-  requests = [];
-  await measure(`add ${ENGAGEMENT.toLocaleString('en')} pasted URLs (click to summary and list updated)`, () =>
-    timed('added', `${ENGAGEMENT.toLocaleString('en')} targets added|(${(2 * ENGAGEMENT).toLocaleString('en')})`, () => page.getByRole('button', { name: 'Add targets' }).click()),
-  );
-  const addRequests = requests.filter((r) => !r.includes('/debug/')).length;
-  addRequestsSeen = addRequests;
+    // 5,000 pasted URLs into the engagement session.
+    await page.goto(`${base}/targets?session=${data.engagement}`);
+    await waitReady();
+    const pasted = urls(ENGAGEMENT, (i) => `https://pasted${i}.acme.example/`);
+    await page.getByRole('button', { name: 'Add URLs' }).click();
+    await page.evaluate((text) => navigator.clipboard.writeText(text), pasted.join('\n'));
+    await page.getByLabel('Target URLs, one per line').press('Control+V');
+    requests = [];
+    await measure(`add ${ENGAGEMENT.toLocaleString('en')} pasted URLs (click to summary and list updated)`, () =>
+      timed('added', `${ENGAGEMENT.toLocaleString('en')} targets added|(${(2 * ENGAGEMENT).toLocaleString('en')})`, () => page.getByRole('button', { name: 'Add targets' }).click()),
+    );
+    const addRequests = requests.filter((r) => !r.includes('/debug/')).length;
+    addRequestsSeen = addRequests;
   }
 
   await browser.close();
