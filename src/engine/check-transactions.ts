@@ -4,8 +4,7 @@
  * transactions that show them, as a grep plugin's do.
  */
 import { BODY_CAP } from '../evidence/har.js';
-import { mediaType } from '../evidence/index.js';
-import type { Exchange, Header } from '../evidence/record.js';
+import { mediaTypeOf, type Exchange, type Header } from '../evidence/record.js';
 import type { Evidence } from '../evidence/store.js';
 import { MAX_FINDING_TRANSACTIONS, type Finding } from '../store/state.js';
 import type { Sent } from './checks/client.js';
@@ -18,7 +17,6 @@ export function checkExchange(sent: Sent): Exchange {
   const answer = sent.response;
   const headers: Header[] = answer?.headers ?? [];
   const body = answer?.body ?? NO_BYTES;
-  const contentType = headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? '';
   return {
     url: sent.url,
     method: sent.method,
@@ -33,7 +31,7 @@ export function checkExchange(sent: Sent): Exchange {
     responseBody: body.length > BODY_CAP ? body.subarray(0, BODY_CAP) : body,
     responseSize: answer?.size ?? 0,
     truncated: (answer?.truncated ?? false) || body.length > BODY_CAP,
-    mimeType: contentType ? mediaType(contentType) : '',
+    mimeType: mediaTypeOf(headers),
     startedAt: sent.startedAt,
     time: sent.time,
     source: 'check',

@@ -3,6 +3,7 @@
  * 80 bytes a transaction plus its URL, ordered by id. What lists, filters and URLs read; records
  * stay on disk and are read on demand.
  */
+import { mediaType } from './record.js';
 import { FLAG_DEAD, FOOTER_ROW, type Footer } from './segment.js';
 
 /** Short strings many rows share (methods, reasons, media types), each kept once. */
@@ -32,7 +33,6 @@ export function createInterner(): Interner {
 }
 
 /** A content type's media type, as the index keeps it: `text/html; charset=utf-8` -> `text/html`. */
-export const mediaType = (type: string) => type.split(';', 1)[0].trim().toLowerCase();
 
 export interface TargetIndex {
   /** Rows in use, dead ones included (their FLAG_DEAD set). */

@@ -77,6 +77,15 @@ const CRLF = '\r\n';
 /** Bytes of a record's fixed header: the meta's length, then the parts' (raw request, its body, response headers, response body). */
 export const RECORD_HEADER = 20;
 
+/** A Content-Type's media type, without its parameters, in lower case. */
+export const mediaType = (type: string): string => type.split(';', 1)[0].trim().toLowerCase();
+
+/** The media type of the Content-Type among these headers ('' without one). */
+export function mediaTypeOf(headers: readonly Header[]): string {
+  const type = headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  return type ? mediaType(type) : '';
+}
+
 /** `Name: value` lines joined by CRLF. */
 export const headerBlock = (headers: readonly Header[]): string => headers.map(([n, v]) => `${n}: ${v}`).join(CRLF);
 

@@ -1,15 +1,17 @@
 /** Scope: a transaction is in its target's scope when its host and port are the target's. */
 
-/** The host (lower case, IPv6 without brackets) and port (the scheme's default when absent) of a URL. */
-export function hostAndPort(url: string): { host: string; port: string } | undefined {
+/** A URL's host as a socket takes it: an IPv6 address without its brackets. */
+export const bareHost = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
+
+/** The host (lower case, IPv6 without brackets) and port (the scheme's default when absent) of a URL (ws and wss as http and https). */
+export function hostAndPort(url: string | URL): { host: string; port: string } | undefined {
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    parsed = typeof url === 'string' ? new URL(url) : url;
   } catch {
     return undefined;
   }
-  const host = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
-  return { host: host.toLowerCase(), port: parsed.port || (parsed.protocol === 'https:' ? '443' : '80') };
+  return { host: bareHost(parsed).toLowerCase(), port: parsed.port || (parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? '443' : '80') };
 }
 
 /** A test of URLs against a target's host name and port number. */

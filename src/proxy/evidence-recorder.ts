@@ -6,8 +6,8 @@
  * itself was forwarded whole.
  */
 import type { Evidence } from '../evidence/store.js';
-import { mediaType } from '../evidence/index.js';
-import type { Exchange } from '../evidence/record.js';
+import { mediaTypeOf, type Exchange } from '../evidence/record.js';
+import { hostAndPort } from '../evidence/scope.js';
 import type { Store } from '../store/store.js';
 import type { ProxyExchange, Recorder } from './record.js';
 
@@ -30,7 +30,6 @@ interface Candidate {
 }
 
 function asExchange(x: ProxyExchange): Exchange {
-  const contentType = x.responseHeaders.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? '';
   return {
     url: x.url,
     method: x.method,
@@ -44,7 +43,7 @@ function asExchange(x: ProxyExchange): Exchange {
     responseBody: x.responseBody,
     responseSize: x.responseSize,
     truncated: x.truncated,
-    mimeType: contentType ? mediaType(contentType) : '',
+    mimeType: mediaTypeOf(x.responseHeaders),
     startedAt: x.startedAt,
     time: x.time,
     source: 'proxy',
@@ -116,8 +115,7 @@ export function evidenceRecorder(options: { store: Store; evidence: Evidence; lo
 
   return {
     targetOf(url) {
-      const host = (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname).toLowerCase();
-      const port = url.port || (url.protocol === 'https:' || url.protocol === 'wss:' ? '443' : '80');
+      const { host, port } = hostAndPort(url)!;
       const candidates = origins().get(`${host}:${port}`);
       if (!candidates) return undefined;
       return (candidates.find((c) => url.pathname.startsWith(c.path)) ?? candidates[candidates.length - 1]!).id;

@@ -7,6 +7,7 @@
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { bareHost } from '../evidence/scope.js';
 import { capture } from './capture.js';
 import { decodedBody, pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
 
@@ -90,6 +91,22 @@ function header(headers: readonly Header[], name: string): string | undefined {
 }
 
 /**
+ * The request to the target at `url`, with the headers as given (Host among them: node adds none),
+ * over https (intercepted CONNECTs) or plain http; `extra` says which agent.
+ */
+function upstreamRequest(ctx: ForwardContext, url: URL, https: boolean, method: string | undefined, headers: string[], extra: RequestOptions): ClientRequest {
+  return (https ? ctx.https!.request : httpRequest)({
+    host: bareHost(url),
+    port: url.port || (https ? 443 : 80),
+    method,
+    path: `${url.pathname}${url.search}`,
+    headers,
+    setHost: false,
+    ...extra,
+  } as RequestOptions);
+}
+
+/**
  * Forwards `req` to `url` and its answer to `res`. The exchange is handed to the recorder once it
  * has ended (the client never waits for it), or counted when no target claims it.
  */
@@ -101,15 +118,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const started = performance.now();
   // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here
   const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT)];
-  const upstream = (https ? ctx.https!.request : httpRequest)({
-    host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port || (https ? 443 : 80),
-    method: req.method,
-    path: `${url.pathname}${url.search}`,
-    headers,
-    agent: https ? ctx.https!.agent : ctx.httpAgent,
-    setHost: false,
-  });
+  const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap);
@@ -197,17 +206,8 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const startedAt = Date.now();
   const started = performance.now();
   const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, UPGRADE, HOST)];
-  const upstream = (https ? ctx.https!.request : httpRequest)({
-    host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port || (https ? 443 : 80),
-    method: req.method,
-    path: `${url.pathname}${url.search}`,
-    headers,
-    // an upgraded connection is never given back to a pool
-    agent: false,
-    ...(https ? { rejectUnauthorized: false } : {}),
-    setHost: false,
-  } as RequestOptions);
+  // an upgraded connection is never given back to a pool
+  const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: false, ...(https ? { rejectUnauthorized: false } : {}) });
   const record = (status: number, statusText: string, responseHeaders: Header[], socket: Socket | undefined) => {
     if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
     ctx.recorder.record(target, {

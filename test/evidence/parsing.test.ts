@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError } from '../../src/evidence/json-stream.ts';
 import { evaluate, FilterError, parseFilter, type Subject } from '../../src/evidence/filter.ts';
+import { harPieces } from '../../src/evidence/har.ts';
 import { compileRegex, RegexError } from '../../src/evidence/regex.ts';
 
 function parseInPieces(doc: Buffer, size: number, limits = DEFAULT_JSON_LIMITS): unknown[] {
@@ -101,4 +102,22 @@ test('filter expressions: precedence (! then & then |), bare words, quoting, and
   for (const [expr, position] of [['', 0], ['~m', 2], ['(~u a', 5], ['~u a )', 5], ['~zz x', 0], ['~c 2x0', 3], ['& ~u a', 0]] as const) {
     assert.throws(() => parseFilter(expr), (err: FilterError) => err instanceof FilterError && err.position === position, `${JSON.stringify(expr)} at ${position}`);
   }
+});
+
+test('a HAR export that was cut says so in its log comment; a whole one has none', async () => {
+  async function* two() {
+    yield { request: { url: 'https://a.example/1' } };
+    yield { request: { url: 'https://a.example/2' } };
+  }
+  const text = async (comment?: string) => {
+    let out = '';
+    for await (const piece of harPieces(two(), '1.2.3', comment)) out += piece;
+    return JSON.parse(out) as { log: { comment?: string; creator: { version: string }; entries: unknown[] } };
+  };
+  const cut = await text('Cut: the search ran out of its 60 s; these are the matches found by then.');
+  assert.equal(cut.log.comment, 'Cut: the search ran out of its 60 s; these are the matches found by then.');
+  assert.equal(cut.log.entries.length, 2);
+  const whole = await text();
+  assert.equal('comment' in whole.log, false);
+  assert.equal(whole.log.creator.version, '1.2.3');
 });

@@ -20,6 +20,16 @@ export interface WatchedPage {
   assertClean(allowed?: RegExp): void;
 }
 
+/** Lets the context's pages reach `base` only: any other request is refused and its URL kept in `offBox`. */
+export async function keepOnBox(context: BrowserContext, base: string, offBox: string[]): Promise<void> {
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${base}/`)) return route.continue();
+    offBox.push(url);
+    return route.abort('blockedbyclient');
+  });
+}
+
 export async function openBrowser(base: string): Promise<WatchedPage> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -32,12 +42,7 @@ export async function openBrowser(base: string): Promise<WatchedPage> {
   const consoleErrors: string[] = [];
   const pageErrors: string[] = [];
   let calls: string[] = [];
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(`${base}/`)) return route.continue();
-    offBox.push(url);
-    return route.abort('blockedbyclient');
-  });
+  await keepOnBox(context, base, offBox);
   const page = await context.newPage();
   page.on('console', (m) => {
     if (m.type() === 'error') consoleErrors.push(`${m.text()} (${m.location().url})`);

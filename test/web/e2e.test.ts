@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
+import { keepOnBox } from '../helpers/browser.ts';
 import { eventually, shows, text } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -54,12 +55,7 @@ if (skip) {
 async function openPage(base: string, viewport = WIDE): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser!.newContext({ viewport, colorScheme: 'light', reducedMotion: 'reduce' });
   context.setDefaultTimeout(5000);
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(`${base}/`)) return route.continue();
-    offBox.push(url);
-    return route.abort('blockedbyclient');
-  });
+  await keepOnBox(context, base, offBox);
   const page = await context.newPage();
   page.on('console', (message) => {
     if (message.type() !== 'error') return;

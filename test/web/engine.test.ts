@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
-import { axeViolations } from '../helpers/browser.ts';
+import { axeViolations, keepOnBox } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -109,12 +109,7 @@ before(async () => {
   // axe is put into the page by the test: the page's own policy would refuse an inline script
   context = await browser.newContext({ viewport: WIDE, colorScheme: 'light', reducedMotion: 'reduce', bypassCSP: true });
   context.setDefaultTimeout(5000);
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(`${server.url}/`)) return route.continue();
-    offBox.push(url);
-    return route.abort('blockedbyclient');
-  });
+  await keepOnBox(context, server.url, offBox);
   page = await context.newPage();
   page.on('console', (m) => {
     if (m.type() === 'error') consoleErrors.push(`${m.text()} (${m.location().url})`);
