@@ -59,6 +59,8 @@ export interface ServerOptions {
   maxHarBody?: number;
   /** A replay's time limit (connect to last byte), in milliseconds: the checks' (default 10 s). */
   replayTimeoutMs?: number;
+  /** How long a transactions list or search may read records, in milliseconds (default 10 s). */
+  searchBudgetMs?: number;
   /** The embedded default configuration: reports show what differs from it. */
   defaults?: DefaultItem[];
   /** Milliseconds a client may take to send its headers, and its whole request. */
@@ -144,7 +146,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   }
   registerProxy(router, options.proxy);
   if (options.evidence) {
-    registerTransactions(router, store, options.evidence, { maxHarBody: options.maxHarBody ?? DEFAULT_MAX_HAR_BODY, version: options.version ?? '0.0.0', replayTimeoutMs: options.replayTimeoutMs });
+    registerTransactions(router, store, options.evidence, { maxHarBody: options.maxHarBody ?? DEFAULT_MAX_HAR_BODY, version: options.version ?? '0.0.0', replayTimeoutMs: options.replayTimeoutMs, searchBudgetMs: options.searchBudgetMs });
   }
   registerFiles(router, options.fileServerPort ?? 8010);
   registerStatic(router, web);

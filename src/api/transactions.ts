@@ -24,9 +24,8 @@ const ORDERS = ['oldest', 'newest'] as const;
 
 /** Most transactions one list answer carries (page on with offset). */
 export const MAX_LIST = 10_000;
-/** A search stops after this long, with what it found (`timed_out`). */
+/** A list or search stops after this long, with what it found (`timed_out`, `X-Timed-Out`); an export after six times it. */
 const SEARCH_BUDGET_MS = 10_000;
-const EXPORT_BUDGET_MS = 60_000;
 
 /** The search's substring arguments and the field each one searches. */
 const SEARCH_FIELDS: Record<string, Field> = {
@@ -54,9 +53,13 @@ export interface TransactionRouteOptions {
   version: string;
   /** A replay's time limit (connect to last byte), in milliseconds. */
   replayTimeoutMs?: number;
+  /** How long a list or a search may read records, in milliseconds (default 10 s); a HAR export has six times it. */
+  searchBudgetMs?: number;
 }
 
 export function registerTransactions(router: ApiRouter, store: Store, evidence: Evidence, options: TransactionRouteOptions): void {
+  const searchBudgetMs = options.searchBudgetMs ?? SEARCH_BUDGET_MS;
+  const exportBudgetMs = 6 * searchBudgetMs;
   const targetOf = (ctx: RequestContext): number => {
     const id = parseUnsigned(ctx.params.target_id);
     if (id === undefined || !store.state.targets.has(id)) throw new HttpError(400, M.invalidTargetReference);
@@ -115,7 +118,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     }
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
-    const found = await matches(target, filter, offset, limit, false, SEARCH_BUDGET_MS, ctx);
+    const found = await matches(target, filter, offset, limit, false, searchBudgetMs, ctx);
     const views = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
     // a list that ran out of time (a data= filter reads records) says so: its page and count are partial
     return { ...success(views), headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}) } };
@@ -128,7 +131,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const limit = countArg(ctx.args, 'limit') ?? 10;
     const exact = boolArg(ctx.args, 'exact') ?? false;
     const raw = boolArg(ctx.args, 'raw') ?? true;
-    const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, SEARCH_BUDGET_MS, ctx);
+    const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, searchBudgetMs, ctx);
     const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
     return success({
       records_total: found.total,
@@ -244,7 +247,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   const exportHar: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const filter = searchFilter(ctx);
-    const found = await matches(target, filter, countArg(ctx.args, 'offset') ?? 0, countArg(ctx.args, 'limit'), true, EXPORT_BUDGET_MS, ctx);
+    const found = await matches(target, filter, countArg(ctx.args, 'offset') ?? 0, countArg(ctx.args, 'limit'), true, exportBudgetMs, ctx);
     const loaded = await evidence.load(target);
     async function* entries() {
       for (const id of found.ids) {
@@ -256,7 +259,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     return {
       status: 200,
       body: '',
-      stream: harPieces(entries(), options.version, found.timedOut ? `Cut: the search ran out of its ${EXPORT_BUDGET_MS / 1000} s; these are the matches found by then.` : undefined),
+      stream: harPieces(entries(), options.version, found.timedOut ? `Cut: the search ran out of its ${exportBudgetMs / 1000} s; these are the matches found by then.` : undefined),
       headers: {
         'Content-Type': 'application/json; charset=utf-8',
         'Content-Disposition': attachment(`${name}-transactions`, `target-${target}-transactions`, '.har'),

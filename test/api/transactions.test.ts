@@ -322,3 +322,23 @@ test('extensions raw=false (a search answers a list’s fields), max_body (one t
   assert.equal(bad.json.message, 'Invalid filter expression: ~c needs a status code at position 12');
   assert.deepEqual(bad.json.data, { q: '~c needs a status code at position 12', position: '12' });
 });
+
+test('a list, a search and an export that run out of their time say so: X-Timed-Out, timed_out, the HAR log\'s comment (a budget of 0 ms)', async () => {
+  const hurried = await startServer({ token: 'test-token-hurried', searchBudgetMs: 0 });
+  try {
+    useToken(hurried.port, 'test-token-hurried');
+    await request(hurried.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://shop.example/' } });
+    assert.equal((await importHar(hurried.url, 1, harOf(ENTRIES))).status, 201);
+    // the budget has passed by the first batch's end
+    const list = await request(hurried.url, '/api/v1/targets/1/transactions/?data=nothing-like-this');
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.headers['x-timed-out'], 'true');
+    const search = await request(hurried.url, `/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~bs "nothing-like-this"')}`);
+    assert.equal(search.json.data.timed_out, true);
+    const har = await request(hurried.url, `/api/v1/targets/1/transactions/har?q=${encodeURIComponent('~bs "nothing-like-this"')}`);
+    assert.equal(har.status, 200);
+    assert.match(JSON.parse(har.text).log.comment, /^Cut: the search ran out of its 0 s/);
+  } finally {
+    await hurried.close();
+  }
+});
