@@ -14,9 +14,9 @@ import {
   configure,
   get,
   groupAlive,
+  groupStopped,
   ok,
   outputs,
-  procStat,
   queue,
   script,
   scriptDir,
@@ -208,7 +208,7 @@ describe('after a crash of the compiled server (kill -9)', () => {
       await queue(first, { id: String(id), code: TOOL });
       ({ worker: pid } = await waitForProgram(first, TOOL_KEY));
       await ok(first, 'PATCH', '/api/v1/workers/0/pause');
-      await waitFor('stopped', async () => (await procStat(pid))?.state === 'T', 5000);
+      await waitFor('stopped', async () => groupStopped(pid), 5000);
       first.proc.kill('SIGKILL');
       await first.exited;
       second = await child(dataDir, '0');

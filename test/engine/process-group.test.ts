@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkProgram, endStaleGroup, runProgram, type RunOptions } from '../../src/engine/process-group.ts';
 import { parseProcStat, processStartTime, readProcStat } from '../../src/engine/proc.ts';
+import { groupStopped } from '../helpers/engine.ts';
 
 const MiB = 1024 * 1024;
 let dir = '';
@@ -217,11 +218,11 @@ test('pause stops every process of the group, resume continues them', async () =
   const grandchild = await printedPid(stdout);
   const members = [handle.pid, grandchild];
   handle.pause();
-  await until(() => members.every((pid) => readProcStat(pid)?.state === 'T'), 'state T');
+  await until(() => groupStopped(handle.pid) && readProcStat(grandchild)?.state === 'T', 'state T');
   handle.resume();
   await until(() => members.every((pid) => ['S', 'R'].includes(readProcStat(pid)?.state ?? '')), 'state S or R');
   handle.pause();
-  await until(() => readProcStat(handle.pid)?.state === 'T', 'state T again');
+  await until(() => groupStopped(handle.pid), 'state T again');
   await delay(50);
   // a stopped group still ends on abort: it is continued first
   handle.abort('abort while paused');
@@ -341,7 +342,7 @@ test('endStaleGroup ends a stopped group too (continued first), children include
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const grandchild = Number(await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
   process.kill(-child.pid!, 'SIGSTOP');
-  await until(() => readProcStat(child.pid!)?.state === 'T', 'state T');
+  await until(() => groupStopped(child.pid!), 'state T');
   assert.equal(await endStaleGroup(child.pid!, processStartTime(child.pid!)!), 'ended');
   await exited;
   await until(() => !alive(grandchild), 'the grandchild to end');

@@ -4,9 +4,11 @@
  * what /proc says of a process.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { readProcStat } from '../../src/engine/proc.ts';
 import { assertFail, assertSuccess } from './jsend.ts';
 import { request, tempDir, type RequestOptions, type Response, type TestServer } from './server.ts';
 
@@ -185,6 +187,22 @@ export async function procStat(pid: number): Promise<{ state: string; pgrp: numb
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether the process group `pgrp` is stopped: it has a living member, one is stopped (T), and none
+ * runs. A member in uninterruptible sleep (D) counts as stopped: it is a shell that started its
+ * command with vfork, waiting for a child that SIGSTOP caught before it could exec (dash does this),
+ * and it stays D, never T, until the group is continued.
+ */
+export function groupStopped(pgrp: number): boolean {
+  const states: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    const stat = readProcStat(Number(name));
+    if (stat && stat.pgrp === pgrp && stat.state !== 'Z') states.push(stat.state);
+  }
+  return states.includes('T') && states.every((state) => state === 'T' || state === 't' || state === 'D');
 }
 
 /** Whether a process exists and is not a zombie. */
