@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The ceiling of this machine: a bare `node:http` server that answers every request with a fixed
- * JSON body, no routing. Run with plain node, like assessd (`node dist/main.js`):
+ * JSON body, no routing. Run with plain node, like assessd (`node dist/assessd.cjs`):
  *
  *   node bench/bare-server.mjs --host 127.0.0.1 --port 0
  *

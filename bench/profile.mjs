@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * Profiles assessd under one benchmark scenario: starts `node --cpu-prof dist/main.js` on a fresh
+ * Profiles assessd under one benchmark scenario: starts `node --cpu-prof dist/assessd.cjs` on a fresh
  * data directory, drives it from 127.0.0.1 like bench/run.mjs does, stops it, and prints where the
  * CPU went (self time by function, and by file). Build first (`npm run build`).
  *
@@ -84,7 +84,7 @@ function health(port) {
 
 /** @param {string[]} extra */
 async function start(extra) {
-  const child = spawn(process.execPath, [...startFlags(app), ...extra, join(app, 'dist', 'main.js'), '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
+  const child = spawn(process.execPath, [...startFlags(app), ...extra, join(app, 'dist', 'assessd.cjs'), '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ASSESSD_TOKEN: BENCH_TOKEN },
   });

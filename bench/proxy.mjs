@@ -165,7 +165,7 @@ async function main() {
   await writeFile(join(dir, 'target.mjs'), TARGET);
   const target = await launch(process.execPath, [join(dir, 'target.mjs'), key, cert], /ports (\d+) (\d+)/);
   const [httpPort, httpsPort] = [Number(target.match[1]), Number(target.match[2])];
-  const assessd = await launch(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', join(dir, 'data'), '--no-token'], /listening on (http:\/\/\S+) .*proxy on http:\/\/127\.0\.0\.1:(\d+)/);
+  const assessd = await launch(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', join(dir, 'data'), '--no-token'], /listening on (http:\/\/\S+) .*proxy on http:\/\/127\.0\.0\.1:(\d+)/);
   const apiUrl = assessd.match[1];
   const proxyPort = Number(assessd.match[2]);
   const ca = await (await fetch(`${apiUrl}/api/v1/proxy/ca.pem`)).text();

@@ -361,7 +361,7 @@ if (tmpFs.type === 'tmpfs' || tmpFs.type === 'ramfs') {
   console.warn(`warning: ${problem}`);
 }
 const DIST = flags.dist ? resolve(flags.dist) : join(ROOT, 'dist');
-if (!existsSync(join(DIST, 'main.js'))) throw new Error(`${join(DIST, 'main.js')} is missing: run npm run build first`);
+if (!existsSync(join(DIST, 'assessd.cjs'))) throw new Error(`${join(DIST, 'assessd.cjs')} is missing: run npm run build first`);
 
 const work = mkdtempSync(join(tmpRoot, 'assessd-bench-'));
 let copies = 0;
@@ -373,25 +373,25 @@ process.on('exit', () => {
 const APP = join(work, 'app');
 for (const file of ['package.json', join('data', 'default-configuration.json')]) cpSync(join(ROOT, file), join(APP, file));
 cpSync(DIST, join(APP, 'dist'), { recursive: true });
-const MAIN = join(APP, 'dist', 'main.js');
+const MAIN = join(APP, 'dist', 'assessd.cjs');
 /** --compare: another build, frozen the same way, for the side-by-side start-up measure. */
 const COMPARE_MAIN = flags.compare ? freezeBuild(resolve(flags.compare), join(work, 'compare')) : undefined;
 
-/** Copies a dist/ (and what its server reads beside it) into `app`; answers its main.js. */
+/** Copies a dist/ (and what its server reads beside it) into `app`; answers its assessd.cjs. */
 function freezeBuild(/** @type {string} */ dist, /** @type {string} */ app) {
-  if (!existsSync(join(dist, 'main.js'))) throw new Error(`${join(dist, 'main.js')} is missing`);
+  if (!existsSync(join(dist, 'assessd.cjs'))) throw new Error(`${join(dist, 'assessd.cjs')} is missing`);
   for (const file of ['package.json', join('data', 'default-configuration.json')]) cpSync(join(ROOT, file), join(app, file));
   cpSync(dist, join(app, 'dist'), { recursive: true });
-  return join(app, 'dist', 'main.js');
+  return join(app, 'dist', 'assessd.cjs');
 }
 /** The node flags the build's `npm start` gives its server (its package.json's start script): measured as users run it. */
 const START_FLAGS = startFlags(APP);
 const build = (() => {
   const git = (/** @type {string[]} */ ...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  if (flags.dist) return `the copy in ${DIST}, built ${statSync(join(DIST, 'main.js')).mtime.toISOString()}`;
+  if (flags.dist) return `the copy in ${DIST}, built ${statSync(join(DIST, 'assessd.cjs')).mtime.toISOString()}`;
   try {
     const dirty = git('status', '--porcelain', '--', 'src', 'data', 'package.json') !== '';
-    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes in src/' : ''}, dist/ built ${statSync(join(ROOT, 'dist', 'main.js')).mtime.toISOString()}`;
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes in src/' : ''}, dist/ built ${statSync(join(ROOT, 'dist', 'assessd.cjs')).mtime.toISOString()}`;
   } catch {
     return 'unknown (not a git checkout)';
   }
@@ -640,7 +640,7 @@ function machine(background) {
     `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
     `- Node ${process.version}, Linux ${release()}`,
     `- Data directories: ${tmpRoot} on ${tmpFs.type} (${disk})`,
-    `- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/main.js'].join(' ')}\``,
+    `- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/assessd.cjs'].join(' ')}\``,
     `- Other processes' CPU during the measured windows: median ${median(background).toFixed(0)}%, ` +
       `max ${Math.max(...background).toFixed(0)}% of one core; waited ${Math.round(quietWaitedMs / 1000)} s in all for them to quieten ` +
       `(load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
@@ -773,7 +773,7 @@ async function startupOnly() {
     const m = median(times.get(name) ?? []);
     return [name, ms(m), `${(bare / m).toFixed(2)}`, `${(m / bare).toFixed(2)}x`];
   });
-  const report = [`## Start-up side by side\n\n- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/main.js'].join(' ')}\``,
+  const report = [`## Start-up side by side\n\n- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/assessd.cjs'].join(' ')}\``,
     `- Spawn to the first 200 on /debug/health, median of ${opts.startups}, ${BASE.label} in the data directory (a restart)\n`,
     table(['Server', 'Start-up ms', 'Speed vs bare (bare ms / its ms)', 'Time vs bare'], rows)].join('\n');
   console.log(report);

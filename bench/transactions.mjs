@@ -30,7 +30,7 @@ const mb = (/** @type {number} */ bytes) => (bytes / 1024 / 1024).toFixed(1);
 /** @param {string} dataDir */
 async function spawnServer(dataDir) {
   const started = performance.now();
-  const proc = spawn(process.execPath, [...startFlags(root), join(root, 'dist', 'main.js'), '--port', '0', '--data-dir', dataDir, '--token', TOKEN, '--workers', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...startFlags(root), join(root, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', dataDir, '--token', TOKEN, '--workers', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const url = await new Promise((resolve, reject) => {
     proc.stdout.on('data', (c) => {

@@ -63,7 +63,7 @@ const BIG = Math.max(1, Number(flags.big));
 const ENGAGEMENT = 5000;
 const SESSIONS = 300;
 
-if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('build first: npm run build');
+if (!existsSync(join(ROOT, 'dist', 'assessd.cjs'))) throw new Error('build first: npm run build');
 if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing (apt-get install chromium)`);
 
 // ---------------------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ let token;
 
 /** @returns {Promise<{ url: string, stop: () => Promise<void> }>} */
 function startServer() {
-  const child = spawn(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'main.js'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolvePromise, reject) => {
     child.stdout.on('data', (chunk) => {

@@ -1,5 +1,5 @@
 /**
- * dist/main.js's loader: the CLI's bundle (dist/main.cjs, CommonJS) compiled with the V8 code cache
+ * dist/assessd.cjs's loader: the CLI's bundle (dist/main.cjs, CommonJS) compiled with the V8 code cache
  * the build made for it (dist/main.cjs.cache, from a warm start of this very bundle), so that a
  * start parses and compiles almost nothing. A cache that does not fit this node (another version or
  * V8 flags) is refused by V8 and the bundle is compiled as usual: slower, never wrong.

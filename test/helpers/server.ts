@@ -212,11 +212,11 @@ after(killSpawned);
 export const START_FLAGS: string[] = startFlags(PROJECT_ROOT);
 
 /**
- * Spawns the compiled server (`dist/main.js`) and waits for its start-up line: with node's flags as
- * `npm start` gives them, or `nodeFlags` (`[]`: as `npx assessd` runs it).
+ * Spawns the compiled server (`dist/assessd.cjs`, what `npm start` runs) and waits for its start-up
+ * line: with node's flags as `npm start` gives them, or `nodeFlags` (`[]`: as `npx assessd` runs it).
  */
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = START_FLAGS): Promise<ChildServer> {
-  const proc = spawn(process.execPath, [...nodeFlags, join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
+  const proc = spawn(process.execPath, [...nodeFlags, join(PROJECT_ROOT, 'dist', 'assessd.cjs'), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -241,7 +241,7 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, nodeFla
 
 /** Runs the CLI to completion: exit code and everything it printed. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), ...args], {
+  const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'assessd.cjs'), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

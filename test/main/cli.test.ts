@@ -1,9 +1,11 @@
 import { test } from 'node:test';
+import { execFile } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseCli, UsageError } from '../../src/cli.ts';
+import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 
 test('flags, then ASSESSD_* variables, then defaults', () => {
@@ -62,6 +64,11 @@ test('--help and --version print and exit 0', async () => {
   assert.equal(version.code, 0);
   const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
   assert.equal(version.stdout.trim(), pkg.version);
+  // dist/main.js, earlier builds' entry point, still runs the same CLI
+  const legacy = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    execFile(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), '--version'], (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }));
+  });
+  assert.deepEqual(legacy, { code: 0, stdout: `${pkg.version}\n` });
 });
 
 test('a bad flag: one line on stderr, no stack trace, exit 2', async () => {

@@ -89,7 +89,7 @@ describe('a round trip through the CLI, no server running', () => {
 
   test('import - reads standard input; --name names the session', async () => {
     const target = await tempDir();
-    const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'main.js'), 'import', '-', '--data-dir', target, '--name', 'from stdin'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'assessd.cjs'), 'import', '-', '--data-dir', target, '--name', 'from stdin'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     proc.stdout.on('data', (c: Buffer) => (stdout += c));
     proc.stdin.end(JSON.stringify(source.exported));

@@ -39,9 +39,9 @@ test('npm start runs the server with V8 keeping one helper thread (--v8-pool-siz
       });
       npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
     });
-    const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'main.js'))));
+    const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'assessd.cjs'))));
     assert.ok(server, 'the server is in npm start\'s process group');
-    assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('main.js'))), START_FLAGS);
+    assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('assessd.cjs'))), START_FLAGS);
 
     // and it does what it says: three fewer threads than the same server under plain node
     const plain = await spawnServer(['--port', '0', '--data-dir', plainDir], {}, []);

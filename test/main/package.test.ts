@@ -66,7 +66,7 @@ export { url };
 test('npm pack holds what a user runs and its documents, and no tests, benches or TypeScript sources', async () => {
   const { stdout } = await run(NPM, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: PROJECT_ROOT });
   const files: string[] = JSON.parse(stdout)[0].files.map((f: { path: string }) => f.path);
-  for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/main.js', 'dist/main.cjs', 'dist/main.cjs.cache', 'dist/load-bundle.js', 'dist/index.js', 'dist/compactor.js', 'dist/types/index.d.ts', 'dist/types/start.d.ts', 'dist/web/static/index.html', 'dist/web/static/app.js', 'data/default-configuration.json', 'data/wordlists/wordpress.txt', 'data/attack-vectors/xss.txt', 'data/set-phishing/README.txt']) {
+  for (const needed of ['package.json', 'README.md', 'LICENSE', 'dist/assessd.cjs', 'dist/main.js', 'dist/main.cjs', 'dist/main.cjs.cache', 'dist/load-bundle.cjs', 'dist/index.js', 'dist/compactor.js', 'dist/types/index.d.ts', 'dist/types/start.d.ts', 'dist/web/static/index.html', 'dist/web/static/app.js', 'data/default-configuration.json', 'data/wordlists/wordpress.txt', 'data/attack-vectors/xss.txt', 'data/set-phishing/README.txt']) {
     assert.ok(files.includes(needed), `${needed} is missing from the tarball`);
   }
   for (const file of files) {

@@ -12,7 +12,7 @@ import { MAX_SOCKET_PATH } from '../../src/store/lock-socket.ts';
 import { openStore } from '../../src/store/store.ts';
 import { request, spawnServer, tempDir, type ChildServer, rememberPrintedToken } from '../helpers/server.ts';
 
-const MAIN = join(PROJECT_ROOT, 'dist', 'main.js');
+const MAIN = join(PROJECT_ROOT, 'dist', 'assessd.cjs');
 const noLog = () => {};
 
 async function lockSockets(dir: string): Promise<string[]> {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IdMap, StringMap } from '../../src/store/sharded-map.ts';
+import { IdMap, SHARD_FROM, StringMap } from '../../src/store/sharded-map.ts';
 
 test('an IdMap answers like a Map, and iterates in id order across its shards', () => {
   const map = new IdMap<string>();
@@ -46,7 +46,7 @@ test('highestId finds the highest id left, 0 when none', () => {
   assert.equal(map.highestId(), 0);
 });
 
-test('a StringMap keeps every key apart, and its size, across its shards', () => {
+test('a StringMap keeps every key apart, and its size', () => {
   const map = new StringMap<number>();
   const keys = Array.from({ length: 2000 }, (_, i) => `session ${i} ${'é'.repeat(i % 3)}`);
   keys.forEach((key, i) => map.set(key, i));
@@ -56,4 +56,26 @@ test('a StringMap keeps every key apart, and its size, across its shards', () =>
   for (const key of keys.slice(0, 1000)) assert.equal(map.delete(key), true);
   assert.equal(map.size, 1000);
   assert.deepEqual(new Set(map.keys()), new Set(keys.slice(1000)));
+});
+
+test('a StringMap past SHARD_FROM keys splits into shards and keeps every key, its size and its deletes; clear makes it one Map again', () => {
+  const map = new StringMap<number>();
+  const count = SHARD_FROM * 2 + 7;
+  const keys = Array.from({ length: count }, (_, i) => `https://host${i % 97}.example/${i}`);
+  keys.forEach((key, i) => {
+    map.set(key, i);
+    // the key that splits it, and the ones after, are found at once
+    if (i === SHARD_FROM - 1 || i === SHARD_FROM) assert.equal(map.get(key), i);
+  });
+  map.set(keys[5]!, -5);
+  assert.equal(map.size, count);
+  keys.forEach((key, i) => assert.equal(map.get(key), i === 5 ? -5 : i));
+  for (const key of keys.slice(0, SHARD_FROM)) assert.equal(map.delete(key), true);
+  assert.equal(map.delete(keys[0]!), false);
+  assert.equal(map.size, count - SHARD_FROM);
+  assert.deepEqual(new Set(map.keys()), new Set(keys.slice(SHARD_FROM)));
+  map.clear();
+  assert.equal(map.size, 0);
+  map.set('again', 1);
+  assert.deepEqual([...map], [['again', 1]]);
 });
