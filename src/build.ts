@@ -55,8 +55,8 @@ await writeFile(join(DIST, 'main.js'), `#!/usr/bin/env node
 // Earlier builds' entry point: the CLI is dist/assessd.cjs (a CommonJS entry point starts sooner).
 import './assessd.cjs';
 `, { mode: 0o755 });
-await rm(join(DIST, 'load-bundle.js'), { force: true });
-await rm(join(DIST, 'load-bundle.js.map'), { force: true });
+// what earlier builds wrote that this one does not
+for (const name of ['load-bundle.js', 'load-bundle.js.map', 'main.js.map']) await rm(join(DIST, name), { force: true });
 // the compaction worker stays one self-contained file (paths.ts starts it by its path)
 await build({ ...common, entryPoints: { compactor: join(PROJECT_ROOT, 'src', 'store', 'compaction-worker.ts') }, outdir: join(PROJECT_ROOT, 'dist') });
 // the declarations of the build's and the CLI's own entry points describe nothing a library user imports
