@@ -1,9 +1,10 @@
 /**
  * The build's last step, after tsc has type-checked everything and written the declarations: bundles
  * the CLI into dist/main.cjs (run by dist/assessd.cjs), the library into dist/index.js (one module
- * each to load instead of thirty: a faster start) and the compaction worker into dist/compactor.js (self-contained, see
- * paths.ts); and the web application's script into one file, app.js (a browser fetching twenty
- * modules in four rounds waits ~100 ms before it can ask for any data), beside the page's static files.
+ * each to load instead of thirty: a faster start) and the compaction worker into dist/compactor.js
+ * (self-contained, see paths.ts); and the web application's script into one file, app.js (a browser
+ * fetching twenty modules in four rounds waits ~100 ms before it can ask for any data), beside the
+ * page's static files.
  */
 import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -51,10 +52,14 @@ loadBundle(pathToFileURL(join(__dirname, 'main.cjs'))).exports.runCli();
   { mode: 0o755 },
 );
 // dist/main.js, the entry point of earlier builds, for whoever still runs it: the same CLI
-await writeFile(join(DIST, 'main.js'), `#!/usr/bin/env node
+await writeFile(
+  join(DIST, 'main.js'),
+  `#!/usr/bin/env node
 // Earlier builds' entry point: the CLI is dist/assessd.cjs (a CommonJS entry point starts sooner).
 import './assessd.cjs';
-`, { mode: 0o755 });
+`,
+  { mode: 0o755 },
+);
 // what earlier builds wrote that this one does not
 for (const name of ['load-bundle.js', 'load-bundle.js.map', 'main.js.map']) await rm(join(DIST, name), { force: true });
 // the compaction worker stays one self-contained file (paths.ts starts it by its path)
