@@ -90,3 +90,30 @@ export async function axeViolations(page: Page): Promise<string[]> {
   );
   return violations.map((v) => `${v.id} (${v.help}): ${v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')} — ${n.failureSummary?.replace(/\s+/g, ' ')}`).join(' | ')}`);
 }
+
+export type Look = { size: 'wide' | 'narrow'; scheme: 'light' | 'dark' };
+
+/**
+ * Loads `url` light and wide, waits for `ready` and the rows added over the next frames, then sees
+ * the page in each color scheme and width: axe's violations in each, and what `also` finds there,
+ * as `<size> <scheme>: <problem>`. The page's layout is CSS alone (no script reads the width or the
+ * scheme), so a change of either restyles it as a load would. Leaves the page light and wide.
+ */
+export async function problemsInEachLook(page: Page, url: string, ready: () => Promise<unknown>, also?: (look: Look) => Promise<string[]>): Promise<string[]> {
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize(WIDE);
+  await page.goto(url);
+  await ready();
+  await page.waitForTimeout(150);
+  const problems: string[] = [];
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    for (const [size, viewport] of [['wide', WIDE], ['narrow', NARROW]] as const) {
+      await page.setViewportSize(viewport);
+      for (const problem of [...(await axeViolations(page)), ...((await also?.({ size, scheme })) ?? [])]) problems.push(`${size} ${scheme}: ${problem}`);
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize(WIDE);
+  return problems;
+}

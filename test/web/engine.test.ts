@@ -17,13 +17,11 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
-import { axeViolations, keepOnBox } from '../helpers/browser.ts';
+import { keepOnBox, NARROW, problemsInEachLook, WIDE } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : join(tmpdir(), 'assessd-screenshots');
-const WIDE = { width: 1280, height: 800 };
-const NARROW = { width: 390, height: 844 };
 const TOKEN = 'engine-views-test-token-0123456789abcdef';
 
 const missing = !existsSync(CHROMIUM);
@@ -440,24 +438,9 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
       ['/proxy', () => shows(page.locator('.fingerprint'), ':')],
     ];
     const failures: string[] = [];
-    // each view loaded once, then seen in each scheme and width: the page's layout is CSS alone
-    // (no script reads the width or the scheme), so a change of either restyles it as a load would
     for (const [path, ready] of views) {
-      await page.emulateMedia({ colorScheme: 'light' });
-      await page.setViewportSize(WIDE);
-      await page.goto(`${server.url}${path}`);
-      await ready();
-      await page.waitForTimeout(150); // the rows added over the next frames
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        for (const [size, viewport] of [['wide', WIDE], ['narrow', NARROW]] as const) {
-          await page.setViewportSize(viewport);
-          for (const v of await axeViolations(page)) failures.push(`${path} ${size} ${scheme}: ${v}`);
-        }
-      }
+      for (const problem of await problemsInEachLook(page, `${server.url}${path}`, ready)) failures.push(`${path} ${problem}`);
     }
-    await page.emulateMedia({ colorScheme: 'light' });
-    await page.setViewportSize(WIDE);
     assert.deepEqual(failures, []);
     assertClean();
   });

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
-import { axeViolations, CHROMIUM, missingBrowser, NARROW, openBrowser, WIDE, type WatchedPage } from '../helpers/browser.ts';
+import { CHROMIUM, missingBrowser, openBrowser, problemsInEachLook, type WatchedPage } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
 import { entryOf, type EntrySpec } from '../evidence/helpers.ts';
@@ -273,28 +273,15 @@ test('a target’s transactions in the web application: list, filter, live, deta
     ];
     const failures: string[] = [];
     await mkdir(SCREENSHOTS, { recursive: true });
-    // each view loaded once, then seen in each scheme and width: the page's layout is CSS alone
-    // (no script reads the width or the scheme), so a change of either restyles it as a load would
     for (const [name, path, ready] of views) {
-      await page.emulateMedia({ colorScheme: 'light' });
-      await page.setViewportSize(WIDE);
-      await page.goto(`${base}${path}`);
-      await ready();
-      await page.waitForTimeout(150); // the rows added over the next frames
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        for (const [size, viewport] of [['wide', WIDE], ['narrow', NARROW]] as const) {
-          await page.setViewportSize(viewport);
-          for (const v of await axeViolations(page)) failures.push(`${path} ${size} ${scheme}: ${v}`);
-          const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-          if (scrollWidth > innerWidth) failures.push(`${path} ${size} ${scheme} scrolls sideways: ${scrollWidth} > ${innerWidth}`);
-          // the README's pictures of these views (the results view's is the engine test's)
-          if (scheme === 'light' && ['transactions', 'transaction', 'urls'].includes(name) && process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
-        }
-      }
+      const problems = await problemsInEachLook(page, `${base}${path}`, ready, async ({ size, scheme }) => {
+        // the README's pictures of these views (the results view's is the engine test's)
+        if (scheme === 'light' && ['transactions', 'transaction', 'urls'].includes(name) && process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
+        const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+        return scrollWidth > innerWidth ? [`scrolls sideways: ${scrollWidth} > ${innerWidth}`] : [];
+      });
+      for (const problem of problems) failures.push(`${path} ${problem}`);
     }
-    await page.emulateMedia({ colorScheme: 'light' });
-    await page.setViewportSize(WIDE);
     assert.deepEqual(failures, []);
     w.assertClean(/status of 400/);
   });
