@@ -115,16 +115,19 @@ export function createRouter<H, D = unknown>(): Router<H, D> {
   const entries: RouteEntry<D>[] = [];
   /** Routes with no parameter, by path: most requests are answered by one lookup, no splitting. */
   const literal = new Map<string, Route<H>>();
+  /** Routes by their shape: the methods of one path share one route. */
+  const byKey = new Map<string, Route<H>>();
 
   return {
     add(method, pattern, handler, doc) {
       const segments = compile(pattern);
       entries.push({ method: method.toUpperCase(), pattern, doc });
       const key = segments.map(segmentKey).join('/');
-      let route = routes.find((r) => r.key === key);
+      let route = byKey.get(key);
       if (!route) {
         route = { segments, key, handlers: new Map() };
         routes.push(route);
+        byKey.set(key, route);
         if (segments.every((s) => s.kind === 'literal')) {
           route.found = new Map();
           literal.set(pattern, route);

@@ -87,7 +87,8 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   };
   const needsToken = options.token !== undefined && !isLoopback(options.host);
   const tokenOk = tokenMatcher(options.token);
-  const local = localNames();
+  // the names that reach this box, read with the first request rather than before the first answer
+  let local: Set<string> | undefined;
   let boundPort = options.port;
 
   /** Basic credentials whose password is the token. */
@@ -102,7 +103,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   /** Why a request to host:port is refused: assessd itself (its API, this proxy). */
   function loops(host: string, port: number): boolean {
     const bare = (host.startsWith('[') ? host.slice(1, -1) : host).toLowerCase().replace(/\.$/, '');
-    const isLocal = local.has(bare) || bare.endsWith('.localhost') || (isIP(bare) !== 0 && isLoopback(bare));
+    const isLocal = (local ??= localNames()).has(bare) || bare.endsWith('.localhost') || (isIP(bare) !== 0 && isLoopback(bare));
     return isLocal && (port === boundPort || options.ownPorts().includes(port));
   }
 
