@@ -7,6 +7,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { Header } from './record.js';
+import { bareHost } from './scope.js';
 
 export const LANGUAGES = ['bash', 'python', 'php', 'ruby', 'fetch', 'raw'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -49,7 +50,7 @@ function target(url: string): { https: boolean; host: string; hostname: string; 
   const u = new URL(url);
   const https = u.protocol === 'https:';
   const port = u.port === '' ? (https ? 443 : 80) : Number(u.port);
-  const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  const hostname = bareHost(u);
   return { https, host: u.host, hostname, port, path: `${u.pathname}${u.search}`, absolute: `${u.origin}${u.pathname}${u.search}` };
 }
 

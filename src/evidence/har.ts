@@ -4,7 +4,7 @@
  * to the event loop every few milliseconds. Out: exchanges written as HAR entries.
  */
 import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError, type BodyText } from './json-stream.js';
-import { SOURCES, type Exchange, type Header, type Source } from './record.js';
+import { headerValue, SOURCES, type Exchange, type Header, type Source } from './record.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
 export const BODY_CAP = 16 * 1024 * 1024;
@@ -246,7 +246,7 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
   } catch {
     // stored URLs parse: kept whole
   }
-  const requestType = x.requestHeaders.find(([n]) => n.toLowerCase() === 'content-type')?.[1] ?? '';
+  const requestType = headerValue(x.requestHeaders, 'content-type');
   const requestText = x.requestBody.length === 0 ? undefined : new TextDecoder('utf-8', { fatal: false }).decode(x.requestBody);
   const requestIsText = requestText !== undefined && Buffer.from(requestText).equals(x.requestBody);
   const timings = { send: 0, wait: x.time, receive: 0, ...x.timings };
@@ -277,7 +277,7 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
         mimeType: x.mimeType,
         ...(x.responseBody.length === 0 ? {} : facts.binary ? { text: x.responseBody.toString('base64'), encoding: 'base64' } : { text: x.responseBody.toString('utf8') }),
       },
-      redirectURL: x.responseHeaders.find(([n]) => n.toLowerCase() === 'location')?.[1] ?? '',
+      redirectURL: headerValue(x.responseHeaders, 'location'),
       headersSize: -1,
       bodySize: x.responseBody.length,
     },
@@ -292,8 +292,10 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
   };
 }
 
-/** A HAR document's pieces, the entries from `entries` as they come. */
-/** A HAR's text, piece by piece; `comment` (the log's, HAR 1.2) says when the entries are not all there were. */
+/**
+ * A HAR document's text, piece by piece, the entries from `entries` as they come; `comment` (the
+ * log's, HAR 1.2) says when the entries are not all there were.
+ */
 export async function* harPieces(entries: AsyncIterable<Record<string, unknown>>, version: string, comment?: string): AsyncGenerator<string> {
   const note = comment === undefined ? '' : `"comment":${JSON.stringify(comment)},`;
   yield `{"log":{"version":"1.2","creator":{"name":"assessd","version":${JSON.stringify(version)}},${note}"pages":[],"entries":[`;

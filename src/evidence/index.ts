@@ -32,8 +32,6 @@ export function createInterner(): Interner {
   };
 }
 
-/** A content type's media type, as the index keeps it: `text/html; charset=utf-8` -> `text/html`. */
-
 export interface TargetIndex {
   /** Rows in use, dead ones included (their FLAG_DEAD set). */
   n: number;

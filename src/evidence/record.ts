@@ -80,9 +80,15 @@ export const RECORD_HEADER = 20;
 /** A Content-Type's media type, without its parameters, in lower case. */
 export const mediaType = (type: string): string => type.split(';', 1)[0].trim().toLowerCase();
 
+/** The value of the first header named `name` (lower case), any case (`''` when absent). */
+export function headerValue(headers: readonly Header[], name: string): string {
+  for (const [n, v] of headers) if (n.toLowerCase() === name) return v;
+  return '';
+}
+
 /** The media type of the Content-Type among these headers ('' without one). */
 export function mediaTypeOf(headers: readonly Header[]): string {
-  const type = headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  const type = headerValue(headers, 'content-type');
   return type ? mediaType(type) : '';
 }
 

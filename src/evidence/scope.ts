@@ -1,7 +1,10 @@
 /** Scope: a transaction is in its target's scope when its host and port are the target's. */
 
-/** A URL's host as a socket takes it: an IPv6 address without its brackets. */
-export const bareHost = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
+/** A host (a URL's, or an authority's host part) as a socket takes it: an IPv6 address without its brackets. */
+export function bareHost(host: string | URL): string {
+  const name = typeof host === 'string' ? host : host.hostname;
+  return name.startsWith('[') ? name.slice(1, -1) : name;
+}
 
 /** The host (lower case, IPv6 without brackets) and port (the scheme's default when absent) of a URL (ws and wss as http and https). */
 export function hostAndPort(url: string | URL): { host: string; port: string } | undefined {

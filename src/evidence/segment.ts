@@ -6,7 +6,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileSystem, NewFile } from '../store/atomic-file.js';
-import { encodeRecord, type Exchange } from './record.js';
+import { encodeRecord, headerValue, type Exchange } from './record.js';
 
 export const SEGMENT_DIR = 'transactions';
 export const segmentFileName = (n: number) => `${n}.seg`;
@@ -145,12 +145,6 @@ export interface SegmentWriter {
 
 /** Bytes gathered before each write. */
 const WRITE_CHUNK = 1024 * 1024;
-
-/** The first bytes of a header's value, by name, any case (`''` when absent). */
-export function headerValue(headers: readonly [string, string][], name: string): string {
-  for (const [n, v] of headers) if (n.toLowerCase() === name) return v;
-  return '';
-}
 
 /** The index row of an exchange about to be written at `off`. */
 export function rowOf(x: Exchange, local: number, off: number, len: number, flags: number): IndexRow {

@@ -10,6 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
+import { bareHost } from '../evidence/scope.js';
 import type { ProxyCa } from './ca.js';
 import { forward, forwardUpgrade, type ForwardContext } from './forward.js';
 
@@ -77,7 +78,7 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
 
   function intercept(socket: Socket, first: Buffer, host: string, port: number): void {
     ctx.counts.intercepted++;
-    const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+    const bare = bareHost(host);
     // the handshake's first bytes were read to tell TLS from anything else: the TLS socket reads
     // them back first, through a stream (a socket's handle would not see bytes read from it)
     const tls = new TLSSocket(replay(socket, first), {
@@ -101,7 +102,7 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
 
   function tunnel(socket: Socket, host: string, port: number): void {
     ctx.counts.tunnels++;
-    const upstream = connectTcp({ host: host.startsWith('[') ? host.slice(1, -1) : host, port });
+    const upstream = connectTcp({ host: bareHost(host), port });
     const close = () => {
       upstream.destroy();
       socket.destroy();

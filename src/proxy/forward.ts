@@ -7,6 +7,7 @@
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { headerValue } from '../evidence/record.js';
 import { bareHost } from '../evidence/scope.js';
 import { capture } from './capture.js';
 import { decodedBody, pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
@@ -86,10 +87,6 @@ function tlsProblem(socket: Socket | undefined): string | undefined {
   return String(tls.authorizationError ?? 'not trusted');
 }
 
-function header(headers: readonly Header[], name: string): string | undefined {
-  return headers.find(([n]) => n.toLowerCase() === name)?.[1];
-}
-
 /**
  * The request to the target at `url`, with the headers as given (Host among them: node adds none),
  * over https (intercepted CONNECTs) or plain http; `extra` says which agent.
@@ -148,7 +145,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       status: answer.status,
       statusText: answer.statusText,
       responseHeaders: answer.responseHeaders,
-      responseBody: body ? await decodedBody(body.bytes(), header(answer.responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
+      responseBody: body ? await decodedBody(body.bytes(), headerValue(answer.responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
       responseSize: body?.size ?? 0,
       truncated: body?.truncated ?? false,
       startedAt,

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { Agent as HttpAgent, createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { hostname as machineName, networkInterfaces } from 'node:os';
+import { bareHost } from '../evidence/scope.js';
 import { tokenMatcher } from '../http/access.js';
 import { isLoopback } from '../options.js';
 import type { ProxyCa } from './ca.js';
@@ -102,7 +103,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
 
   /** Why a request to host:port is refused: assessd itself (its API, this proxy). */
   function loops(host: string, port: number): boolean {
-    const bare = (host.startsWith('[') ? host.slice(1, -1) : host).toLowerCase().replace(/\.$/, '');
+    const bare = bareHost(host).toLowerCase().replace(/\.$/, '');
     const isLocal = (local ??= localNames()).has(bare) || bare.endsWith('.localhost') || (isIP(bare) !== 0 && isLoopback(bare));
     return isLocal && (port === boundPort || options.ownPorts().includes(port));
   }

@@ -1,8 +1,11 @@
 /** Debian's Chromium driven by playwright-core for the browser tests: a page that reaches nothing but the server, and axe. */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { PROJECT_ROOT } from '../../src/paths.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const WIDE = { width: 1280, height: 800 };
@@ -116,4 +119,22 @@ export async function problemsInEachLook(page: Page, url: string, ready: () => P
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize(WIDE);
   return problems;
+}
+
+/**
+ * Draws one of the README's pictures, docs/screenshots/<name>.png, only when asked
+ * (UPDATE_SCREENSHOTS=1 npm test): a plain run checks the layouts without encoding PNGs, and
+ * leaves the working tree as it found it.
+ */
+export async function picture(page: Page, name: string): Promise<void> {
+  if (!process.env.UPDATE_SCREENSHOTS) return;
+  const dir = join(PROJECT_ROOT, 'docs', 'screenshots');
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), animations: 'disabled' });
+}
+
+/** What is wrong when the page scrolls sideways (`scrolls sideways: 420 > 390`), undefined when it does not. */
+export async function sidewaysScroll(page: Page): Promise<string | undefined> {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  return scrollWidth > innerWidth ? `scrolls sideways: ${scrollWidth} > ${innerWidth}` : undefined;
 }

@@ -58,13 +58,22 @@ test('a StringMap keeps every key apart, and its size', () => {
   assert.deepEqual(new Set(map.keys()), new Set(keys.slice(1000)));
 });
 
+/** A StringMap that says how many Maps hold its keys. */
+class CountedStringMap<V> extends StringMap<V> {
+  maps(): number {
+    return [...this.allShards()].length;
+  }
+}
+
 test('a StringMap past SHARD_FROM keys splits into shards and keeps every key, its size and its deletes; clear makes it one Map again', () => {
-  const map = new StringMap<number>();
+  const map = new CountedStringMap<number>();
   const count = SHARD_FROM * 2 + 7;
   const keys = Array.from({ length: count }, (_, i) => `https://host${i % 97}.example/${i}`);
   keys.forEach((key, i) => {
     map.set(key, i);
-    // the key that splits it, and the ones after, are found at once
+    // one Map until the key that splits it; that key, and the ones after, are found at once
+    if (i === SHARD_FROM - 2) assert.equal(map.maps(), 1);
+    if (i === SHARD_FROM - 1) assert.equal(map.maps(), 256);
     if (i === SHARD_FROM - 1 || i === SHARD_FROM) assert.equal(map.get(key), i);
   });
   map.set(keys[5]!, -5);
@@ -76,6 +85,7 @@ test('a StringMap past SHARD_FROM keys splits into shards and keeps every key, i
   assert.deepEqual(new Set(map.keys()), new Set(keys.slice(SHARD_FROM)));
   map.clear();
   assert.equal(map.size, 0);
+  assert.equal(map.maps(), 1);
   map.set('again', 1);
   assert.deepEqual([...map], [['again', 1]]);
 });

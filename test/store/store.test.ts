@@ -107,6 +107,11 @@ for (const [name, content, problem] of [
   ['the wrong shape', '{"version":1,"sessions":"nope"}', /sessions\.json: unexpected shape/],
   ['a newer version', '{"version":99}', /sessions\.json: format version 99 is newer than this build reads \(1\)/],
   ['no version', '[]', /sessions\.json: unexpected shape: expected a JSON object/],
+  [
+    'two sessions of one name',
+    '{"version":1,"nextSessionId":3,"activeSessionId":1,"nextTargetId":1,"sessions":[{"id":1,"name":"twin","targets":[]},{"id":2,"name":"twin","targets":[]}],"targets":[]}',
+    /sessions\.json: unexpected shape: session 2: its name is listed twice/,
+  ],
 ] as const) {
   test(`a data file with ${name} stops the start, naming the file, and is left untouched`, async () => {
     const dir = await tempDir();

@@ -5,22 +5,10 @@
  */
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
-import { keepOnBox } from '../helpers/browser.ts';
+import { CHROMIUM, keepOnBox, missingBrowser, NARROW, picture, sidewaysScroll, WIDE } from '../helpers/browser.ts';
 import { eventually, shows, text } from '../helpers/page.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-// The README's pictures are redrawn on purpose (UPDATE_SCREENSHOTS=1 npm test); a plain run draws
-// none (they cost time and assert nothing), so that it leaves the working tree as it found it.
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : join(tmpdir(), 'assessd-screenshots');
-const WIDE = { width: 1280, height: 800 };
-const NARROW = { width: 390, height: 844 };
 
 interface Session {
   id: number;
@@ -41,9 +29,8 @@ const pageErrors: string[] = [];
 /** Console errors a step provokes on purpose (Chromium logs every 4xx answer to fetch). */
 let expectedConsole: RegExp[] = [];
 
-const missing = !existsSync(CHROMIUM);
 // Only a developer's machine may go without the browser; in CI a missing browser is a failure.
-const skip = missing && !process.env.CI;
+const skip = missingBrowser && !process.env.CI;
 if (skip) {
   console.warn(
     `\n${'!'.repeat(78)}\n!! SKIPPING the browser end-to-end test: ${CHROMIUM} is missing.\n` +
@@ -72,7 +59,7 @@ async function openPage(base: string, viewport = WIDE): Promise<{ context: Brows
 }
 
 before(async () => {
-  if (missing) return;
+  if (missingBrowser) return;
   server = await startServer();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -136,8 +123,7 @@ async function showsActive(name: string): Promise<void> {
 }
 
 async function noHorizontalScroll(): Promise<void> {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-  assert.ok(scrollWidth <= innerWidth, `the page scrolls sideways: ${scrollWidth} > ${innerWidth}`);
+  assert.equal(await sidewaysScroll(page), undefined);
 }
 
 const APP = 'https://app.example.com:8443/login';
@@ -145,7 +131,7 @@ const IP = 'http://10.0.0.5/';
 let appId: number;
 
 test('the web application, driven as a user in headless Chromium', { skip: skip && `${CHROMIUM} is missing` }, async (t: TestContext) => {
-  assert.ok(!missing, `${CHROMIUM} is missing, and CI must run the browser test`);
+  assert.ok(!missingBrowser, `${CHROMIUM} is missing, and CI must run the browser test`);
   await t.test('the page loads with the default session active and the server online', async () => {
     await page.goto(`${server.url}/`);
     await shows(page.locator('h1'), 'Sessions');
@@ -372,7 +358,6 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
   });
 
   await t.test('screenshots of each view, wide and narrow; nothing scrolls sideways at 390 px', async () => {
-    await mkdir(SCREENSHOTS, { recursive: true });
     // A little more to look at than the steps above left behind.
     await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: ['https://shop.example.org/', 'https://[2001:db8::7]:8080/api/v2'] } });
     const audit = await sessionNamed('web audit');
@@ -399,7 +384,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
         await shows(page.locator('#health'), 'Server online');
         await noHorizontalScroll();
         await page.mouse.move(0, 0); // no hover effect where the last click happened
-        if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
+        await picture(page, `${name}-${size}`);
         if (name === 'configuration') await page.getByRole('button', { name: 'Discard' }).click();
       }
     }
@@ -408,7 +393,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await page.goto(`${server.url}/targets`);
     await views[1][2]();
     await page.mouse.move(0, 0);
-    if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'targets-dark-wide.png'), animations: 'disabled' });
+    await picture(page, 'targets-dark-wide');
     assertClean();
   });
 });
@@ -701,7 +686,7 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
       // wide: the whole view from the top; narrow: from the list's heading, where the cards start
       await page.evaluate((narrow) => (narrow ? document.getElementById('targets-heading')!.scrollIntoView() : window.scrollTo(0, 0)), size === 'narrow');
       await page.mouse.move(0, 0);
-      if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `targets-engagement-${size}.png`), animations: 'disabled' });
+      await picture(page, `targets-engagement-${size}`);
     }
     await page.setViewportSize(WIDE);
     assert.deepEqual(offBox, [], 'nothing left the box');

@@ -8,24 +8,18 @@
  */
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
-import { keepOnBox, NARROW, problemsInEachLook, WIDE } from '../helpers/browser.ts';
+import { CHROMIUM, keepOnBox, missingBrowser, NARROW, picture, problemsInEachLook, sidewaysScroll, WIDE } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : join(tmpdir(), 'assessd-screenshots');
 const TOKEN = 'engine-views-test-token-0123456789abcdef';
 
-const missing = !existsSync(CHROMIUM);
-const skip = missing && !process.env.CI;
+const skip = missingBrowser && !process.env.CI;
 
 let server: TestServer;
 let fixture: Server;
@@ -93,7 +87,7 @@ async function api<T = any>(path: string, options: RequestOptions = {}): Promise
 }
 
 before(async () => {
-  if (missing) return;
+  if (missingBrowser) return;
   fixture = await startFixture();
   fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}/`;
   const dataDir = await tempDir();
@@ -153,7 +147,7 @@ let targetB: number;
 const TARGET_B_URL = () => fixtureUrl.replace('127.0.0.1', 'localhost') + 'shop/';
 
 test('the assessment engine in the web application: plugins, worklist, workers, results, report', { skip: skip && `${CHROMIUM} is missing` }, async (t: TestContext) => {
-  assert.ok(!missing, `${CHROMIUM} is missing, and CI must run the browser test`);
+  assert.ok(!missingBrowser, `${CHROMIUM} is missing, and CI must run the browser test`);
 
   await t.test('log in with the token, select a target, and carry the selection to the plugins', async () => {
     await api('/api/v1/targets/', { method: 'POST', form: { target_url: [fixtureUrl, TARGET_B_URL()] } });
@@ -446,7 +440,6 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
   });
 
   await t.test('screenshots of the engine’s views, wide and narrow; nothing scrolls sideways at 390 px', async () => {
-    await mkdir(SCREENSHOTS, { recursive: true });
     await api('/api/v1/workers/0/resume', { method: 'PATCH' });
     await idle();
     await api('/api/v1/workers/0/pause', { method: 'PATCH' });
@@ -470,10 +463,9 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
         await page.goto(`${server.url}${path}`);
         await ready();
         await page.waitForTimeout(200);
-        const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-        assert.ok(scrollWidth <= innerWidth, `${name} ${size} scrolls sideways: ${scrollWidth} > ${innerWidth}`);
+        assert.equal(await sidewaysScroll(page), undefined, `${name} ${size}`);
         await page.mouse.move(0, 0);
-        if (process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
+        await picture(page, `${name}-${size}`);
       }
     }
     await api('/api/v1/workers/0/abort', { method: 'PATCH' });

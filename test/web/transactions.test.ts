@@ -7,19 +7,16 @@
  */
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../../src/paths.ts';
-import { CHROMIUM, missingBrowser, openBrowser, problemsInEachLook, type WatchedPage } from '../helpers/browser.ts';
+import { CHROMIUM, missingBrowser, openBrowser, picture, problemsInEachLook, sidewaysScroll, type WatchedPage } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
 import { entryOf, type EntrySpec } from '../evidence/helpers.ts';
 
 const TOKEN = 'transactions-view-test-token-0123456789';
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : join(tmpdir(), 'assessd-screenshots');
 const skip = missingBrowser && !process.env.CI;
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
@@ -272,13 +269,12 @@ test('a target’s transactions in the web application: list, filter, live, deta
       ['results', `/targets/${target}`, () => shows(page.locator('.result-summary'), 'output')],
     ];
     const failures: string[] = [];
-    await mkdir(SCREENSHOTS, { recursive: true });
     for (const [name, path, ready] of views) {
       const problems = await problemsInEachLook(page, `${base}${path}`, ready, async ({ size, scheme }) => {
         // the README's pictures of these views (the results view's is the engine test's)
-        if (scheme === 'light' && ['transactions', 'transaction', 'urls'].includes(name) && process.env.UPDATE_SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), animations: 'disabled' });
-        const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-        return scrollWidth > innerWidth ? [`scrolls sideways: ${scrollWidth} > ${innerWidth}`] : [];
+        if (scheme === 'light' && ['transactions', 'transaction', 'urls'].includes(name)) await picture(page, `${name}-${size}`);
+        const sideways = await sidewaysScroll(page);
+        return sideways ? [sideways] : [];
       });
       for (const problem of problems) failures.push(`${path} ${problem}`);
     }

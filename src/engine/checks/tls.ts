@@ -4,6 +4,7 @@
  * files (trust.ts): a certificate that verifies against them, for the host, has no finding.
  */
 import { checkServerIdentity, type DetailedPeerCertificate, type PeerCertificate } from 'node:tls';
+import { bareHost } from '../../evidence/scope.js';
 import { fetchPage, type FetchPage, type TlsInfo } from './client.js';
 import { shownBy, successful, unlessNoAnswer } from './outcome.js';
 import { CA_FILES_KEY, caFilesOf, chainTop, trustStore, type TrustStore } from './trust.js';
@@ -31,7 +32,7 @@ export function checkTls(input: CheckInput, fetch: FetchPage = fetchPage): Promi
         return successful([{ rank: 3, title: 'No certificate', detail: 'The target presented no certificate', ...shownBy(page) }], summary);
       }
       summary.push(...describeCertificate(page.tls, trust.store), `Trusted: ${trust.store.sources.join(', ')}`);
-      const findings = certificateFindings(page.tls, hostOf(url), new Date(), trust.store);
+      const findings = certificateFindings(page.tls, bareHost(url), new Date(), trust.store);
       return successful(findings.map((finding) => ({ ...finding, ...shownBy(page) })), summary);
     });
   });
@@ -113,8 +114,4 @@ export function distinguishedName(name: PeerCertificate['subject'] | undefined):
   return Object.entries(name)
     .flatMap(([key, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${key}=${v}`))
     .join(', ');
-}
-
-function hostOf(url: URL): string {
-  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
