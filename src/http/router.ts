@@ -13,8 +13,6 @@ const PARAM_TYPES: Record<string, RegExp> = {
 
 interface Route<H> {
   segments: Segment[];
-  /** The pattern with its parameters' names and types: two patterns with the same key are one route. */
-  key: string;
   handlers: Map<string, H>;
   /** For a route with no parameter, its answer per method, made once. */
   found?: Map<string, RouteMatch<H>>;
@@ -115,7 +113,7 @@ export function createRouter<H, D = unknown>(): Router<H, D> {
   const entries: RouteEntry<D>[] = [];
   /** Routes with no parameter, by path: most requests are answered by one lookup, no splitting. */
   const literal = new Map<string, Route<H>>();
-  /** Routes by their shape: the methods of one path share one route. */
+  /** Routes by their key (the pattern with its parameters' names and types): two patterns with one key are one route. */
   const byKey = new Map<string, Route<H>>();
 
   return {
@@ -125,7 +123,7 @@ export function createRouter<H, D = unknown>(): Router<H, D> {
       const key = segments.map(segmentKey).join('/');
       let route = byKey.get(key);
       if (!route) {
-        route = { segments, key, handlers: new Map() };
+        route = { segments, handlers: new Map() };
         routes.push(route);
         byKey.set(key, route);
         if (segments.every((s) => s.kind === 'literal')) {

@@ -4,7 +4,7 @@
  * what /proc says of a process.
  */
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -190,19 +190,32 @@ export async function procStat(pid: number): Promise<{ state: string; pgrp: numb
 }
 
 /**
- * Whether the process group `pgrp` is stopped: it has a living member, one is stopped (T), and none
- * runs. A member in uninterruptible sleep (D) counts as stopped: it is a shell that started its
- * command with vfork, waiting for a child that SIGSTOP caught before it could exec (dash does this),
- * and it stays D, never T, until the group is continued.
+ * Whether the process group `pgrp` is stopped: it has a living member, and every member is stopped
+ * (T), or waits uninterruptibly (D) on a child of the group that is: a shell that started its
+ * command with vfork, whose child SIGSTOP caught before it could exec (dash does this), stays D,
+ * never T, until the group is continued.
  */
 export function groupStopped(pgrp: number): boolean {
-  const states: string[] = [];
+  const states = new Map<number, string>();
   for (const name of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(name)) continue;
     const stat = readProcStat(Number(name));
-    if (stat && stat.pgrp === pgrp && stat.state !== 'Z') states.push(stat.state);
+    if (stat && stat.pgrp === pgrp && stat.state !== 'Z') states.set(Number(name), stat.state);
   }
-  return states.includes('T') && states.every((state) => state === 'T' || state === 't' || state === 'D');
+  const stopped = (state: string | undefined) => state === 'T' || state === 't';
+  const childrenOf = (pid: number) => readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').split(' ').filter(Boolean).map(Number);
+  return (
+    states.size > 0 &&
+    [...states].every(([pid, state]) => {
+      if (stopped(state)) return true;
+      if (state !== 'D') return false;
+      try {
+        return childrenOf(pid).some((child) => stopped(states.get(child)));
+      } catch {
+        return false;
+      }
+    })
+  );
 }
 
 /** Whether a process exists and is not a zombie. */

@@ -12,6 +12,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { connect as connectTls } from 'node:tls';
@@ -371,16 +372,19 @@ describe('HTTP through the proxy', () => {
     assert.match(dns.stdout, /DNS: no-such-host\.invalid could not be resolved/);
   });
 
-  test('a request to assessd itself through its own proxy is refused, not looped: the proxy\'s port and the API\'s', async () => {
+  test('a request to assessd itself through its own proxy is refused, not looped: the proxy\'s port and the API\'s, by any of the box\'s names', async () => {
     const apiPort = new URL(assessd.url).port;
-    for (const url of [`http://127.0.0.1:${proxyPort}/`, `http://localhost:${proxyPort}/x`, `http://127.0.0.1:${apiPort}/debug/health`]) {
+    const urls = [`http://127.0.0.1:${proxyPort}/`, `http://localhost:${proxyPort}/x`, `http://127.0.0.1:${apiPort}/debug/health`, `http://[::1]:${apiPort}/debug/health`, `http://${hostname()}:${apiPort}/debug/health`];
+    for (const url of urls) {
       const { stdout } = await curl('-i', '-x', proxyUrl, url);
       assert.match(stdout, /^HTTP\/1\.1 403/, url);
       assert.match(stdout, /is assessd itself/, url);
     }
-    const { head, socket } = await tunnel(`127.0.0.1:${apiPort}`);
-    socket.destroy();
-    assert.match(head, /^HTTP\/1\.1 403/);
+    for (const authority of [`127.0.0.1:${apiPort}`, `[::1]:${apiPort}`]) {
+      const { head, socket } = await tunnel(authority);
+      socket.destroy();
+      assert.match(head, /^HTTP\/1\.1 403/, authority);
+    }
   });
 
   test('a request not meant for a proxy (origin form) is a 400 that says what the port is', async () => {
