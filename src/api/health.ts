@@ -50,7 +50,8 @@ function eventLoopDelays(): (reset: boolean) => { maxMs: number; maxBusyMs: numb
   let maxBusy = 0;
   let lastTick = 0;
   let lastCpu = 0;
-  const cpuMs = mainThreadCpuMs();
+  // chosen with the first request for the delays, like the histogram: nothing of it runs at start
+  let cpuMs = () => 0;
   const tick = () => {
     const now = performance.now();
     const cpu = cpuMs();
@@ -63,6 +64,7 @@ function eventLoopDelays(): (reset: boolean) => { maxMs: number; maxBusyMs: numb
     if (!histogram) {
       histogram = perfHooks().monitorEventLoopDelay({ resolution: every });
       histogram.enable();
+      cpuMs = mainThreadCpuMs();
       since = lastTick = performance.now();
       lastCpu = cpuMs();
       setInterval(tick, every).unref();

@@ -31,7 +31,9 @@ const OID = {
   authorityKeyIdentifier: '2.5.29.35',
   serverAuth: '1.3.6.1.5.5.7.3.1',
 };
-const SIGNATURE_ALGORITHM = sequence(oid(OID.ecdsaWithSha256));
+/** The AlgorithmIdentifier of ecdsa-with-SHA256, DER; encoded with the first certificate, not at start. */
+let signatureAlgorithm: Buffer | undefined;
+const signatureAlgorithmDer = () => (signatureAlgorithm ??= sequence(oid(OID.ecdsaWithSha256)));
 const DAY = 24 * 3600 * 1000;
 /** Leaves: a day back (clocks drift), a year ahead: under the 397 days browsers accept. */
 const LEAF_DAYS = 365;
@@ -104,14 +106,14 @@ function certificate(spec: CertificateSpec): Buffer {
   const tbs = sequence(
     explicit(0, smallInteger(2)),
     serialNumber(),
-    SIGNATURE_ALGORITHM,
+    signatureAlgorithmDer(),
     spec.issuer,
     sequence(time(spec.notBefore), time(spec.notAfter)),
     spec.subject,
     spec.spki,
     explicit(3, sequence(...spec.extensions)),
   );
-  return sequence(tbs, SIGNATURE_ALGORITHM, bitString(crypto().sign('sha256', tbs, spec.signer)));
+  return sequence(tbs, signatureAlgorithmDer(), bitString(crypto().sign('sha256', tbs, spec.signer)));
 }
 
 const spkiOf = (key: KeyObject) => key.export({ type: 'spki', format: 'der' });

@@ -5,12 +5,16 @@
  * or only a count) is the recorder's business: the proxy knows nothing of targets.
  */
 import { promisify } from 'node:util';
-import { brotliDecompress as brotliDecompressCb, constants as zlibConstants, gunzip as gunzipCb, inflate as inflateCb, inflateRaw as inflateRawCb } from 'node:zlib';
+import { zlib } from '../lazy-builtins.js';
 
-const gunzip = promisify(gunzipCb);
-const inflate = promisify(inflateCb);
-const inflateRaw = promisify(inflateRawCb);
-const brotliDecompress = promisify(brotliDecompressCb);
+function makeDecoders() {
+  const z = zlib();
+  return { gunzip: promisify(z.gunzip), inflate: promisify(z.inflate), inflateRaw: promisify(z.inflateRaw), brotliDecompress: promisify(z.brotliDecompress) };
+}
+
+/** The decoders, made with the first compressed answer: node:zlib is not loaded at start. */
+let decoders: ReturnType<typeof makeDecoders> | undefined;
+const zlibDecoders = () => (decoders ??= makeDecoders());
 
 export type Header = [name: string, value: string];
 
@@ -66,7 +70,8 @@ export async function decodedBody(body: Buffer, contentEncoding: string | undefi
   const encoding = contentEncoding?.trim().toLowerCase();
   if (!encoding || encoding === 'identity' || body.length === 0) return body;
   // a stream cut at the storage cap gives what it holds
-  const options = { maxOutputLength: cap, finishFlush: zlibConstants.Z_SYNC_FLUSH };
+  const options = { maxOutputLength: cap, finishFlush: zlib().constants.Z_SYNC_FLUSH };
+  const { gunzip, inflate, inflateRaw, brotliDecompress } = zlibDecoders();
   try {
     if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzip(body, options);
     if (encoding === 'deflate') return await inflate(body, options).catch(() => inflateRaw(body, options));
