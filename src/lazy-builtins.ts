@@ -16,5 +16,6 @@ function lazy<T>(name: string): () => T {
 export const crypto = lazy<typeof import('node:crypto')>('node:crypto');
 export const workerThreads = lazy<typeof import('node:worker_threads')>('node:worker_threads');
 export const perfHooks = lazy<typeof import('node:perf_hooks')>('node:perf_hooks');
+export const fsPromises = lazy<typeof import('node:fs/promises')>('node:fs/promises');
 export const zlib = lazy<typeof import('node:zlib')>('node:zlib');
 export const os = lazy<typeof import('node:os')>('node:os');

@@ -1,7 +1,7 @@
 /** start(options): open the store, listen, and hand back the server's URL and a way to close it. */
 import { once } from 'node:events';
-import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fsPromises } from './lazy-builtins.js';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
@@ -108,7 +108,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     await engine?.close();
     await evidence?.close();
     // a start that failed leaves nothing of its own behind: the next one generates the token again
-    if (generated) await unlink(join(dataDir, TOKEN_FILE)).catch(() => {});
+    if (generated) await fsPromises().unlink(join(dataDir, TOKEN_FILE)).catch(() => {});
     await store.close();
     throw err;
   }

@@ -6,8 +6,8 @@
  * a FIFO or device is never opened for reading.
  */
 import type { Stats } from 'node:fs';
-import { lstat, opendir, readlink, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { fsPromises } from '../lazy-builtins.js';
 import { openRegularFile, type RegularFileOpen } from './regular-file.js';
 
 export interface OutputFile {
@@ -37,12 +37,12 @@ export function badFileName(segments: readonly string[]): string | undefined {
 export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[]; more: boolean }> {
   const files: OutputFile[] = [];
   let more = false;
-  const root = await lstat(dir).catch(() => undefined);
+  const root = await fsPromises().lstat(dir).catch(() => undefined);
   if (!root?.isDirectory()) return { files, more };
   const walk = async (path: string, prefix: string, depth: number): Promise<void> => {
     let handle;
     try {
-      handle = await opendir(path);
+      handle = await fsPromises().opendir(path);
     } catch {
       return; // gone meanwhile, or not readable
     }
@@ -54,7 +54,7 @@ export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[
           more = true;
           continue;
         }
-        const stats: Stats | undefined = await lstat(join(path, entry.name)).catch(() => undefined);
+        const stats: Stats | undefined = await fsPromises().lstat(join(path, entry.name)).catch(() => undefined);
         if (stats?.isFile()) files.push({ name, size: stats.size, modified: stats.mtime.toISOString() });
       }
     }
@@ -74,9 +74,9 @@ export async function openOutputFile(dir: string, segments: readonly string[]): 
   if (!opened.ok) return opened;
   let inside = false;
   try {
-    const root = await realpath(dir);
+    const root = await fsPromises().realpath(dir);
     // what the descriptor names (Linux): an intermediate directory swapped for a symlink shows here
-    const real = await readlink(`/proc/self/fd/${opened.handle.fd}`).catch(() => realpath(join(dir, ...segments)));
+    const real = await fsPromises().readlink(`/proc/self/fd/${opened.handle.fd}`).catch(() => fsPromises().realpath(join(dir, ...segments)));
     inside = real.startsWith(root + sep);
   } catch {
     inside = false;

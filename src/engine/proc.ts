@@ -4,8 +4,8 @@
  * running, and a program looked up as execvp would.
  */
 import { constants, readFileSync } from 'node:fs';
-import { access, readdir, readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { fsPromises } from '../lazy-builtins.js';
 import { crypto } from '../lazy-builtins.js';
 
 const delay = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -96,10 +96,10 @@ export type ProgramCheck =
 
 async function checkFile(path: string): Promise<ProgramCheck> {
   try {
-    const info = await stat(path);
+    const info = await fsPromises().stat(path);
     if (info.isDirectory()) return { ok: false, reason: 'directory', message: `${path} is a directory` };
     if (!info.isFile()) return { ok: false, reason: 'not-executable', message: `${path} is not a regular file` };
-    await access(path, constants.X_OK);
+    await fsPromises().access(path, constants.X_OK);
     return { ok: true, path };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -144,7 +144,7 @@ export async function killMarkedProcesses(entry: string, afterPid: number): Prom
   for (let pass = 0; pass < 2; pass++) {
     let names: string[];
     try {
-      names = await readdir('/proc');
+      names = await fsPromises().readdir('/proc');
     } catch {
       return killed; // not Linux: the process group is all there is
     }
@@ -154,7 +154,7 @@ export async function killMarkedProcesses(entry: string, afterPid: number): Prom
       if (!Number.isSafeInteger(pid) || pid <= afterPid || pid === process.pid) continue;
       let environ: string;
       try {
-        environ = await readFile(`/proc/${pid}/environ`, 'latin1');
+        environ = await fsPromises().readFile(`/proc/${pid}/environ`, 'latin1');
       } catch {
         continue; // gone, or another user's
       }

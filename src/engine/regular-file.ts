@@ -4,7 +4,8 @@
  * device, a symlink to elsewhere. Only a regular file is read, and only its first `maxBytes`.
  */
 import { constants, type Stats } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { fsPromises } from '../lazy-builtins.js';
 
 export type RegularFileRead =
   | { ok: true; bytes: Buffer; size: number }
@@ -57,7 +58,7 @@ export type RegularFileOpen = { ok: true; handle: FileHandle; stats: Stats } | {
 export async function openRegularFile(path: string): Promise<RegularFileOpen> {
   let handle: FileHandle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    handle = await fsPromises().open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = code === 'ELOOP' ? 'a symbolic link (not followed)' : code === 'ENOENT' ? 'missing' : (code ?? (err as Error).message);

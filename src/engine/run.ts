@@ -3,8 +3,8 @@
  * send), a built-in check (the server's own requests), or a program (its process group). Answers
  * how the run ended, as the output will record it.
  */
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fsPromises } from '../lazy-builtins.js';
 import type { GrepRuleSpec } from '../evidence/grep-rules.js';
 import type { Evidence } from '../evidence/store.js';
 import type { RunEnd } from '../store/engine.js';
@@ -227,7 +227,7 @@ async function configPathProblem(argv: readonly string[], config: (key: string) 
       if (value.startsWith('~')) return `${key} is ${value}: no shell expands "~" for a program run here; ${howToSet(key!)}`;
       if (!value.startsWith('/')) continue;
       try {
-        await stat(value);
+        await fsPromises().stat(value);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         const pkg = PACKAGE_OF.find(([prefix]) => value.startsWith(prefix))?.[1];

@@ -4,9 +4,9 @@
  * aborts every run and puts its work back at the head of the worklist.
  */
 import { readdirSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Evidence } from '../evidence/store.js';
+import { fsPromises } from '../lazy-builtins.js';
 import type { Store } from '../store/store.js';
 import { withAddresses } from '../store/targets.js';
 import type { Target, WorkRow } from '../store/state.js';
@@ -201,8 +201,8 @@ export function createEngine(options: EngineOptions): Engine {
       targetDirs.add(run.target.id);
       try {
         // a rerun starts from an empty directory: nothing of the last run's is taken for this one's
-        await rm(outputDir, { recursive: true, force: true });
-        await mkdir(outputDir, { recursive: true, mode: 0o700 });
+        await fsPromises().rm(outputDir, { recursive: true, force: true });
+        await fsPromises().mkdir(outputDir, { recursive: true, mode: 0o700 });
       } catch (err) {
         return crashed(run.plugin.key, run.target, `could not make the output directory: ${(err as Error).message}`);
       }
@@ -284,7 +284,7 @@ export function createEngine(options: EngineOptions): Engine {
       const dir = resolve(outputsDir, path);
       // never outside the outputs directory, whatever a data file says
       if (!dir.startsWith(outputsDir + sep) || relative(outputsDir, dir).startsWith('..')) continue;
-      await rm(dir, { recursive: true, force: true }).catch((err: Error) => log(`could not remove ${dir}: ${err.message}`));
+      await fsPromises().rm(dir, { recursive: true, force: true }).catch((err: Error) => log(`could not remove ${dir}: ${err.message}`));
     }
   }
 

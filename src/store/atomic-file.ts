@@ -1,7 +1,8 @@
 /** The store's file operations: atomic replacement of a file, and a journal appended in place. */
-import { constants } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { close, constants, fdatasync, fsync, ftruncate, open as openFd, write } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { fsPromises } from '../lazy-builtins.js';
 
 /** A file written at explicit offsets, each write made durable before it resolves. */
 export interface AppendableFile {
@@ -62,8 +63,22 @@ function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${THREAD}-${++tempCounter}`);
 }
 
+/**
+ * The journal's calls, on a plain descriptor: a restart opens the journal before its first answer,
+ * and node:fs/promises (~2 ms to load) is then not needed before the first write.
+ */
+const fd = {
+  open: promisify(openFd),
+  write: promisify(write),
+  truncate: promisify(ftruncate),
+  fsync: promisify(fsync),
+  fdatasync: promisify(fdatasync),
+  close: promisify(close),
+};
+
 export const nodeFileSystem: FileSystem = {
   async writeFileAtomic(path, data) {
+    const { open, rename, unlink } = fsPromises();
     const temp = tempPathFor(path);
     const handle = await open(temp, 'w', 0o600);
     try {
@@ -85,7 +100,7 @@ export const nodeFileSystem: FileSystem = {
   },
 
   async syncDir(dir) {
-    const handle = await open(dir, 'r');
+    const handle = await fsPromises().open(dir, 'r');
     try {
       await handle.sync();
     } finally {
@@ -96,37 +111,39 @@ export const nodeFileSystem: FileSystem = {
   async openAppendable(path) {
     // not 'a': O_APPEND ignores the position, and a failed write must be overwritable
     let created = false;
-    const handle = await open(path, READ_WRITE | DATA_SYNC).catch((err: NodeJS.ErrnoException) => {
+    const descriptor = await fd.open(path, READ_WRITE | DATA_SYNC).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
       created = true;
-      return open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
+      return fd.open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
     });
+    let closing: Promise<void> | undefined;
     return {
       created,
       async writeAt(data, position) {
         let written = 0;
         while (written < data.length) {
-          const { bytesWritten } = await handle.write(data, written, data.length - written, position + written);
+          const { bytesWritten } = await fd.write(descriptor, data, written, data.length - written, position + written);
           written += bytesWritten;
         }
-        if (DATA_SYNC === 0) await handle.datasync();
+        if (DATA_SYNC === 0) await fd.fdatasync(descriptor);
       },
       async truncate(length) {
-        await handle.truncate(length);
-        await handle.sync();
+        await fd.truncate(descriptor, length);
+        await fd.fsync(descriptor);
       },
-      close: () => handle.close(),
+      // once, like a FileHandle's: the descriptor's number may be another file's after the first
+      close: () => (closing ??= fd.close(descriptor)),
     };
   },
 
   async remove(path) {
-    await unlink(path).catch((err: NodeJS.ErrnoException) => {
+    await fsPromises().unlink(path).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
   },
 
   async createFile(path) {
-    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const handle = await fsPromises().open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     return {
       async write(data) {
         let written = 0;
@@ -138,7 +155,7 @@ export const nodeFileSystem: FileSystem = {
   },
 
   async mkdir(path) {
-    await mkdir(path, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    await fsPromises().mkdir(path, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;
     });
   },
