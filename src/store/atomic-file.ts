@@ -116,23 +116,37 @@ export const nodeFileSystem: FileSystem = {
       created = true;
       return fd.open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
     });
+    // As a FileHandle does: no call once closing, and the close waits for the calls in flight (a
+    // descriptor's number is another file's once it is closed: a late write must never reach it).
     let closing: Promise<void> | undefined;
+    let inFlight = 0;
+    let settled: (() => void) | undefined;
+    const call = async <T>(run: () => Promise<T>): Promise<T> => {
+      if (closing) throw Object.assign(new Error(`${path}: the file is closed`), { code: 'EBADF' });
+      inFlight++;
+      try {
+        return await run();
+      } finally {
+        if (--inFlight === 0) settled?.();
+      }
+    };
     return {
       created,
-      async writeAt(data, position) {
-        let written = 0;
-        while (written < data.length) {
-          const { bytesWritten } = await fd.write(descriptor, data, written, data.length - written, position + written);
-          written += bytesWritten;
-        }
-        if (DATA_SYNC === 0) await fd.fdatasync(descriptor);
-      },
-      async truncate(length) {
-        await fd.truncate(descriptor, length);
-        await fd.fsync(descriptor);
-      },
-      // once, like a FileHandle's: the descriptor's number may be another file's after the first
-      close: () => (closing ??= fd.close(descriptor)),
+      writeAt: (data, position) =>
+        call(async () => {
+          let written = 0;
+          while (written < data.length) {
+            const { bytesWritten } = await fd.write(descriptor, data, written, data.length - written, position + written);
+            written += bytesWritten;
+          }
+          if (DATA_SYNC === 0) await fd.fdatasync(descriptor);
+        }),
+      truncate: (length) =>
+        call(async () => {
+          await fd.truncate(descriptor, length);
+          await fd.fsync(descriptor);
+        }),
+      close: () => (closing ??= (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve))).then(() => fd.close(descriptor))),
     };
   },
 

@@ -6,6 +6,7 @@ import type { DefaultItem } from '../../src/store/configuration.ts';
 import { scanJournal, type JournalRecord } from '../../src/store/journal.ts';
 import { listSessions } from '../../src/store/sessions.ts';
 import { DataFileError, serializePart } from '../../src/store/state.ts';
+import { nodeFileSystem } from '../../src/store/atomic-file.ts';
 import { openStore } from '../../src/store/store.ts';
 import { failingDisk, journalWrites } from '../helpers/failing-fs.ts';
 
@@ -199,4 +200,32 @@ test('a complete last line this build cannot read is corruption, not a torn writ
     });
     assert.equal(await readFile(join(dir, 'journal.jsonl'), 'utf8'), line);
   }
+});
+
+test("the journal's file: a close waits for the writes in flight, and no write goes out once it is closing (the descriptor may be another file's then)", async () => {
+  const dir = await tempDir();
+  const path = join(dir, 'journal.jsonl');
+  const file = await nodeFileSystem.openAppendable(path);
+  assert.equal(file.created, true);
+  const lines = Array.from({ length: 20 }, (_, i) => Buffer.from(`{"line":${i}}\n`));
+  let position = 0;
+  const writes = lines.map((line) => {
+    const write = file.writeAt(line, position);
+    position += line.length;
+    return write;
+  });
+  const closed = file.close();
+  assert.equal(file.close(), closed, 'one close');
+  await Promise.all(writes);
+  await closed;
+  assert.equal(await readFile(path, 'utf8'), lines.join(''));
+  await assert.rejects(file.writeAt(Buffer.from('late\n'), position), { code: 'EBADF' });
+  await assert.rejects(file.truncate(0), { code: 'EBADF' });
+  assert.equal(await readFile(path, 'utf8'), lines.join(''));
+  // opened again: there already, so not created
+  const again = await nodeFileSystem.openAppendable(path);
+  assert.equal(again.created, false);
+  await again.truncate(lines[0]!.length);
+  await again.close();
+  assert.equal(await readFile(path, 'utf8'), lines[0]!.toString());
 });
