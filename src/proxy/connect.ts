@@ -11,6 +11,7 @@ import { connect as connectTcp, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { bareHost } from '../evidence/scope.js';
+import { streamedThrough } from '../young-generation.js';
 import type { ProxyCa } from './ca.js';
 import { forward, forwardUpgrade, type ForwardContext } from './forward.js';
 
@@ -110,8 +111,12 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
     upstream.on('error', close);
     socket.on('error', close);
     upstream.on('connect', () => {
-      socket.on('data', (chunk: Buffer) => (ctx.counts.tunnelBytes += chunk.length));
-      upstream.on('data', (chunk: Buffer) => (ctx.counts.tunnelBytes += chunk.length));
+      const counted = (chunk: Buffer) => {
+        ctx.counts.tunnelBytes += chunk.length;
+        streamedThrough(chunk.length);
+      };
+      socket.on('data', counted);
+      upstream.on('data', counted);
       socket.pipe(upstream).pipe(socket);
       socket.resume();
     });

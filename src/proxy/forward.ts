@@ -6,9 +6,11 @@
  */
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { headerValue } from '../evidence/record.js';
 import { bareHost } from '../evidence/scope.js';
+import { STREAM_COLLECTION_BYTES, streamedThrough } from '../young-generation.js';
 import { capture } from './capture.js';
 import { decodedBody, pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
 
@@ -104,6 +106,16 @@ function upstreamRequest(ctx: ForwardContext, url: URL, https: boolean, method: 
 }
 
 /**
+ * A body that may be large (no length, or one of 4 MiB or more) counts toward the young
+ * generation's collections (young-generation.ts): its read buffers are then freed as it streams.
+ * A small one is spared the listener.
+ */
+function countStreamed(stream: Readable, contentLength: string | undefined): void {
+  if (Number(contentLength) < STREAM_COLLECTION_BYTES) return;
+  stream.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
+}
+
+/**
  * Forwards `req` to `url` and its answer to `res`. The exchange is handed to the recorder once it
  * has ended (the client never waits for it), or counted when no target claims it.
  */
@@ -121,6 +133,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap);
   // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
   req.pipe(upstream);
+  countStreamed(req, req.headers['content-length']);
   // the client went away before the answer ended: the target's connection goes too
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
@@ -167,6 +180,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap);
     res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders));
     answer.pipe(res);
+    countStreamed(answer, answer.headers['content-length']);
     const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', responseHeaders, body, socket, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
@@ -235,6 +249,8 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     if (upstreamHead.length > 0) client.write(upstreamHead);
     if (head.length > 0) socket.write(head);
     socket.pipe(client).pipe(socket);
+    countStreamed(socket, undefined);
+    countStreamed(client, undefined);
     const close = () => {
       socket.destroy();
       client.destroy();
