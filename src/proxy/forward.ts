@@ -6,7 +6,6 @@
  */
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { headerValue } from '../evidence/record.js';
 import { bareHost } from '../evidence/scope.js';
@@ -106,13 +105,17 @@ function upstreamRequest(ctx: ForwardContext, url: URL, https: boolean, method: 
 }
 
 /**
- * A body that may be large (no length, or one of 4 MiB or more) counts toward the young
- * generation's collections (young-generation.ts): its read buffers are then freed as it streams.
- * A small one is spared the listener.
+ * A body that may be large (chunked, read to the connection's end, or of 4 MiB and more) counts
+ * toward the young generation's collections (young-generation.ts): its read buffers are then freed
+ * as it streams. A small one, and a message without a body, are spared the listener.
  */
-function countStreamed(stream: Readable, contentLength: string | undefined): void {
-  if (Number(contentLength) < STREAM_COLLECTION_BYTES) return;
-  stream.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
+function countStreamed(message: IncomingMessage, isRequest: boolean): void {
+  const { headers } = message;
+  const length = Number(headers['content-length']);
+  if (length < STREAM_COLLECTION_BYTES) return;
+  // a request has a body only when it says so (RFC 9112 6.3)
+  if (isRequest && Number.isNaN(length) && headers['transfer-encoding'] === undefined) return;
+  message.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
 }
 
 /**
@@ -133,7 +136,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap);
   // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
   req.pipe(upstream);
-  countStreamed(req, req.headers['content-length']);
+  countStreamed(req, true);
   // the client went away before the answer ended: the target's connection goes too
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
@@ -180,7 +183,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap);
     res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders));
     answer.pipe(res);
-    countStreamed(answer, answer.headers['content-length']);
+    countStreamed(answer, false);
     const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', responseHeaders, body, socket, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
@@ -249,8 +252,8 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     if (upstreamHead.length > 0) client.write(upstreamHead);
     if (head.length > 0) socket.write(head);
     socket.pipe(client).pipe(socket);
-    countStreamed(socket, undefined);
-    countStreamed(client, undefined);
+    socket.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
+    client.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
     const close = () => {
       socket.destroy();
       client.destroy();
