@@ -1,11 +1,16 @@
 /** The CLI's run: flags, the start-up line, signals and exit codes (src/main.ts runs it). */
 import { parseCli, UsageError, USAGE } from './cli.js';
 import { isCommand, runCommand } from './commands.js';
+import { loadNow } from './lazy-builtins.js';
 import { DEFAULT_DATA_DIR, version } from './paths.js';
 import { start } from './start.js';
 import { keepYoungGenerationSmall } from './young-generation.js';
 
 export { start } from './start.js';
+
+// Loaded before runCli sets V8's young-generation flag: once a flag changes, node compiles each module
+// it loads without its code cache (the first listen's cluster and dns: ~6 ms instead of ~2.5).
+loadNow('node:cluster', 'node:dns');
 
 const log = (line: string) => console.error(`assessd: ${line}`);
 
