@@ -8,7 +8,7 @@ import { keepYoungGenerationSmall } from './young-generation.js';
 
 export { start } from './start.js';
 
-// Loaded before runCli sets V8's young-generation flag: once a flag changes, node compiles each module
+// Loaded before the CLI sets V8's young-generation flag: once a flag changes, node compiles each module
 // it loads without its code cache (the first listen's cluster and dns: ~6 ms instead of ~2.5).
 loadNow('node:cluster', 'node:dns');
 
@@ -22,6 +22,7 @@ function fail(message: string, code = 1): never {
 async function main(): Promise<void> {
   // `assessd export|import ...`: offline commands on a data directory, no server
   if (isCommand(process.argv[2])) {
+    keepYoungGenerationSmall();
     process.exitCode = await runCommand(process.argv.slice(2), process.env);
     return;
   }
@@ -34,6 +35,9 @@ async function main(): Promise<void> {
   }
   if (command.kind === 'help') return console.log(USAGE);
   if (command.kind === 'version') return console.log(version());
+  // V8's young generation kept at its start size (src/young-generation.ts), from now on: after the
+  // flags are read, as node compiles what it loads once a V8 flag has changed without its code cache
+  keepYoungGenerationSmall();
 
   // No handler while starting: a signal then stops the process at once (nothing is acknowledged yet,
   // every file is written atomically), even if the start is stuck in a synchronous call.
@@ -56,8 +60,6 @@ async function main(): Promise<void> {
 
 /** Runs the CLI with this process's arguments. */
 export function runCli(): void {
-  // V8's young generation kept at its start size (src/young-generation.ts)
-  keepYoungGenerationSmall();
   main().catch((err: NodeJS.ErrnoException) => {
     // One line, no stack trace: the message says what to fix.
     fail(err.code && !err.message.includes(err.code) && !err.code.startsWith('ERR_') ? `${err.message} (${err.code})` : err.message);

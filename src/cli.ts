@@ -1,4 +1,5 @@
 /** Command-line flags and ASSESSD_* environment variables -> start() options (flags win). */
+import { parseArgs } from 'node:util';
 import { OptionError, resolveOptions, type ResolvedOptions, type StartOptions } from './options.js';
 
 export type CliOptions = Omit<ResolvedOptions, 'log'>;
@@ -46,104 +47,59 @@ export class UsageError extends Error {}
 /** `maxBody` -> `--max-body`: messages name the flag the user typed. */
 const flagName = (option: string) => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-/** The server's flags: each a string or a boolean, `-h` and `-v` the short ones. */
-const FLAGS: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
-  host: { type: 'string' },
-  port: { type: 'string' },
-  'data-dir': { type: 'string' },
-  'file-server-port': { type: 'string' },
-  'max-body': { type: 'string' },
-  'max-import-body': { type: 'string' },
-  'max-har-body': { type: 'string' },
-  'allowed-hosts': { type: 'string' },
-  token: { type: 'string' },
-  'no-token': { type: 'boolean' },
-  workers: { type: 'string' },
-  'run-timeout': { type: 'string' },
-  'check-timeout': { type: 'string' },
-  'proxy-host': { type: 'string' },
-  'proxy-port': { type: 'string' },
-  'no-proxy': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean', short: 'v' },
-};
-const SHORT = new Map(Object.entries(FLAGS).flatMap(([name, flag]) => (flag.short ? [[flag.short, name] as const] : [])));
-
-/**
- * node:util's parseArgs, strict and without positionals, for FLAGS, with its messages: it is compiled
- * with its first call, which cost every start ~1.5 ms. `--name value`, `--name=value`, `-h`, `-hv`;
- * the last of a repeated flag wins; a string flag's value may not look like a flag (`--port -1`).
- */
-export function parseFlags(args: readonly string[]): Record<string, string | boolean> {
-  const values: Record<string, string | boolean> = {};
-  const shown = (name: string) => `${FLAGS[name]!.short ? `-${FLAGS[name]!.short}, ` : ''}--${name}`;
-  const unknown = (raw: string) => new UsageError(`Unknown option '${raw}'`);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--') {
-      if (i + 1 < args.length) throw new UsageError(`Unexpected argument '${args[i + 1]}'. This command does not take positional arguments`);
-      break;
-    }
-    if (arg.startsWith('--')) {
-      const equals = arg.indexOf('=');
-      const name = equals === -1 ? arg.slice(2) : arg.slice(2, equals);
-      const flag = Object.hasOwn(FLAGS, name) ? FLAGS[name]! : undefined;
-      if (!flag) throw unknown(`--${name}`);
-      if (flag.type === 'boolean') {
-        if (equals !== -1) throw new UsageError(`Option '${shown(name)}' does not take an argument`);
-        values[name] = true;
-      } else if (equals !== -1) {
-        values[name] = arg.slice(equals + 1);
-      } else {
-        const value = args[++i];
-        if (value === undefined) throw new UsageError(`Option '${shown(name)} <value>' argument missing`);
-        if (value.length > 1 && value.startsWith('-')) throw new UsageError(`Option '${shown(name)}' argument is ambiguous.`);
-        values[name] = value;
-      }
-    } else if (arg.length > 1 && arg.startsWith('-')) {
-      for (const letter of arg.slice(1)) {
-        const name = SHORT.get(letter);
-        if (name === undefined) throw unknown(`-${letter}`);
-        values[name] = true;
-      }
-    } else {
-      throw new UsageError(`Unexpected argument '${arg}'. This command does not take positional arguments`);
-    }
-  }
-  return values;
-}
-
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir: string): CliCommand {
-  let values: Record<string, string | boolean>;
+  let values;
   try {
-    values = parseFlags(argv);
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'file-server-port': { type: 'string' },
+        'max-body': { type: 'string' },
+        'max-import-body': { type: 'string' },
+        'max-har-body': { type: 'string' },
+        'allowed-hosts': { type: 'string' },
+        token: { type: 'string' },
+        'no-token': { type: 'boolean' },
+        workers: { type: 'string' },
+        'run-timeout': { type: 'string' },
+        'check-timeout': { type: 'string' },
+        'proxy-host': { type: 'string' },
+        'proxy-port': { type: 'string' },
+        'no-proxy': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    }));
   } catch (err) {
-    throw new UsageError(`${(err as Error).message} (see --help)`);
+    throw new UsageError(`${(err as Error).message.split('\n')[0]} (see --help)`);
   }
-  const string = (name: string) => values[name] as string | undefined;
-  const boolean = (name: string) => values[name] as boolean | undefined;
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
 
   const options: StartOptions = {
-    host: string('host') ?? env.ASSESSD_HOST,
-    port: string('port') ?? env.ASSESSD_PORT,
-    dataDir: string('data-dir') ?? env.ASSESSD_DATA_DIR ?? defaultDataDir,
-    fileServerPort: string('file-server-port'),
-    maxBody: string('max-body'),
-    maxImportBody: string('max-import-body'),
-    maxHarBody: string('max-har-body'),
-    allowedHosts: string('allowed-hosts') ?? env.ASSESSD_ALLOWED_HOSTS,
+    host: values.host ?? env.ASSESSD_HOST,
+    port: values.port ?? env.ASSESSD_PORT,
+    dataDir: values['data-dir'] ?? env.ASSESSD_DATA_DIR ?? defaultDataDir,
+    fileServerPort: values['file-server-port'],
+    maxBody: values['max-body'],
+    maxImportBody: values['max-import-body'],
+    maxHarBody: values['max-har-body'],
+    allowedHosts: values['allowed-hosts'] ?? env.ASSESSD_ALLOWED_HOSTS,
     // an explicit --no-token wins over a token in the environment
-    token: boolean('no-token') ? undefined : (string('token') ?? (env.ASSESSD_TOKEN || undefined)),
-    noToken: boolean('no-token'),
+    token: values['no-token'] ? undefined : (values.token ?? (env.ASSESSD_TOKEN || undefined)),
+    noToken: values['no-token'],
     compactAfter: env.ASSESSD_COMPACT_AFTER,
-    workers: string('workers') ?? env.ASSESSD_WORKERS,
-    runTimeout: string('run-timeout') ?? env.ASSESSD_RUN_TIMEOUT,
-    checkTimeout: string('check-timeout') ?? env.ASSESSD_CHECK_TIMEOUT,
-    proxyHost: string('proxy-host') ?? env.ASSESSD_PROXY_HOST,
-    proxyPort: string('proxy-port') ?? env.ASSESSD_PROXY_PORT,
-    noProxy: boolean('no-proxy'),
+    workers: values.workers ?? env.ASSESSD_WORKERS,
+    runTimeout: values['run-timeout'] ?? env.ASSESSD_RUN_TIMEOUT,
+    checkTimeout: values['check-timeout'] ?? env.ASSESSD_CHECK_TIMEOUT,
+    proxyHost: values['proxy-host'] ?? env.ASSESSD_PROXY_HOST,
+    proxyPort: values['proxy-port'] ?? env.ASSESSD_PROXY_PORT,
+    noProxy: values['no-proxy'],
   };
   if (values['no-token'] && values.token !== undefined) throw new UsageError('--token and --no-token exclude each other');
   try {

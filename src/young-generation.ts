@@ -37,9 +37,9 @@ export function afterNewIsolate(): void {
  * Bytes between two collections of the young generation while large bodies stream through (the
  * proxy). Each socket read is a fresh 64 KiB buffer outside V8's heap, dead as soon as it is
  * written on; V8 paces its collections by its own heap's allocation, which such a stream hardly
- * touches, so the dead buffers piled up: a 1 GiB answer grew the RSS by 40-68 MB. A collection of
+ * touches, so the dead buffers piled up: a 1 GiB answer grew the RSS by 39-57 MB. A collection of
  * the young generation every 4 MiB frees them (the growth: ~21 MB; every 2 MiB: ~10 MB, twice the
- * collections), at a fraction of a millisecond each (docs/PERFORMANCE.md).
+ * collections), at a fraction of a millisecond each while it is kept small (docs/PERFORMANCE.md).
  */
 export const STREAM_COLLECTION_BYTES = 4 * 1024 * 1024;
 
@@ -58,6 +58,10 @@ export function streamedThrough(bytes: number): void {
       collect = runInNewContext('gc') as typeof collect;
     } catch {
       collect = null;
+    } finally {
+      // set for as long as it takes: a changed flag makes node compile what it loads next without its
+      // code cache, and contexts and workers made later would have a `gc` too
+      setFlagsFromString('--no-expose-gc');
     }
   }
   collect?.({ type: 'minor' });

@@ -5,8 +5,7 @@
  */
 import { constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fsPromises } from '../lazy-builtins.js';
-import { crypto } from '../lazy-builtins.js';
+import { crypto, fsPromises } from '../lazy-builtins.js';
 
 const delay = (ms: number) => new Promise((done) => setTimeout(done, ms));
 

@@ -107,7 +107,8 @@ function upstreamRequest(ctx: ForwardContext, url: URL, https: boolean, method: 
 /**
  * A body that may be large (chunked, read to the connection's end, or of 4 MiB and more) counts
  * toward the young generation's collections (young-generation.ts): its read buffers are then freed
- * as it streams. A small one, and a message without a body, are spared the listener.
+ * as it streams. One whose length says it is small, and a request without a body, are spared the
+ * listener (an answer without a length gets it even when it has no body, as for HEAD).
  */
 function countStreamed(message: IncomingMessage, isRequest: boolean): void {
   const { headers } = message;

@@ -63,11 +63,8 @@ function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${THREAD}-${++tempCounter}`);
 }
 
-/**
- * The journal's calls, on a plain descriptor: a restart opens the journal before its first answer,
- * and node:fs/promises (~2 ms to load) is then not needed before the first write.
- */
-const fd = {
+// the journal's calls on a plain descriptor: node:fs/promises (~2 ms to load) waits for a first write
+const descriptorCalls = {
   open: promisify(openFd),
   write: promisify(write),
   truncate: promisify(ftruncate),
@@ -111,13 +108,12 @@ export const nodeFileSystem: FileSystem = {
   async openAppendable(path) {
     // not 'a': O_APPEND ignores the position, and a failed write must be overwritable
     let created = false;
-    const descriptor = await fd.open(path, READ_WRITE | DATA_SYNC).catch((err: NodeJS.ErrnoException) => {
+    const descriptor = await descriptorCalls.open(path, READ_WRITE | DATA_SYNC).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
       created = true;
-      return fd.open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
+      return descriptorCalls.open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
     });
-    // As a FileHandle does: no call once closing, and the close waits for the calls in flight (a
-    // descriptor's number is another file's once it is closed: a late write must never reach it).
+    // as a FileHandle: nothing once closing, and the close waits for calls in flight (the number is reused)
     let closing: Promise<void> | undefined;
     let inFlight = 0;
     let settled: (() => void) | undefined;
@@ -136,17 +132,17 @@ export const nodeFileSystem: FileSystem = {
         call(async () => {
           let written = 0;
           while (written < data.length) {
-            const { bytesWritten } = await fd.write(descriptor, data, written, data.length - written, position + written);
+            const { bytesWritten } = await descriptorCalls.write(descriptor, data, written, data.length - written, position + written);
             written += bytesWritten;
           }
-          if (DATA_SYNC === 0) await fd.fdatasync(descriptor);
+          if (DATA_SYNC === 0) await descriptorCalls.fdatasync(descriptor);
         }),
       truncate: (length) =>
         call(async () => {
-          await fd.truncate(descriptor, length);
-          await fd.fsync(descriptor);
+          await descriptorCalls.truncate(descriptor, length);
+          await descriptorCalls.fsync(descriptor);
         }),
-      close: () => (closing ??= (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve))).then(() => fd.close(descriptor))),
+      close: () => (closing ??= (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (settled = resolve))).then(() => descriptorCalls.close(descriptor))),
     };
   },
 

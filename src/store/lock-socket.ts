@@ -1,5 +1,5 @@
 /** The lock's Unix-domain sockets: addresses that fit sun_path, a server that answers one line, a probe. */
-import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 
@@ -110,24 +110,6 @@ export function probe(path: string, waitMs: number): Promise<Probe> {
       else settle(err);
     });
   });
-}
-
-/**
- * Whether some socket of this network namespace is bound to the abstract `address`, read from the
- * kernel's table of Unix sockets (/proc/net/unix: an abstract name follows an "@"). Far cheaper
- * than a probe (a socket built, then a turn of the event loop for its refusal). Believed only when
- * the table also lists `ownName`, a socket file this process has bound: a system whose table leaves
- * sockets out (or has none) gets undefined, and the caller probes.
- */
-export function abstractNameBound(address: string, ownName: string): boolean | undefined {
-  let table: string;
-  try {
-    table = readFileSync('/proc/net/unix', 'latin1');
-  } catch {
-    return undefined;
-  }
-  if (!table.includes(ownName)) return undefined;
-  return table.includes(`@${address.slice(1).replaceAll('\0', '@')}`);
 }
 
 function parseAnswer(line: string): Answer | undefined {

@@ -30,7 +30,7 @@
  */
 import { readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { abstractNameBound, listenAt, openSocketDir, probe, type Answer, type LockServer, type SocketDir } from './lock-socket.js';
+import { listenAt, openSocketDir, probe, type Answer, type LockServer, type SocketDir } from './lock-socket.js';
 
 /** The pid file of earlier versions: removed once we own the directory, it proves nothing. */
 export const LEGACY_LOCK_FILE = 'assessd.lock';
@@ -225,9 +225,7 @@ async function watch(dir: LockDir, own: string | undefined): Promise<boolean> {
 /** The live lock sockets other than `own`, the abstract one included; the dead files are removed. */
 async function scan(dir: LockDir, own: string | undefined): Promise<Peer[]> {
   const names = readdirSync(dir.path).filter((name) => name !== own && LOCK_NAME.test(name));
-  let abstract = own !== ABSTRACT_PEER ? dir.abstract : undefined;
-  // a file candidate's own socket vouches for the kernel's table: a name nobody binds needs no probe
-  if (abstract !== undefined && own !== undefined && abstractNameBound(abstract, own.replace(/\.sock$/, '.bind')) === false) abstract = undefined;
+  const abstract = own !== ABSTRACT_PEER ? dir.abstract : undefined;
   const addresses = names.map((name) => dir.sockets.address(name));
   const probes = await Promise.all([...addresses, ...(abstract === undefined ? [] : [abstract])].map((address) => probe(address, ANSWER_WAIT_MS)));
   const peers: Peer[] = [];

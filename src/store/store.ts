@@ -166,12 +166,19 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   }
   const liveFile = await fs.openAppendable(join(dir, segmentFile(live)));
   let journal: Journal = openJournal(liveFile, loaded.validLength, loaded.fileLength);
-  // a new segment's directory entry must be as durable as the records about to go in it
-  if (liveFile.created) {
-    await fs.syncDir(dir);
-    otherFsyncs++;
+  let snapshotBytes: number;
+  try {
+    // a new segment's directory entry must be as durable as the records about to go in it
+    if (liveFile.created) {
+      await fs.syncDir(dir);
+      otherFsyncs++;
+    }
+    snapshotBytes = PARTS.reduce((sum, part) => sum + statSync(join(dir, PART_FILES[part])).size, 0);
+  } catch (err) {
+    // a start that fails leaves no descriptor open (a library user's process goes on)
+    await liveFile.close().catch(() => {});
+    throw err;
   }
-  let snapshotBytes = PARTS.reduce((sum, part) => sum + statSync(join(dir, PART_FILES[part])).size, 0);
 
   let generation = 0;
   let pending: Op[] = [];

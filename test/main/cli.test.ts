@@ -4,8 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { parseCli, parseFlags, UsageError } from '../../src/cli.ts';
+import { parseCli, UsageError } from '../../src/cli.ts';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 
@@ -55,37 +54,6 @@ test('bad flags and values are usage errors', () => {
   }
   assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
   assert.throws(() => parseCli([], { ASSESSD_COMPACT_AFTER: '-1' }, '/d'), UsageError);
-});
-
-test("the flags are read as node:util's parseArgs reads them (strict, no positionals): the same values, or the same message", () => {
-  const options = {
-    host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' }, 'file-server-port': { type: 'string' }, 'max-body': { type: 'string' },
-    'max-import-body': { type: 'string' }, 'max-har-body': { type: 'string' }, 'allowed-hosts': { type: 'string' }, token: { type: 'string' },
-    'no-token': { type: 'boolean' }, workers: { type: 'string' }, 'run-timeout': { type: 'string' }, 'check-timeout': { type: 'string' },
-    'proxy-host': { type: 'string' }, 'proxy-port': { type: 'string' }, 'no-proxy': { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' },
-  } as const;
-  const node = (args: string[]) => {
-    try {
-      return { values: { ...parseArgs({ args, options, strict: true, allowPositionals: false }).values } };
-    } catch (err) {
-      return { error: (err as Error).message.split('\n')[0] };
-    }
-  };
-  const ours = (args: string[]) => {
-    try {
-      return { values: parseFlags(args) };
-    } catch (err) {
-      return { error: (err as Error).message };
-    }
-  };
-  for (const args of [
-    [], ['--host', '::1', '--port', '0'], ['--host=0.0.0.0', '--port=8009'], ['--port='], ['--port', '1', '--port', '2'], ['--no-token', '--no-proxy'],
-    ['-h'], ['-v'], ['-hv'], ['--help'], ['--version'], ['--nope'], ['--nope=1'], ['-x'], ['-hx'], ['--no-token=yes'], ['--help=1'], ['--host'],
-    ['--data-dir', '--port'], ['--port', '-1'], ['--port', '-'], ['extra'], ['-'], ['--', 'extra'], ['--'], ['--host', 'a', '--'], ['--__proto__'], ['--toString'],
-    ['--token', 'a=b'], ['--allowed-hosts', '*'],
-  ]) {
-    assert.deepEqual(ours(args), node(args), args.join(' '));
-  }
 });
 
 test('--help and --version print and exit 0', async () => {

@@ -4,8 +4,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { runInNewContext } from 'node:vm';
 import { PROJECT_ROOT } from '../../src/paths.ts';
+import { STREAM_COLLECTION_BYTES, streamedThrough } from '../../src/young-generation.ts';
 import { request, spawnServer, tempDir } from '../helpers/server.ts';
 
 const MODULE = JSON.stringify(pathToFileURL(join(PROJECT_ROOT, 'src', 'young-generation.ts')).href);
@@ -89,4 +92,25 @@ test('a bound given on node\'s command line is left to V8: the young generation 
   const { start, after, compactions } = await youngGenerationThroughWrites(['--max-semi-space-size=4']);
   assert.ok(compactions >= 2, `${compactions} compactions`);
   assert.ok(start > 0 && after > start && after <= 8 * MB, `${start} -> ${after} bytes`);
+});
+
+test('a stream collects the young generation every 4 MiB it moves, and leaves no `gc` behind in contexts made later', async () => {
+  let minor = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) if ((entry.detail as { kind: number }).kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  try {
+    // 40 MiB in 64 KiB reads: ten collections; less than 4 MiB more: none
+    for (let i = 0; i < (10 * STREAM_COLLECTION_BYTES) / 65536; i++) streamedThrough(65536);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(minor >= 10, `${minor} minor collections for 40 MiB`);
+    const after = minor;
+    streamedThrough(STREAM_COLLECTION_BYTES - 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(minor - after <= 1, `${minor - after} collections for less than 4 MiB`);
+  } finally {
+    observer.disconnect();
+  }
+  assert.equal(runInNewContext('typeof gc'), 'undefined');
 });
