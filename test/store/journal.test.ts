@@ -230,3 +230,25 @@ test("the journal's file: a close waits for the writes in flight, and no write g
   await Promise.all([truncated, again.close()]);
   assert.equal(await readFile(path, 'utf8'), lines[0]!.toString());
 });
+
+test("a start that fails after the journal is open (its directory's fsync) closes the journal's file", async () => {
+  const dir = await tempDir();
+  let opened = 0;
+  let closed = 0;
+  const fs = {
+    ...nodeFileSystem,
+    async openAppendable(path: string) {
+      const file = await nodeFileSystem.openAppendable(path);
+      opened++;
+      return { ...file, created: file.created, close: () => (closed++, file.close()) };
+    },
+    async syncDir(path: string) {
+      if (opened > 0) throw Object.assign(new Error(`EIO: injected failure, fsync ${path}`), { code: 'EIO' });
+      return nodeFileSystem.syncDir(path);
+    },
+  };
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS, fs }), { code: 'EIO' });
+  assert.deepEqual({ opened, closed }, { opened: 1, closed: 1 });
+  // and the directory is free again
+  await (await openStore({ dir, defaults: DEFAULTS })).close();
+});
