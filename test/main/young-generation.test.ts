@@ -97,7 +97,7 @@ test('a bound given on node\'s command line is left to V8: the young generation 
 test('a stream collects the young generation every 4 MiB it moves, and leaves no `gc` behind in contexts made later', async () => {
   let minor = 0;
   const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if ((entry.detail as { kind: number }).kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
+    for (const entry of list.getEntries()) if ((entry as unknown as { detail: { kind: number } }).detail.kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
   });
   observer.observe({ entryTypes: ['gc'] });
   try {
