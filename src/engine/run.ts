@@ -4,9 +4,9 @@
  * how the run ended, as the output will record it.
  */
 import { join } from 'node:path';
-import { fsPromises } from '../lazy-builtins.js';
 import type { GrepRuleSpec } from '../evidence/grep-rules.js';
 import type { Evidence } from '../evidence/store.js';
+import { fsPromises } from '../lazy-builtins.js';
 import type { RunEnd } from '../store/engine.js';
 import type { Finding, Target } from '../store/state.js';
 import { notOneHost } from '../store/targets.js';
