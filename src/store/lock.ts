@@ -13,7 +13,8 @@
  * Each file candidate listens on a socket of its own, uniquely named
  * (`.assessd-lock-<pid>-<random>.sock`, so nothing is ever replaced, only dead ones removed),
  * answering `{"pid","state","url"}`, then scans the directory's lock sockets (and, on Linux, the
- * directory's abstract name): a refused one is stale and removed; a live `owner` (or one that does
+ * directory's abstract name, which it first tries to bind: a bind that succeeds, undone at once,
+ * means nobody holds it, as a refusal would): a refused one is stale and removed; a live `owner` (or one that does
  * not answer in time) refuses us; live `starting` peers: the larger name gives way (it closes its
  * socket, then watches until an owner appears, to name it, or until nobody is left, to try
  * again), the smaller rescans until they gave way or became owner. A scan that finds nobody alive
@@ -30,7 +31,7 @@
  */
 import { readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { listenAt, openSocketDir, probe, type Answer, type LockServer, type SocketDir } from './lock-socket.js';
+import { abstractNameFree, listenAt, openSocketDir, probe, type Answer, type LockServer, type SocketDir } from './lock-socket.js';
 
 /** The pid file of earlier versions: removed once we own the directory, it proves nothing. */
 export const LEGACY_LOCK_FILE = 'assessd.lock';
@@ -225,7 +226,9 @@ async function watch(dir: LockDir, own: string | undefined): Promise<boolean> {
 /** The live lock sockets other than `own`, the abstract one included; the dead files are removed. */
 async function scan(dir: LockDir, own: string | undefined): Promise<Peer[]> {
   const names = readdirSync(dir.path).filter((name) => name !== own && LOCK_NAME.test(name));
-  const abstract = own !== ABSTRACT_PEER ? dir.abstract : undefined;
+  let abstract = own !== ABSTRACT_PEER ? dir.abstract : undefined;
+  // a file candidate binds the abstract name first: a name nobody holds needs no probe
+  if (abstract !== undefined && own !== undefined && (await abstractNameFree(abstract))) abstract = undefined;
   const addresses = names.map((name) => dir.sockets.address(name));
   const probes = await Promise.all([...addresses, ...(abstract === undefined ? [] : [abstract])].map((address) => probe(address, ANSWER_WAIT_MS)));
   const peers: Peer[] = [];

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, rename, symlink, writeFile } from 'node:fs/promises';
-import { Server } from 'node:net';
+import { connect, Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { abstractLockAddress, acquireLock, DataDirInUseError, LEGACY_LOCK_FILE, LOCK_SOCKET_PREFIX, type Lock, type LockKind } from '../../src/store/lock.ts';
-import { MAX_SOCKET_PATH } from '../../src/store/lock-socket.ts';
+import { abstractNameFree, MAX_SOCKET_PATH } from '../../src/store/lock-socket.ts';
 import { openStore } from '../../src/store/store.ts';
 import { request, spawnServer, tempDir, type ChildServer, rememberPrintedToken } from '../helpers/server.ts';
 
@@ -225,6 +225,26 @@ test('a file system without socket files (bind fails with ENOSYS, EPERM, EOPNOTS
     await assert.rejects(acquireLock(dir, noLog, { kind: 'file' }), (err: DataDirInUseError) => err.pid === process.pid);
     await lock.release();
     assert.deepEqual(await readdir(dir), []);
+  }
+});
+
+test('an abstract name is found free by binding it, which is undone at once; a name in use is not free, and its holder keeps it', { skip: process.platform !== 'linux' && 'abstract sockets are Linux only' }, async () => {
+  const address = `\0assessd-test-free-${process.pid}-${Date.now()}`;
+  assert.equal(await abstractNameFree(address), true);
+  // undone: free again, and bindable by anyone
+  assert.equal(await abstractNameFree(address), true);
+  const holder = new Server((conn) => conn.end('here\n'));
+  await new Promise<void>((resolve) => holder.listen(address, resolve));
+  try {
+    assert.equal(await abstractNameFree(address), false);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const conn = connect(address);
+      let text = '';
+      conn.on('data', (chunk) => (text += chunk)).on('end', () => resolve(text)).on('error', reject);
+    });
+    assert.equal(answer, 'here\n');
+  } finally {
+    await new Promise((resolve) => holder.close(resolve));
   }
 });
 
