@@ -12,6 +12,7 @@
  * can still slip in while a worker starts.
  */
 import { setFlagsFromString } from 'node:v8';
+import type { Readable } from 'node:stream';
 import { runInNewContext } from 'node:vm';
 
 let kept = false;
@@ -65,4 +66,9 @@ export function streamedThrough(bytes: number): void {
     }
   }
   collect?.({ type: 'minor' });
+}
+
+/** Counts every byte `stream` reads toward those collections. */
+export function collectAsItStreams(stream: Readable): void {
+  stream.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
 }

@@ -5,7 +5,9 @@
  * sends, and a search finds them from the fixed header alone.
  */
 import { isUtf8 } from 'node:buffer';
+import { promisify } from 'node:util';
 import { runTime } from '../engine/output-text.js';
+import { zlib } from '../lazy-builtins.js';
 
 export const SOURCES = ['har', 'check', 'proxy', 'replay'] as const;
 export type Source = (typeof SOURCES)[number];
@@ -84,6 +86,36 @@ export const mediaType = (type: string): string => type.split(';', 1)[0].trim().
 export function headerValue(headers: readonly Header[], name: string): string {
   for (const [n, v] of headers) if (n.toLowerCase() === name) return v;
   return '';
+}
+
+function makeDecoders() {
+  const z = zlib();
+  return { gunzip: promisify(z.gunzip), inflate: promisify(z.inflate), inflateRaw: promisify(z.inflateRaw), brotliDecompress: promisify(z.brotliDecompress) };
+}
+
+/** The decoders, made with the first compressed answer: node:zlib is not loaded at start. */
+let decoders: ReturnType<typeof makeDecoders> | undefined;
+const zlibDecoders = () => (decoders ??= makeDecoders());
+
+/**
+ * A captured body as a HAR keeps it: decoded when its Content-Encoding is one this machine knows
+ * (in the thread pool: a large body never holds the event loop), up to `cap` bytes decoded; as
+ * received when not, or when the stream does not decode, or when it decodes past the cap (a bomb).
+ */
+export async function decodedBody(body: Buffer, contentEncoding: string | undefined, cap: number): Promise<Buffer> {
+  const encoding = contentEncoding?.trim().toLowerCase();
+  if (!encoding || encoding === 'identity' || body.length === 0) return body;
+  // a stream cut at the storage cap gives what it holds
+  const options = { maxOutputLength: cap, finishFlush: zlib().constants.Z_SYNC_FLUSH };
+  const { gunzip, inflate, inflateRaw, brotliDecompress } = zlibDecoders();
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzip(body, options);
+    if (encoding === 'deflate') return await inflate(body, options).catch(() => inflateRaw(body, options));
+    if (encoding === 'br') return await brotliDecompress(body, { maxOutputLength: cap });
+  } catch {
+    // not what it says, or past the cap: kept as received
+  }
+  return body;
 }
 
 /** The media type of the Content-Type among these headers ('' without one). */

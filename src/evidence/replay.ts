@@ -6,10 +6,8 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { promisify } from 'node:util';
-import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { BODY_CAP } from './har.js';
-import type { Exchange, Header } from './record.js';
+import { decodedBody, type Exchange, type Header } from './record.js';
 import { hostAndPort } from './scope.js';
 
 /** What may change of the recorded request. */
@@ -89,24 +87,6 @@ export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'reque
   return { method, url, headers, body };
 }
 
-const decoders: Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>> = {
-  gzip: promisify(gunzip),
-  'x-gzip': promisify(gunzip),
-  deflate: promisify(inflate),
-  br: promisify(brotliDecompress),
-};
-
-/** The body as its content coding says (as a browser's HAR keeps it), or as received when it does not decode. */
-async function decoded(body: Buffer, encoding: string | undefined): Promise<Buffer> {
-  const decode = encoding && decoders[encoding.trim().toLowerCase()];
-  if (!decode || body.length === 0) return body;
-  try {
-    return await decode(body, { maxOutputLength: BODY_CAP });
-  } catch {
-    return body;
-  }
-}
-
 /**
  * Sends the request and answers the exchange: the request as sent, the answer as received (its
  * body decoded, cut at the storage cap). Rejects with NoAnswer when the target refuses, resets,
@@ -148,7 +128,7 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
         const responseHeaders: Header[] = [];
         for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.push([res.rawHeaders[i], res.rawHeaders[i + 1]]);
         const wire = Buffer.concat(chunks);
-        const responseBody = truncated ? wire : await decoded(wire, res.headers['content-encoding']);
+        const responseBody = truncated ? wire : await decodedBody(wire, res.headers['content-encoding'], BODY_CAP);
         resolve({
           url: url.href, method, httpVersion: 'HTTP/1.1', requestHeaders: headers, requestBody: body,
           status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', responseHttpVersion: `HTTP/${res.httpVersion}`,

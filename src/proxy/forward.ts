@@ -7,11 +7,11 @@
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { headerValue } from '../evidence/record.js';
+import { decodedBody, headerValue } from '../evidence/record.js';
 import { bareHost } from '../evidence/scope.js';
-import { STREAM_COLLECTION_BYTES, streamedThrough } from '../young-generation.js';
+import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture } from './capture.js';
-import { decodedBody, pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
+import { pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
 
 export interface ForwardContext {
   /** A keep-alive agent to plain targets. */
@@ -116,7 +116,7 @@ function countStreamed(message: IncomingMessage, isRequest: boolean): void {
   if (length < STREAM_COLLECTION_BYTES) return;
   // a request has a body only when it says so (RFC 9112 6.3)
   if (isRequest && Number.isNaN(length) && headers['transfer-encoding'] === undefined) return;
-  message.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
+  collectAsItStreams(message);
 }
 
 /**
@@ -253,8 +253,8 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     if (upstreamHead.length > 0) client.write(upstreamHead);
     if (head.length > 0) socket.write(head);
     socket.pipe(client).pipe(socket);
-    socket.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
-    client.on('data', (chunk: Buffer) => streamedThrough(chunk.length));
+    collectAsItStreams(socket);
+    collectAsItStreams(client);
     const close = () => {
       socket.destroy();
       client.destroy();

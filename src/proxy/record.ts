@@ -4,17 +4,6 @@
  * them), and what was wrong with the target's certificate. Where it goes (a target's transactions,
  * or only a count) is the recorder's business: the proxy knows nothing of targets.
  */
-import { promisify } from 'node:util';
-import { zlib } from '../lazy-builtins.js';
-
-function makeDecoders() {
-  const z = zlib();
-  return { gunzip: promisify(z.gunzip), inflate: promisify(z.inflate), inflateRaw: promisify(z.inflateRaw), brotliDecompress: promisify(z.brotliDecompress) };
-}
-
-/** The decoders, made with the first compressed answer: node:zlib is not loaded at start. */
-let decoders: ReturnType<typeof makeDecoders> | undefined;
-const zlibDecoders = () => (decoders ??= makeDecoders());
 
 export type Header = [name: string, value: string];
 
@@ -61,23 +50,3 @@ export function pairs(raw: readonly string[]): Header[] {
   return headers;
 }
 
-/**
- * A captured body as a HAR keeps it: decoded when its Content-Encoding is one this machine knows
- * (in the thread pool: a large body never holds the event loop), up to `cap` bytes decoded; as
- * received when not, or when the stream does not decode, or when it decodes past the cap (a bomb).
- */
-export async function decodedBody(body: Buffer, contentEncoding: string | undefined, cap: number): Promise<Buffer> {
-  const encoding = contentEncoding?.trim().toLowerCase();
-  if (!encoding || encoding === 'identity' || body.length === 0) return body;
-  // a stream cut at the storage cap gives what it holds
-  const options = { maxOutputLength: cap, finishFlush: zlib().constants.Z_SYNC_FLUSH };
-  const { gunzip, inflate, inflateRaw, brotliDecompress } = zlibDecoders();
-  try {
-    if (encoding === 'gzip' || encoding === 'x-gzip') return await gunzip(body, options);
-    if (encoding === 'deflate') return await inflate(body, options).catch(() => inflateRaw(body, options));
-    if (encoding === 'br') return await brotliDecompress(body, { maxOutputLength: cap });
-  } catch {
-    // not what it says, or past the cap: kept as received
-  }
-  return body;
-}
