@@ -402,11 +402,12 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(si
  * A template data directory for a dataset, primed by one start of the server so that the
  * configuration file exists (a restart, not a first start, is what start-up time measures).
  * @param {{ name: string, spec: import('./dataset.mjs').DatasetSpec }} dataset
+ * @param {string} [main] the build's entry point  @param {string} [suffix] of the directory's name
  */
-async function prepareTemplate(dataset) {
-  const dir = join(work, `template-${dataset.name}`);
+async function prepareTemplate(dataset, main = MAIN, suffix = '') {
+  const dir = join(work, `template-${dataset.name}${suffix}`);
   const { files } = writeDataDir(dir, dataset.spec);
-  const server = await startServer('assessd', dir);
+  const server = await startServer('assessd', dir, {}, main);
   await server.stop();
   return { dir, sessionsBytes: files['sessions.json'] };
 }
@@ -751,16 +752,19 @@ function growthReport(g) {
  * a rotating order; the speed ratio is the bare server's start-up over the build's (1 = as fast).
  */
 async function startupOnly() {
+  // A template per build: the default configuration names the build's own directory (its
+  // wordlists), so a build started on another's files would rewrite them, fsyncs included.
   const base = await prepareTemplate(BASE);
-  /** @type {[string, string | undefined][]} */
-  const kinds = [['bare', undefined], ['this build', MAIN], ...(COMPARE_MAIN ? /** @type {[string, string][]} */ ([[`--compare ${flags.compare}`, COMPARE_MAIN]]) : [])];
+  const compared = COMPARE_MAIN ? await prepareTemplate(BASE, COMPARE_MAIN, '-compare') : undefined;
+  /** @type {[string, string | undefined, string | undefined][]} */
+  const kinds = [['bare', undefined, undefined], ['this build', MAIN, base.dir], ...(COMPARE_MAIN && compared ? /** @type {[string, string, string][]} */ ([[`--compare ${flags.compare}`, COMPARE_MAIN, compared.dir]]) : [])];
   /** @type {Map<string, number[]>} */
   const times = new Map(kinds.map(([name]) => [name, []]));
   progress(`start-up x ${opts.startups}: ${kinds.map(([name]) => name).join(', ')}, with ${BASE.label}`);
   for (let i = 0; i < opts.startups; i++) {
     for (let k = 0; k < kinds.length; k++) {
-      const [name, main] = kinds[(i + k) % kinds.length];
-      const dir = main ? freshCopy(base.dir) : undefined;
+      const [name, main, template] = kinds[(i + k) % kinds.length];
+      const dir = template ? freshCopy(template) : undefined;
       await waitForQuiet();
       const server = await startServer(main ? 'assessd' : 'bare', dir, {}, main);
       times.get(name)?.push(server.startupMs);

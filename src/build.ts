@@ -84,25 +84,36 @@ await build({
 await makeCodeCache();
 
 /**
- * dist/main.cjs.cache: V8's code cache of the CLI's bundle, taken after a warm start of it (a start,
- * then the first requests a server answers: the functions they compile are in the cache), in a
- * node run with the flags of `npm start` (package.json's start script): as users run it.
+ * dist/main.cjs.cache: V8's code cache of the CLI's bundle, taken after warm starts of it (the flags
+ * read, a start, the first requests a server answers, then a restart on the same directory, which
+ * reads its files: the functions they compile are in the cache), in a node run with the flags of
+ * `npm start` (package.json's start script): as users run it.
  */
 async function makeCodeCache(): Promise<void> {
   const { scripts } = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const flags = scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
   const dataDir = await mkdtemp(join(tmpdir(), 'assessd-code-cache-'));
   const token = 'code-cache-token-0123456789abcdef0123456789';
+  const argv = ['--host', '127.0.0.1', '--port', '0', '--proxy-port', '0', '--data-dir', dataDir];
   const warm = `
     import { writeFileSync } from 'node:fs';
     import { createRequire } from 'node:module';
     const { loadBundle } = createRequire(import.meta.url)(${JSON.stringify(join(DIST, 'load-bundle.cjs'))});
     const { exports, script } = loadBundle(new URL(${JSON.stringify(new URL('../dist/main.cjs', import.meta.url).href)}), { withCache: false });
-    const server = await exports.start({ host: '127.0.0.1', port: 0, dataDir: ${JSON.stringify(dataDir)}, token: ${JSON.stringify(token)}, log: () => {} });
-    for (const path of ['/debug/health', '/', '/api/v1/sessions/', '/api/v1/targets/', '/api/v1/configuration', '/api/v1/plugins/', '/api/v1/worklist/']) {
-      await (await fetch(server.url + path, { headers: { authorization: 'Bearer ${token}' } })).arrayBuffer();
+    const { options } = exports.parseCli(${JSON.stringify(argv)}, { ASSESSD_TOKEN: ${JSON.stringify(token)} }, ${JSON.stringify(dataDir)});
+    // a first start makes the directory's files, a restart reads them and replays the journal (as most starts do)
+    for (let round = 0; round < 2; round++) {
+      const server = await exports.start({ ...options, log: () => {} });
+      for (const path of ['/debug/health', '/', '/api/v1/sessions/', '/api/v1/targets/', '/api/v1/configuration', '/api/v1/plugins/', '/api/v1/worklist/']) {
+        await (await fetch(server.url + path, { headers: { authorization: 'Bearer ${token}' } })).arrayBuffer();
+      }
+      // a write, which the restart replays from the journal
+      if (round === 0) {
+        const made = await fetch(server.url + '/api/v1/sessions/', { method: 'POST', headers: { authorization: 'Bearer ${token}' }, body: new URLSearchParams({ name: 'warm start' }) });
+        if (made.status !== 201) throw new Error('the warm start could not add a session: ' + made.status + ' ' + (await made.text()));
+      }
+      await server.close();
     }
-    await server.close();
     writeFileSync(${JSON.stringify(join(DIST, 'main.cjs.cache'))}, script.createCachedData());`;
   try {
     execFileSync(process.execPath, [...flags, '--input-type=module', '-e', warm], { stdio: ['ignore', 'ignore', 'inherit'] });
