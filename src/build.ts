@@ -11,6 +11,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { BUNDLE_PARAMETERS } from './load-bundle.js';
 import { PROJECT_ROOT, WEB_ASSETS_DIR } from './paths.js';
 
 // chunks from an earlier build would be packed with this one's
@@ -33,7 +34,14 @@ await build({
   define: { 'import.meta.url': '__assessd_import_meta_url' },
   // paths.ts reads import.meta.resolve only when run from the TypeScript sources
   logOverride: { 'empty-import-meta': 'silent' },
+  // The file is the function the loader calls, as written: wrapped when loaded, the 600 KB text was
+  // copied once more, and the copy filled the young generation enough for a collection of its own.
+  banner: { js: `(function (${BUNDLE_PARAMETERS.join(', ')}) {` },
+  footer: { js: '})' },
 });
+// the loader reads it as latin1, which copies bytes into a string where UTF-8 would decode them:
+// right only while esbuild escapes every character past ASCII (its default charset)
+if (/[^\x00-\x7f]/.test(await readFile(join(DIST, 'main.cjs'), 'latin1'))) throw new Error('dist/main.cjs is not ASCII: the loader reads it as latin1');
 // The loader, CommonJS like the entry point that requires it.
 await build({ ...common, entryPoints: [join(PROJECT_ROOT, 'src', 'load-bundle.ts')], outfile: join(DIST, 'load-bundle.cjs'), format: 'cjs' });
 // The entry point (`npm start`, the `assessd` bin) is CommonJS: node starts a CommonJS main module

@@ -17,10 +17,20 @@ export interface LoadedBundle {
   cacheAccepted: boolean | undefined;
 }
 
-/** Loads the bundle at `url` (its cache beside it, `<bundle>.cache`); `withCache: false` ignores the cache (to make one). */
+/**
+ * What the bundle's function takes: CommonJS's five, and the bundle's `import.meta.url` (esbuild's
+ * define: paths.ts finds the project by it). The build writes the bundle as that function.
+ */
+export const BUNDLE_PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__assessd_import_meta_url'] as const;
+
+/**
+ * Loads the bundle at `url`, a function expression taking BUNDLE_PARAMETERS (its cache beside it,
+ * `<bundle>.cache`); `withCache: false` ignores the cache (to make one).
+ */
 export function loadBundle(url: URL, { withCache = true } = {}): LoadedBundle {
   const file = fileURLToPath(url);
-  const source = readFileSync(file, 'utf8');
+  // ASCII (the build checks it): read without decoding UTF-8, ~0.5 ms sooner for 600 KB
+  const source = readFileSync(file, 'latin1');
   let cachedData: Buffer | undefined;
   if (withCache) {
     try {
@@ -29,9 +39,9 @@ export function loadBundle(url: URL, { withCache = true } = {}): LoadedBundle {
       // a build without its cache: compiled as usual
     }
   }
-  // the bundle's import.meta.url is this parameter (esbuild's define): paths.ts finds the project by it
-  const script = new Script(`(function (exports, require, module, __filename, __dirname, __assessd_import_meta_url) {${source}\n})`, { filename: file, ...(cachedData ? { cachedData } : {}) });
+  const script = new Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
   const module = { exports: {} as Record<string, unknown> };
+  // in BUNDLE_PARAMETERS' order
   (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(url), module, file, dirname(file), url.href);
   if (process.env.ASSESSD_DEBUG_CODE_CACHE) console.error(`assessd: code cache ${cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent'}`);
   return { exports: module.exports, script, cacheAccepted: cachedData ? !script.cachedDataRejected : undefined };
