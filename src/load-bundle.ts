@@ -1,7 +1,7 @@
 /**
- * dist/assessd.cjs's loader: the CLI's bundle (dist/main.cjs, CommonJS) compiled with the V8 code cache
- * the build made for it (dist/main.cjs.cache, from a warm start of this very bundle), so that a
- * start parses and compiles almost nothing. A cache that does not fit this node (another version or
+ * dist/assessd.cjs's loader: the CLI's bundle (dist/main.cjs, CommonJS written as its wrapper
+ * function) compiled with the V8 code cache the build made for it (dist/main.cjs.cache, from warm
+ * starts of this very bundle), so that a start parses and compiles almost nothing. A cache that does not fit this node (another version or
  * V8 flags) is refused by V8 and the bundle is compiled as usual: slower, never wrong.
  */
 import { readFileSync } from 'node:fs';
