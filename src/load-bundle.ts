@@ -1,8 +1,9 @@
 /**
  * dist/assessd.cjs's loader: the CLI's bundle (dist/main.cjs, CommonJS written as its wrapper
  * function) compiled with the V8 code cache the build made for it (dist/main.cjs.cache, from warm
- * starts of this very bundle), so that a start parses and compiles almost nothing. A cache that does not fit this node (another version or
- * V8 flags) is refused by V8 and the bundle is compiled as usual: slower, never wrong.
+ * starts of this very bundle), so that a start parses and compiles almost nothing. A cache that
+ * does not fit this node (another version or V8 flags) is refused by V8 and the bundle is compiled
+ * as usual: slower, never wrong.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

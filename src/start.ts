@@ -1,9 +1,9 @@
 /** start(options): open the store, listen, and hand back the server's URL and a way to close it. */
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { fsPromises } from './lazy-builtins.js';
 import type { AddressInfo } from 'node:net';
 import { loadWebAssets, type WebAssets } from './api/page.js';
+import { fsPromises } from './lazy-builtins.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
 import type { ProxyView } from './api/proxy.js';
 import { prepareCa } from './proxy/ca.js';

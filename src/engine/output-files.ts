@@ -37,12 +37,13 @@ export function badFileName(segments: readonly string[]): string | undefined {
 export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[]; more: boolean }> {
   const files: OutputFile[] = [];
   let more = false;
-  const root = await fsPromises().lstat(dir).catch(() => undefined);
+  const { lstat, opendir } = fsPromises();
+  const root = await lstat(dir).catch(() => undefined);
   if (!root?.isDirectory()) return { files, more };
   const walk = async (path: string, prefix: string, depth: number): Promise<void> => {
     let handle;
     try {
-      handle = await fsPromises().opendir(path);
+      handle = await opendir(path);
     } catch {
       return; // gone meanwhile, or not readable
     }
@@ -54,7 +55,7 @@ export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[
           more = true;
           continue;
         }
-        const stats: Stats | undefined = await fsPromises().lstat(join(path, entry.name)).catch(() => undefined);
+        const stats: Stats | undefined = await lstat(join(path, entry.name)).catch(() => undefined);
         if (stats?.isFile()) files.push({ name, size: stats.size, modified: stats.mtime.toISOString() });
       }
     }
@@ -73,10 +74,11 @@ export async function openOutputFile(dir: string, segments: readonly string[]): 
   const opened = await openRegularFile(join(dir, ...segments));
   if (!opened.ok) return opened;
   let inside = false;
+  const { readlink, realpath } = fsPromises();
   try {
-    const root = await fsPromises().realpath(dir);
+    const root = await realpath(dir);
     // what the descriptor names (Linux): an intermediate directory swapped for a symlink shows here
-    const real = await fsPromises().readlink(`/proc/self/fd/${opened.handle.fd}`).catch(() => fsPromises().realpath(join(dir, ...segments)));
+    const real = await readlink(`/proc/self/fd/${opened.handle.fd}`).catch(() => realpath(join(dir, ...segments)));
     inside = real.startsWith(root + sep);
   } catch {
     inside = false;

@@ -94,11 +94,12 @@ export type ProgramCheck =
   | { ok: false; reason: 'missing' | 'not-executable' | 'directory'; message: string };
 
 async function checkFile(path: string): Promise<ProgramCheck> {
+  const { access, stat } = fsPromises();
   try {
-    const info = await fsPromises().stat(path);
+    const info = await stat(path);
     if (info.isDirectory()) return { ok: false, reason: 'directory', message: `${path} is a directory` };
     if (!info.isFile()) return { ok: false, reason: 'not-executable', message: `${path} is not a regular file` };
-    await fsPromises().access(path, constants.X_OK);
+    await access(path, constants.X_OK);
     return { ok: true, path };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -140,10 +141,11 @@ export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
  */
 export async function killMarkedProcesses(entry: string, afterPid: number): Promise<number> {
   let killed = 0;
+  const { readdir, readFile } = fsPromises();
   for (let pass = 0; pass < 2; pass++) {
     let names: string[];
     try {
-      names = await fsPromises().readdir('/proc');
+      names = await readdir('/proc');
     } catch {
       return killed; // not Linux: the process group is all there is
     }
@@ -153,7 +155,7 @@ export async function killMarkedProcesses(entry: string, afterPid: number): Prom
       if (!Number.isSafeInteger(pid) || pid <= afterPid || pid === process.pid) continue;
       let environ: string;
       try {
-        environ = await fsPromises().readFile(`/proc/${pid}/environ`, 'latin1');
+        environ = await readFile(`/proc/${pid}/environ`, 'latin1');
       } catch {
         continue; // gone, or another user's
       }

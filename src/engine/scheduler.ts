@@ -201,8 +201,9 @@ export function createEngine(options: EngineOptions): Engine {
       targetDirs.add(run.target.id);
       try {
         // a rerun starts from an empty directory: nothing of the last run's is taken for this one's
-        await fsPromises().rm(outputDir, { recursive: true, force: true });
-        await fsPromises().mkdir(outputDir, { recursive: true, mode: 0o700 });
+        const { mkdir, rm } = fsPromises();
+        await rm(outputDir, { recursive: true, force: true });
+        await mkdir(outputDir, { recursive: true, mode: 0o700 });
       } catch (err) {
         return crashed(run.plugin.key, run.target, `could not make the output directory: ${(err as Error).message}`);
       }

@@ -15,9 +15,9 @@
  * answering `{"pid","state","url"}`, then scans the directory's lock sockets (and, on Linux, the
  * directory's abstract name, which it first tries to bind: a bind that succeeds, undone at once,
  * means nobody holds it, as a refusal would): a refused one is stale and removed; a live `owner`
- * (or one that does not answer in time) refuses us; live `starting` peers: the larger name gives way (it closes its
- * socket, then watches until an owner appears, to name it, or until nobody is left, to try
- * again), the smaller rescans until they gave way or became owner. A scan that finds nobody alive
+ * (or one that does not answer in time) refuses us; live `starting` peers: the larger name gives
+ * way (it closes its socket, then watches until an owner appears, to name it, or until nobody is
+ * left, to try again), the smaller rescans until they gave way or became owner. A scan that finds nobody alive
  * makes us the owner. An abstract candidate is the same, its name sorting after every file's; two
  * of them cannot both bind the name, so the one refused (EADDRINUSE) watches like a loser does.
  *
