@@ -73,12 +73,32 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return `unreachable: no route to ${where}`;
+    case 'UNASKED_UPGRADE':
+      return `invalid answer: ${where} switched protocols (101) without being asked to`;
+    case 'UNRELAYABLE_STATUS':
+      return `invalid answer: ${where} sent a status line that is not HTTP's (${err.message})`;
     default:
       if (err.code?.startsWith('ERR_SSL') || err.code?.startsWith('ERR_TLS') || err.code === 'EPROTO') {
         return `TLS: the handshake with ${where} failed (${(err as { reason?: string }).reason ?? err.code})`;
       }
-      return `${where}: ${err.code ?? err.message}`;
+      // node's parser refused the answer's bytes
+      if (err.code?.startsWith('HPE_')) return `invalid answer: ${where} sent what is not HTTP (${err.code})`;
+      return `failed: ${where}: ${err.code ?? err.message}`;
   }
+}
+
+/** The kind of an upstreamFailure (`DNS`, `refused`, ...), for the 502's header. */
+const failureKind = (failure: string) => failure.slice(0, failure.indexOf(':'));
+
+/**
+ * Why node could not relay this status line (node's writeHead throws on them): a code outside
+ * 100-999, a reason phrase with a control character. Undefined when it can.
+ */
+function unrelayableStatus(code: number | undefined, reason: string | undefined): string | undefined {
+  if (code === undefined || !(code >= 100 && code <= 999)) return `status ${code}`;
+  // RFC 9112 4: reason-phrase = *( HTAB / SP / VCHAR / obs-text )
+  if (reason !== undefined && /[^\t\x20-\x7e\x80-\xff]/.test(reason)) return `a control character in the reason phrase`;
+  return undefined;
 }
 
 /** What was wrong with a target's certificate (the proxy connects anyway: labs use self-signed ones). */
@@ -156,7 +176,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       url: url.href,
       method: req.method ?? 'GET',
       httpVersion: `HTTP/${req.httpVersion}`,
-      requestHeaders: pairs(req.rawHeaders),
+      requestHeaders: pairs(headers),
       requestBody: requestBody!.bytes(),
       requestSize: requestBody!.size,
       status: answer.status,
@@ -177,12 +197,21 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     });
   };
 
+  /** The answer being relayed, once its head has gone to the client. */
+  let relayed: IncomingMessage | undefined;
   upstream.on('response', (answer) => {
+    const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
+    if (unrelayable !== undefined) {
+      // never kept alive: what else it sends is not trusted either
+      answer.socket.destroy();
+      return failed(Object.assign(new Error(unrelayable), { code: 'UNRELAYABLE_STATUS' }));
+    }
+    relayed = answer;
     // read now: a kept-alive socket goes back to its pool once the answer has ended
     const socket = answer.socket;
     const responseHeaders = pairs(answer.rawHeaders);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap);
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.rawHeaders));
+    res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
     answer.pipe(res);
     countStreamed(answer, false);
     const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', responseHeaders, body, socket, ...(error ? { error } : {}) });
@@ -194,19 +223,33 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       ended('the answer was cut short');
     });
   });
+  // A 101 the client did not ask for (an upgrade is forwardUpgrade's): node's client hands over
+  // the socket and says nothing more, which would leave the client waiting for ever.
+  upstream.on('upgrade', (_answer, socket: Socket) => {
+    socket.destroy();
+    failed(Object.assign(new Error('unasked upgrade'), { code: 'UNASKED_UPGRADE' }));
+  });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     if (res.headersSent) {
+      // Bytes after a whole answer (a body past its Content-Length, one on a HEAD's or a 204's
+      // answer): the answer itself is relayed as it came; the target's connection is not reused.
+      if (relayed?.complete) return;
       res.destroy();
       return;
     }
+    failed(err);
+  });
+
+  /** The target failed before an answer could be relayed: a 502 that says what failed. */
+  function failed(err: NodeJS.ErrnoException): void {
     // the client went away first: nothing to answer
     if (req.destroyed && !req.complete) return;
     ctx.counts.upstreamErrors++;
     const failure = upstreamFailure(err, url);
-    res.writeHead(502, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Assessd-Proxy-Error': failure.split(':')[0]! });
+    res.writeHead(502, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Assessd-Proxy-Error': failureKind(failure) });
     res.end(`502 Bad Gateway: ${failure}\n`);
     finish({ status: 0, statusText: '', responseHeaders: [], error: failure });
-  });
+  }
 }
 
 /**
@@ -230,7 +273,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
       url: url.href.replace(/^ws(s?):/, 'http$1:'),
       method: req.method ?? 'GET',
       httpVersion: `HTTP/${req.httpVersion}`,
-      requestHeaders: pairs(req.rawHeaders),
+      requestHeaders: pairs(headers),
       requestBody: Buffer.alloc(0),
       requestSize: 0,
       status,

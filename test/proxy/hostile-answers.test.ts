@@ -1,0 +1,160 @@
+/**
+ * The proxy against a hostile target and careless clients, as `npm start` runs it: a raw TCP
+ * target writes whatever bytes a test gives it (answers node's own server would never send), and
+ * raw sockets are the clients. Whatever the target answers, the server stays up, the client gets
+ * an answer or a clean end, and what is stored says what happened.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { request, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
+
+let assessd: ChildServer;
+let proxyPort: number;
+let target: Server;
+let targetPort: number;
+let targetId: number;
+/** What the target answers, by request path; the raw requests it received. */
+const answers = new Map<string, string>();
+const received: string[] = [];
+
+/** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
+function rawThroughProxy(bytes: string, waitMs = 3000): Promise<{ text: string; ended: boolean }> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect(proxyPort, '127.0.0.1');
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, ended: false });
+    }, waitMs);
+    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, ended: true });
+    });
+    socket.on('error', () => {});
+    socket.write(bytes);
+  });
+}
+
+const get = (path: string, extra = '') => `GET http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nConnection: close\r\n${extra}\r\n`;
+
+async function healthy(): Promise<void> {
+  const res = await request(assessd.url, '/debug/health');
+  assert.equal(res.status, 200, `the server answers its health check (${assessd.output().slice(-2000)})`);
+}
+
+/** The target's proxy transaction for `path`, once stored (the proxy writes in batches). */
+async function stored(path: string): Promise<any> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+    const list = (await request(assessd.url, `/api/v1/targets/${targetId}/transactions/?limit=1000`)).json.data;
+    const found = list.find((t: any) => new URL(t.url).pathname === path);
+    if (found) return (await request(assessd.url, `/api/v1/targets/${targetId}/transactions/${found.id}`)).json.data;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`no transaction for ${path}`);
+}
+
+before(async () => {
+  target = createServer((socket) => {
+    let head = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n\r\n')) return;
+      received.push(head);
+      const path = head.split(' ')[1]!;
+      head = '';
+      const answer = answers.get(path);
+      if (answer === undefined) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      else socket.write(Buffer.from(answer, 'latin1'));
+    });
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  targetPort = (target.address() as AddressInfo).port;
+  assessd = await spawnServer(['--port', '0', '--data-dir', await tempDir()]);
+  proxyPort = Number(/proxy on http:\/\/127\.0\.0\.1:(\d+)/.exec(assessd.output())![1]);
+  const created = await request(assessd.url, '/api/v1/targets/', { method: 'POST', form: { target_url: `http://127.0.0.1:${targetPort}/` } });
+  assert.equal(created.status, 201, created.text);
+  targetId = (await request(assessd.url, '/api/v1/targets/')).json.data[0].id;
+});
+
+after(async () => {
+  assessd?.proc.kill('SIGTERM');
+  await assessd?.exited;
+  target?.close();
+});
+
+describe('answers node would refuse to send', () => {
+  const statusLines: [string, string][] = [
+    ['/status-099', 'HTTP/1.1 099 Low\r\nContent-Length: 2\r\n\r\nhi'],
+    ['/status-000', 'HTTP/1.1 000 Zero\r\nContent-Length: 2\r\n\r\nhi'],
+    ['/reason-control', 'HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nhi'],
+    ['/reason-nul', 'HTTP/1.1 200 O\x00K\r\nContent-Length: 2\r\n\r\nhi'],
+    ['/reason-del', 'HTTP/1.1 200 O\x7fK\r\nContent-Length: 2\r\n\r\nhi'],
+  ];
+  for (const [path, answer] of statusLines) {
+    test(`a status line node cannot relay (${path.slice(1)}): a 502 that says why, the server up, the exchange stored with the error`, async () => {
+      answers.set(path, answer);
+      const { text, ended } = await rawThroughProxy(get(path));
+      assert.ok(ended, 'the proxy ends the answer');
+      assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+      assert.match(text, /X-Assessd-Proxy-Error: invalid answer\r\n/i);
+      assert.match(text, /502 Bad Gateway: invalid answer: 127\.0\.0\.1:\d+ sent a status line/);
+      await healthy();
+      const tx = await stored(path);
+      assert.match(tx.error, /^invalid answer: /);
+    });
+  }
+
+  test('a 101 the client did not ask for: a 502 at once, not a hanging client; stored with the error', async () => {
+    answers.set('/unasked-101', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nRAW');
+    const { text, ended } = await rawThroughProxy(get('/unasked-101'), 5000);
+    assert.ok(ended, `the proxy ends the answer (got ${JSON.stringify(text)})`);
+    assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    assert.match(text, /switched protocols .*without being asked/);
+    await healthy();
+    assert.match((await stored('/unasked-101')).error, /without being asked/);
+  });
+
+  const trailing: [string, string, string, string][] = [
+    ['/extra-bytes', 'GET', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiJUNK', 'hi'],
+    ['/longer-than-said', 'GET', 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcdefgh', 'abc'],
+    ['/head-with-body', 'HEAD', 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello', ''],
+    ['/no-content-with-body', 'GET', 'HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello', ''],
+  ];
+  for (const [path, method, answer, body] of trailing) {
+    test(`a whole answer followed by stray bytes (${path.slice(1)}): the answer reaches the client, the stray bytes do not`, async () => {
+      answers.set(path, answer);
+      const { text, ended } = await rawThroughProxy(get(path).replace(/^GET/, method));
+      assert.ok(ended);
+      const status = answer.split('\r\n')[0]!;
+      assert.ok(text.startsWith(`${status}\r\n`), `${JSON.stringify(text)} starts with the target's status`);
+      assert.equal(text.slice(text.indexOf('\r\n\r\n') + 4), body);
+      await healthy();
+      const tx = await stored(path);
+      assert.equal(tx.response_status, status.slice('HTTP/1.1 '.length));
+    });
+  }
+});
+
+describe('what is stored is what was sent', () => {
+  test('Proxy-Authorization and the other hop-by-hop headers are neither forwarded nor stored, nor in the code made from the transaction', async () => {
+    answers.set('/credentials', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    received.length = 0;
+    const secret = Buffer.from('assessd:not-to-be-kept-0123456789').toString('base64');
+    const { text } = await rawThroughProxy(get('/credentials', `Proxy-Authorization: Basic ${secret}\r\nProxy-Connection: keep-alive\r\nX-Kept: yes\r\n`));
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.equal(received.length, 1);
+    assert.doesNotMatch(received[0]!, /proxy-/i, 'the target received no Proxy- header');
+    const tx = await stored('/credentials');
+    assert.doesNotMatch(tx.raw_request, /proxy-|connection:/i);
+    assert.match(tx.raw_request, /\r\nX-Kept: yes\r\n/);
+    assert.match(tx.raw_request, new RegExp(`\\r\\nHost: 127\\.0\\.0\\.1:${targetPort}\\r\\n`));
+    const code = await request(assessd.url, `/api/v1/targets/${targetId}/transactions/hrt/${tx.id}`, { method: 'POST', form: { language: 'bash' } });
+    assert.equal(code.status, 200, code.text);
+    assert.match(code.text, /^#!\/usr\/bin\/env bash/);
+    assert.match(code.text, /X-Kept/, 'the code carries the request\'s own headers');
+    assert.doesNotMatch(code.text, new RegExp(`${secret}|Proxy-`, 'i'));
+  });
+});
