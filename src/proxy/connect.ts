@@ -62,6 +62,10 @@ function contexts(ca: ProxyCa): (name: string) => SecureContext {
 function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Socket, head: Buffer, host: string, port: number) => void {
   const contextFor = contexts(ctx.ca);
   return (socket, head, host, port) => {
+    // A tunnel, and a client that says nothing after its CONNECT or stops mid-handshake, would
+    // hold a connection for ever: no byte either way for this long ends it (as a target that
+    // stops sending is a timeout). A tunnel's bytes both ways cross this socket.
+    socket.setTimeout(ctx.upstreamTimeoutMs, () => socket.destroy());
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     const decide = (first: Buffer) => {
       if (first[0] === HANDSHAKE) intercept(socket, first, host, port);
@@ -110,7 +114,11 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
     };
     upstream.on('error', close);
     socket.on('error', close);
+    upstream.on('close', close);
+    socket.on('close', close);
     upstream.on('connect', () => {
+      // a name of this box's that reaches assessd itself (the URL check saw only the name)
+      if (ctx.loops(upstream.remoteAddress ?? '', upstream.remotePort ?? 0)) return close();
       const counted = (chunk: Buffer) => {
         ctx.counts.tunnelBytes += chunk.length;
         streamedThrough(chunk.length);

@@ -27,6 +27,22 @@ export interface ForwardContext {
   counts: { requests: number; recorded: number; unrecorded: number; upstreamErrors: number; upgrades: number };
   /** Milliseconds to a target's connection and between its bytes. */
   upstreamTimeoutMs: number;
+  /** Whether an address and port are assessd's own (the API's, this proxy's) on this machine. */
+  loops: (host: string, port: number) => boolean;
+}
+
+/**
+ * Fails `upstream` when its new connection turns out to reach assessd itself: a name the URL check
+ * could not know (a host name of the box's resolving to it). A kept-alive socket was checked when
+ * it connected.
+ */
+export function refuseLoops(ctx: ForwardContext, upstream: ClientRequest): void {
+  upstream.on('socket', (socket: Socket) => {
+    if (!socket.connecting) return;
+    socket.once('connect', () => {
+      if (ctx.loops(socket.remoteAddress ?? '', socket.remotePort ?? 0)) upstream.destroy(Object.assign(new Error('loop'), { code: 'LOOP' }));
+    });
+  });
 }
 
 const HOST = new Set(['host']);
@@ -73,6 +89,8 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return `unreachable: no route to ${where}`;
+    case 'LOOP':
+      return `loop: ${where} is assessd itself; a request there through its own proxy would loop`;
     case 'UNASKED_UPGRADE':
       return `invalid answer: ${where} switched protocols (101) without being asked to`;
     case 'UNRELAYABLE_STATUS':
@@ -154,6 +172,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
+  refuseLoops(ctx, upstream);
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap);
   // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
   req.pipe(upstream);
@@ -246,8 +265,10 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     if (req.destroyed && !req.complete) return;
     ctx.counts.upstreamErrors++;
     const failure = upstreamFailure(err, url);
-    res.writeHead(502, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Assessd-Proxy-Error': failureKind(failure) });
-    res.end(`502 Bad Gateway: ${failure}\n`);
+    // a loop is refused as the URL check refuses one; anything else is the target's failure
+    const [status, text] = err.code === 'LOOP' ? [403, 'Forbidden'] : [502, 'Bad Gateway'];
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Assessd-Proxy-Error': failureKind(failure) });
+    res.end(`${status} ${text}: ${failure}\n`);
     finish({ status: 0, statusText: '', responseHeaders: [], error: failure });
   }
 }
@@ -266,6 +287,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, UPGRADE, HOST)];
   // an upgraded connection is never given back to a pool
   const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: false, ...(https ? { rejectUnauthorized: false } : {}) });
+  refuseLoops(ctx, upstream);
   const record = (status: number, statusText: string, responseHeaders: Header[], socket: Socket | undefined) => {
     if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
     ctx.recorder.record(target, {

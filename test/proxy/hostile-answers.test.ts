@@ -7,6 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { openCa } from '../../src/proxy/ca.ts';
+import { startProxy } from '../../src/proxy/index.ts';
 import { request, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
 let assessd: ChildServer;
@@ -19,9 +21,9 @@ const answers = new Map<string, string>();
 const received: string[] = [];
 
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
-function rawThroughProxy(bytes: string, waitMs = 3000): Promise<{ text: string; ended: boolean }> {
+function rawThroughProxy(bytes: string, waitMs = 3000, port = proxyPort): Promise<{ text: string; ended: boolean }> {
   return new Promise((resolve) => {
-    const socket: Socket = connect(proxyPort, '127.0.0.1');
+    const socket: Socket = connect(port, '127.0.0.1');
     let text = '';
     const timer = setTimeout(() => {
       socket.destroy();
@@ -156,5 +158,48 @@ describe('what is stored is what was sent', () => {
     assert.match(code.text, /^#!\/usr\/bin\/env bash/);
     assert.match(code.text, /X-Kept/, 'the code carries the request\'s own headers');
     assert.doesNotMatch(code.text, new RegExp(`${secret}|Proxy-`, 'i'));
+  });
+});
+
+describe('assessd itself, by a name the URL check does not know', () => {
+  test('an IPv4-mapped IPv6 address of the API ([::ffff:127.0.0.1], which URLs write ::ffff:7f00:1) is refused, 403', async () => {
+    const apiPort = new URL(assessd.url).port;
+    const { text } = await rawThroughProxy(`GET http://[::ffff:127.0.0.1]:${apiPort}/debug/health HTTP/1.1\r\nHost: [::ffff:127.0.0.1]:${apiPort}\r\nConnection: close\r\n\r\n`);
+    assert.match(text, /^HTTP\/1\.1 403 Forbidden\r\n/);
+  });
+
+  test('a CONNECT to the API by a name that resolves to it (2130706433 is 127.0.0.1 to the resolver) is closed once connected, nothing relayed', async () => {
+    const apiPort = new URL(assessd.url).port;
+    const { text, ended } = await rawThroughProxy(`CONNECT 2130706433:${apiPort} HTTP/1.1\r\nHost: 2130706433:${apiPort}\r\n\r\nGET /debug/health HTTP/1.1\r\nHost: 127.0.0.1:${apiPort}\r\n\r\n`);
+    assert.ok(ended, 'the tunnel is closed');
+    assert.match(text, /^HTTP\/1\.1 200 Connection Established\r\n\r\n/);
+    assert.doesNotMatch(text.slice(text.indexOf('\r\n\r\n') + 4), /HTTP\/1\.1/, 'the API answered nothing through the tunnel');
+  });
+});
+
+describe('connections that stop saying anything', () => {
+  test('a CONNECT followed by silence, a tunnel that goes quiet, a TLS handshake left half-way: each closed after the proxy\'s timeout', async () => {
+    const dir = await tempDir();
+    const ca = await openCa(dir);
+    const proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 300, log: () => {} });
+    const quiet = createServer((socket) => socket.on('error', () => {}));
+    await new Promise<void>((resolve) => quiet.listen(0, '127.0.0.1', resolve));
+    const quietPort = (quiet.address() as AddressInfo).port;
+    try {
+      const connectLine = `CONNECT 127.0.0.1:${quietPort} HTTP/1.1\r\nHost: 127.0.0.1:${quietPort}\r\n\r\n`;
+      const cases = {
+        silence: connectLine,
+        'a quiet tunnel': `${connectLine}hello, not TLS\r\n`,
+        'half a handshake': `${connectLine}\x16\x03\x01`,
+      };
+      const results = await Promise.all(Object.entries(cases).map(async ([name, bytes]) => [name, await rawThroughProxy(bytes, 5000, proxy.port)] as const));
+      for (const [name, { ended, text }] of results) {
+        assert.ok(ended, `${name}: closed (got ${JSON.stringify(text)})`);
+        assert.match(text, /^HTTP\/1\.1 200 Connection Established\r\n/);
+      }
+    } finally {
+      await proxy.close();
+      quiet.close();
+    }
   });
 });
