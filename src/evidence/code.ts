@@ -120,7 +120,7 @@ function python(request: CodeRequest, options: CodeOptions): string {
   const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
   const proxy = options.proxy ? new URL(options.proxy) : undefined;
   const connect = proxy
-    ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(proxy.hostname)}, ${Number(proxy.port || 8080)}${t.https ? ', context=ssl.create_default_context()' : ''})\n` +
+    ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(bareHost(proxy))}, ${Number(proxy.port || 8080)}${t.https ? ', context=ssl.create_default_context()' : ''})\n` +
       (t.https ? `conn.set_tunnel(${pythonStr(t.hostname)}, ${t.port})\n` : '')
     : `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(t.hostname)}, ${t.port}${t.https ? ', context=ssl.create_default_context()' : ''})\n`;
   const path = proxy && !t.https ? t.absolute : t.path;
@@ -178,7 +178,7 @@ function ruby(request: CodeRequest, options: CodeOptions): string {
   const body = isText(request.body) ? rubyBytes(request.body) : `${rubyBytes(request.body.toString('base64'))}.unpack1('m0')`;
   const proxy = options.proxy ? new URL(options.proxy) : undefined;
   const connect = proxy
-    ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(proxy.hostname)}, ${Number(proxy.port || 8080)})\n`
+    ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(bareHost(proxy))}, ${Number(proxy.port || 8080)})\n`
     : `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port})\n`;
   const search = options.searchString
     ? `needle = ${rubyBytes(options.searchString)}.downcase\nresponse.body.to_s.b.each_line { |line| print line if line.downcase.include?(needle) }\n`
@@ -213,7 +213,8 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
     : 'process.stdout.write(text);\n';
   return (
     '// Node.js 18 or later (fetch sends no Host, Connection nor framing header of ours: it sets them itself)\n' +
-    (options.proxy ? `// through a proxy: run with a dispatcher for ${options.proxy.replace(/[\r\n]/g, '')} (undici's ProxyAgent)\n` : '') +
+    // the proxy's origin only, as a URL writes it (ASCII: a line separator in a path would end the comment)
+    (options.proxy ? `// through a proxy: run with a dispatcher for ${new URL(options.proxy).origin} (undici's ProxyAgent)\n` : '') +
     `const response = await fetch(${jsString(request.url)}, {\n` +
     `  method: ${jsString(request.method)},\n` +
     `  headers: [\n${headers.map(([n, v]) => `    [${jsString(n)}, ${jsByteString(v)}],\n`).join('')}  ],\n` +

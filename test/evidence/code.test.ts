@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -250,5 +250,21 @@ test('proxy sends the request through the proxy given (curl, python, ruby, php)'
     const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language, proxy: origin } });
     await runCode(language, res.raw);
     assert.equal(received[0].target, `${origin}/h2?x=1`, language);
+  }
+});
+
+test('a proxy value is data in every language: a line separator and code after it in a fetch comment run nothing; an IPv6 proxy is an address, not a name in brackets', async () => {
+  const planted = join(work, 'planted-by-proxy');
+  const proxy = `${origin}/\u2028(await import('node:fs')).writeFileSync(${JSON.stringify(planted)}, 'x')//`;
+  const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language: 'fetch', proxy } });
+  assert.equal(res.status, 200, res.text);
+  assert.doesNotMatch(res.raw.toString('utf8'), /writeFileSync|\u2028/);
+  received.length = 0;
+  await runCode('fetch', res.raw);
+  assert.equal(received.length, 1, 'the request itself was sent');
+  await assert.rejects(stat(planted), { code: 'ENOENT' });
+  for (const [language, expected] of [['python', "'::1'"], ['ruby', '"::1".b']] as const) {
+    const code = (await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language, proxy: 'http://[::1]:8080' } })).raw.toString('utf8');
+    assert.ok(code.includes(`${expected}, 8080`), `${language}: ${code}`);
   }
 });
