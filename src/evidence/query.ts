@@ -43,6 +43,13 @@ export interface RowMatches {
 export type ReadBytes = (segment: number, position: number, length: number) => Promise<Buffer>;
 
 const SLICE_MS = 8;
+/**
+ * Longest one test of one transaction may run: a matcher runs without turning the event loop, and
+ * a pattern that is slow on a body (a lookahead at each of 4 MiB of positions) would otherwise hold
+ * the server until the search's own deadline (10 s; an export's, 60). Past it the search stops, as
+ * at its deadline. A 16 MiB body takes ~100 ms with a plain pattern.
+ */
+const TEST_MS = 500;
 const BATCH_BYTES = 4 * 1024 * 1024;
 const BATCH_ROWS = 1024;
 
@@ -224,6 +231,7 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
       else hi = mid;
     }
   }
+  const testDeadline = () => Math.min(q.deadline, performance.now() + TEST_MS);
   const step = q.newest ? -1 : 1;
   const more = (i: number) => (q.newest ? i >= lo : i < n);
   // rows keep their places while the scan waits: deleted ones are not dropped from the columns meanwhile
@@ -235,7 +243,7 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
         for (; more(i) && performance.now() - slice < SLICE_MS; i += step) {
           if (index.flags[i] & FLAG_DEAD) continue;
           subject.row = i;
-          if (!filter || evaluate(filter, subject, q.deadline)) take(i);
+          if (!filter || evaluate(filter, subject, testDeadline())) take(i);
           // an index-only filter checks the time once in a while: it is cheap, but there may be many rows
           if ((i & 0x3fff) === 0 && performance.now() > q.deadline) throw new SearchTimeout('search took too long');
         }
@@ -250,7 +258,7 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
           if (index.flags[i] & FLAG_DEAD) continue;
           subject.row = i;
           subject.parts = undefined;
-          const answer = evaluate(filter, subject, q.deadline);
+          const answer = evaluate(filter, subject, testDeadline());
           if (answer === false) continue;
           batch.push({ row: i, answer });
           if (answer === undefined) {
@@ -267,9 +275,14 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
         for (const item of batch) {
           let answer = item.answer;
           if (answer === undefined) {
+            // a batch holds MiBs of bodies: the event loop turns within it too
+            if (performance.now() - slice >= SLICE_MS) {
+              await new Promise((resolve) => setImmediate(resolve));
+              slice = performance.now();
+            }
             subject.row = item.row;
             subject.parts = parts.get(item.row);
-            answer = evaluate(filter, subject, q.deadline) === true;
+            answer = evaluate(filter, subject, testDeadline()) === true;
           }
           if (answer) take(item.row);
           if (q.stopWhenFull && matched > want) break;

@@ -342,3 +342,27 @@ test('a list, a search and an export that run out of their time say so: X-Timed-
     await hurried.close();
   }
 });
+
+test('a pattern slow on one body (a lookahead at each of 4 MiB of positions) stops its search at once, timed_out, instead of holding the server for the search\'s 10 s', async () => {
+  const slow = await startServer({ token: 'test-token-slow' });
+  try {
+    useToken(slow.port, 'test-token-slow');
+    await request(slow.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://slow.example/' } });
+    const body = `${'a'.repeat(4 * 1024 * 1024)}!`;
+    const har = harOf([{ url: 'https://slow.example/big', responseBody: body, mimeType: 'text/plain' }, { url: 'https://slow.example/small', responseBody: 'a small one', mimeType: 'text/plain' }]);
+    assert.equal((await importHar(slow.url, 1, har)).status, 201);
+    const t0 = performance.now();
+    const search = await request(slow.url, `/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~b "a(?!.*!)"')}`);
+    const took = performance.now() - t0;
+    assert.equal(search.status, 200, search.text);
+    assert.equal(search.json.data.timed_out, true);
+    // one test of one transaction may take 0.5 s: well inside the search's 10 s, even on a busy machine
+    assert.ok(took < 5000, `the search answered after ${took.toFixed(0)} ms`);
+    // and a pattern that is quick on the same body still finds it
+    const quick = await request(slow.url, `/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~b "a+!"')}`);
+    assert.deepEqual(ids(quick.json.data.data), [1]);
+    assert.equal(quick.json.data.timed_out, undefined);
+  } finally {
+    await slow.close();
+  }
+});
