@@ -21,6 +21,8 @@ export class SearchTimeout extends Error {}
 /** Most NFA states a pattern may compile to (a counted repetition copies its body). */
 const MAX_STATES = 10_000;
 const MAX_REPEAT = 1000;
+/** Groups nested deeper are refused: the parser and the compiler recurse once per level. */
+const MAX_NESTING = 100;
 /** Most DFA states kept; past it the cache starts again (the cost per byte stays bounded by the NFA). */
 const MAX_DFA_STATES = 2000;
 
@@ -137,6 +139,7 @@ function parse(pattern: string): { tree: Node; lookahead?: Node; lazy: boolean }
           lookahead = { node: inner, at };
           return { k: 'cat', items: [] };
         } else if (peek() === '?') fail('lookarounds are not supported, but for one (?!...) at the end of the pattern', at);
+        if (depth >= MAX_NESTING) fail(`groups nested more than ${MAX_NESTING} deep`, at);
         depth++;
         const inner = alternation();
         if (peek() !== ')') fail('unterminated group', at);
