@@ -63,6 +63,14 @@ export interface ReplayRequest {
   body: Buffer;
 }
 
+/**
+ * A header value as node writes it, one byte per character: a value past ASCII goes as its UTF-8
+ * bytes (as the transaction stores it and as the raw code sends it), never as Latin-1.
+ */
+function onTheWire(value: string): string {
+  return /[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
+}
+
 export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | 'requestBody'>, edits: ReplayEdits, target: { host: string; port: string }): ReplayRequest {
   const method = edits.method?.trim() || recorded.method;
   if (!TOKEN.test(method) || method.length > 32) throw new ReplayError('method', `${JSON.stringify(method.slice(0, 40))} is not an HTTP method`);
@@ -82,6 +90,11 @@ export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'reque
   const body = edits.body ?? recorded.requestBody;
   // HTTP/2's pseudo-headers and this connection's own are not sent again; Host and Content-Length are made anew
   const given = (edits.headers ?? recorded.requestHeaders).filter(([name]) => !name.startsWith(':') && !NOT_SENT.has(name.toLowerCase()));
+  // a HAR may hold any name and value: what HTTP cannot carry is said, not failed on when sent
+  for (const [name, value] of given) {
+    if (!TOKEN.test(name)) throw new ReplayError('headers', `${JSON.stringify(name.slice(0, 100))} is not a header name (letters, digits and !#$%&'*+.^_\`|~- only)`);
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(onTheWire(value))) throw new ReplayError('headers', `the value of ${name} holds a control character (CR, LF, NUL, ...), which a header cannot carry`);
+  }
   const headers: Header[] = [['Host', url.host], ...given];
   if (body.length > 0 || !['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE'].includes(method.toUpperCase())) headers.push(['Content-Length', String(body.length)]);
   return { method, url, headers, body };
@@ -96,7 +109,7 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
   const { method, url, headers, body } = req;
   const startedAt = Date.now();
   const started = performance.now();
-  const raw: string[] = headers.flat();
+  const raw: string[] = headers.flatMap(([name, value]) => [name, onTheWire(value)]);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     let done = false;

@@ -161,6 +161,8 @@ test('another host or port, another scheme, a bad header line or method: 400 say
     [{ url: '/relative' }, 'Invalid replay: "/relative" is not an absolute URL'],
     [{ headers: 'X-Ok: 1\nnot a header' }, 'Invalid replay: line 2 of the headers is not "Name: value": "not a header"'],
     [{ method: 'GET /x' }, 'Invalid replay: "GET /x" is not an HTTP method'],
+    // what a HAR may hold and HTTP cannot carry (node would throw when sending it)
+    [{ headers: 'X-Control: a\u0001b' }, 'Invalid replay: the value of X-Control holds a control character (CR, LF, NUL, ...), which a header cannot carry'],
   ];
   for (const [form, message] of refused) {
     const res = await replay(target, 1, form);
@@ -195,4 +197,28 @@ test('a compressed answer is stored decoded; a self-signed https target answers;
   assert.equal(res.json.status, 'error');
   assert.match(res.json.message, /^The target did not answer: GET http:\/\/127\.0\.0\.1:\d+\/: no complete answer within 1 s$/);
   assert.equal((await transactions(silentTarget)).length, before);
+});
+
+test('a recorded header name HTTP cannot carry (a HAR may hold any): 400 saying so, nothing sent', async () => {
+  const base = `http://127.0.0.1:${port}`;
+  for (const name of ['X Y', '@/etc/hostname']) {
+    const imported = await importHar(server.url, target, harOf([{ url: `${base}/odd-name`, headers: [[name, '1']] }]));
+    assert.equal(imported.status, 201, imported.text);
+    const id = Math.max(...(await transactions(target)).map((t: any) => t.id));
+    received.length = 0;
+    const res = await replay(target, id);
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.json.message, `Invalid replay: ${JSON.stringify(name)} is not a header name (letters, digits and !#$%&'*+.^_\`|~- only)`);
+    assert.deepEqual(received, []);
+  }
+});
+
+test('a header value past ASCII is sent as its UTF-8 bytes, as stored (not as Latin-1, not a 500)', async () => {
+  received.length = 0;
+  const res = await replay(target, 1, { headers: 'X-Name: José ☃' });
+  assert.equal(res.status, 201, res.text);
+  const sent = received[0]!.headers.find(([name]) => name === 'X-Name')!;
+  // node reads header bytes one to a character
+  assert.equal(Buffer.from(sent[1], 'latin1').toString('utf8'), 'José ☃');
+  assert.match(res.json.data.raw_request, /\r\nX-Name: José ☃\r\n/);
 });
