@@ -2,28 +2,46 @@
 import type { Readable } from 'node:stream';
 
 export interface Capture {
-  /** The first `cap` bytes. */
+  /** The first `cap` bytes (fewer when the budget ran out). */
   bytes(): Buffer;
   /** Every byte that went by. */
   readonly size: number;
   /** More went by than was kept. */
   readonly truncated: boolean;
+  /** Gives the kept bytes back to the budget (once the record has taken them, or will not). */
+  release(): void;
+}
+
+/**
+ * Bytes that captures in flight may hold together: each body is kept up to its cap, but many large
+ * ones at once would each hold that much (16 clients downloading 17 MiB: 390 MiB). Past it, a body
+ * is kept cut where the budget ran out: it is still stored, saying it was cut.
+ */
+export interface CaptureBudget {
+  readonly limit: number;
+  used: number;
 }
 
 /**
  * Listens to `stream`'s chunks beside whatever consumes it (a pipe keeps its back-pressure: this
- * only copies what passes, up to `cap`).
+ * only copies what passes, up to `cap` and what `budget` has left).
  */
-export function capture(stream: Readable, cap: number): Capture {
+export function capture(stream: Readable, cap: number, budget: CaptureBudget): Capture {
   const chunks: Buffer[] = [];
   let kept = 0;
   let size = 0;
+  let full = false;
+  let released = false;
   stream.on('data', (chunk: Buffer) => {
     size += chunk.length;
-    if (kept >= cap) return;
-    const part = chunk.length <= cap - kept ? chunk : chunk.subarray(0, cap - kept);
-    chunks.push(part);
+    if (full) return;
+    const room = Math.min(cap - kept, budget.limit - budget.used);
+    const part = chunk.length <= room ? chunk : chunk.subarray(0, Math.max(0, room));
+    if (part.length > 0) chunks.push(part);
     kept += part.length;
+    budget.used += part.length;
+    // once cut, cut for good: a body with a hole in it is no record
+    full = part.length < chunk.length;
   });
   return {
     bytes: () => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
@@ -32,6 +50,11 @@ export function capture(stream: Readable, cap: number): Capture {
     },
     get truncated() {
       return size > kept;
+    },
+    release() {
+      if (released) return;
+      released = true;
+      budget.used -= kept;
     },
   };
 }

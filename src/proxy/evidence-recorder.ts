@@ -1,9 +1,10 @@
 /**
  * The proxy's exchanges stored as their targets' transactions (`source: "proxy"`): an exchange
  * whose host and port are a target's is queued, and the queue is written every FLUSH_MS as one
- * segment and one durable op per target, so the client never waits for the disk. What cannot be
- * kept (a queue past its bound, a disk that refuses) is dropped, counted and logged: the traffic
- * itself was forwarded whole.
+ * segment and one durable op per target, so the client never waits for the disk. An exchange that
+ * would take the queue past its bound is stored with its bodies cut to what is left (saying so);
+ * what cannot be kept (a disk that refuses, a target deleted meanwhile) is dropped, counted and
+ * logged: the traffic itself was forwarded whole.
  */
 import type { Evidence } from '../evidence/store.js';
 import { mediaTypeOf, type Exchange } from '../evidence/record.js';
@@ -19,7 +20,7 @@ export interface EvidenceRecorder extends Recorder {
 }
 
 const FLUSH_MS = 250;
-/** Bytes of bodies queued at most: past it, exchanges are forwarded and not stored. */
+/** Bytes of bodies queued at most: past it, exchanges are stored with their bodies cut. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 const LOG_EVERY_MS = 60_000;
 
@@ -67,6 +68,8 @@ export function evidenceRecorder(options: { store: Store; evidence: Evidence; lo
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
   let lastLog = -Infinity;
+  let cut = 0;
+  let lastCutLog = -Infinity;
 
   const note = (what: string) => {
     dropped++;
@@ -121,10 +124,23 @@ export function evidenceRecorder(options: { store: Store; evidence: Evidence; lo
       return (candidates.find((c) => url.pathname.startsWith(c.path)) ?? candidates[candidates.length - 1]!).id;
     },
     record(target, exchange) {
-      const bytes = exchange.requestBody.length + exchange.responseBody.length;
-      if (queuedBytes + bytes > MAX_QUEUED_BYTES) return note('the queue to the disk is full');
+      let x = asExchange(exchange);
+      let bytes = x.requestBody.length + x.responseBody.length;
+      if (queuedBytes + bytes > MAX_QUEUED_BYTES) {
+        // the disk is behind: the exchange is stored all the same, its bodies cut to what is left
+        const left = Math.max(0, MAX_QUEUED_BYTES - queuedBytes);
+        const requestBody = x.requestBody.subarray(0, left);
+        const responseBody = x.responseBody.subarray(0, left - requestBody.length);
+        x = { ...x, requestBody, responseBody, truncated: true };
+        bytes = requestBody.length + responseBody.length;
+        cut++;
+        if (Date.now() - lastCutLog >= LOG_EVERY_MS) {
+          lastCutLog = Date.now();
+          log(`the proxy stored an exchange with its bodies cut: the queue to the disk was full (${MAX_QUEUED_BYTES} bytes); ${cut} so far`);
+        }
+      }
       const list = queued.get(target) ?? [];
-      list.push(asExchange(exchange));
+      list.push(x);
       queued.set(target, list);
       queuedBytes += bytes;
       timer ??= setTimeout(() => void flush(), FLUSH_MS).unref();

@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { decodedBody, headerValue } from '../evidence/record.js';
 import { bareHost } from '../evidence/scope.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
-import { capture } from './capture.js';
+import { capture, type Capture, type CaptureBudget } from './capture.js';
 import { pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
 
 export interface ForwardContext {
@@ -21,8 +21,10 @@ export interface ForwardContext {
    * requires no trusted certificate (labs use self-signed ones); loaded with the first CONNECT.
    */
   https?: { request: (options: RequestOptions) => ClientRequest; agent: Agent };
-  /** Body bytes kept for the record. */
+  /** Body bytes kept for the record, per body. */
   bodyCap: number;
+  /** What all bodies being kept for the record may hold together. */
+  captureBudget: CaptureBudget;
   recorder?: Recorder;
   counts: { requests: number; recorded: number; unrecorded: number; upstreamErrors: number; upgrades: number };
   /** Milliseconds to a target's connection and between its bytes. */
@@ -173,7 +175,12 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
   refuseLoops(ctx, upstream);
-  const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap);
+  const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
+  let responseBody: Capture | undefined;
+  const releaseCaptures = () => {
+    requestBody?.release();
+    responseBody?.release();
+  };
   // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
   req.pipe(upstream);
   countStreamed(req, true);
@@ -210,10 +217,13 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       ...(https && tlsProblem(answer.socket) ? { tlsProblem: tlsProblem(answer.socket) } : {}),
       ...(answer.error ? { error: answer.error } : {}),
     });
-    void exchange().then((x) => {
-      ctx.recorder!.record(target, x);
-      ctx.counts.recorded++;
-    });
+    void exchange()
+      .then((x) => {
+        ctx.recorder!.record(target, x);
+        ctx.counts.recorded++;
+      })
+      // the record holds its own copies now (the queue has its own bound)
+      .finally(releaseCaptures);
   };
 
   /** The answer being relayed, once its head has gone to the client. */
@@ -229,7 +239,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     // read now: a kept-alive socket goes back to its pool once the answer has ended
     const socket = answer.socket;
     const responseHeaders = pairs(answer.rawHeaders);
-    const body = target === undefined ? undefined : capture(answer, ctx.bodyCap);
+    const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
+    responseBody = body;
     res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
     answer.pipe(res);
     countStreamed(answer, false);
@@ -261,8 +272,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
 
   /** The target failed before an answer could be relayed: a 502 that says what failed. */
   function failed(err: NodeJS.ErrnoException): void {
-    // the client went away first: nothing to answer
-    if (req.destroyed && !req.complete) return;
+    // the client went away first: nothing to answer, nothing recorded
+    if (req.destroyed && !req.complete) return releaseCaptures();
     ctx.counts.upstreamErrors++;
     const failure = upstreamFailure(err, url);
     // a loop is refused as the URL check refuses one; anything else is the target's failure

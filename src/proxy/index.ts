@@ -44,6 +44,8 @@ export interface ProxyCounts {
   requests: number;
   /** Exchanges handed to the recorder (a target's). */
   recorded: number;
+  /** Of those, the ones that could not be stored (the disk refused, the target was deleted). */
+  dropped: number;
   /** Exchanges forwarded and only counted (no target's). */
   unrecorded: number;
   upgrades: number;
@@ -66,6 +68,8 @@ export interface ProxyServer {
 }
 
 const REALM = 'Basic realm="assessd proxy"';
+/** Bytes of bodies kept for the record at once, across exchanges in flight (capture.ts). */
+const CAPTURE_BUDGET = 64 * 1024 * 1024;
 
 /** Names and addresses that are this machine: a request to one of them on an own port loops. */
 function localNames(): Set<string> {
@@ -96,6 +100,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   const ctx: Omit<ConnectContext, 'ca'> = {
     httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: options.upstreamTimeoutMs ?? 60_000 }),
     bodyCap: options.bodyCap ?? 16 * 1024 * 1024,
+    captureBudget: { limit: CAPTURE_BUDGET, used: 0 },
     ...(options.recorder ? { recorder: options.recorder } : {}),
     counts,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 60_000,
@@ -199,7 +204,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   return {
     host: options.host,
     port: boundPort,
-    counts: () => ({ ...counts, refused }),
+    counts: () => ({ ...counts, dropped: options.recorder?.dropped ?? 0, refused }),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // the tunnels' sockets are among these: intercepted ones end with them

@@ -41,6 +41,8 @@ export interface Recorder {
   targetOf(url: URL): number | undefined;
   /** Called once the exchange has ended; must not make the client wait (queue it). */
   record(target: number, exchange: ProxyExchange): void;
+  /** Exchanges handed over that could not be stored (the disk refused, the target was deleted). */
+  readonly dropped?: number;
 }
 
 /** The headers of a raw header list as pairs, in order, repeated ones kept. */

@@ -544,6 +544,24 @@ describe('recording: exchanges with a target\'s host and port become its transac
     assert.equal(big.response_body_truncated, true);
   });
 
+  test('six 20 MiB downloads at once: each forwarded whole and each stored (bodies cut where the memory kept for records runs out), none dropped', async () => {
+    const plain = await targetId(`http://127.0.0.1:${httpPort}/`);
+    const bytes = 20 * 1024 * 1024;
+    const before = (await request(assessd.url, '/api/v1/proxy')).json.data.counts;
+    const paths = Array.from({ length: 6 }, (_, i) => `/big?bytes=${bytes}&at-once=${i}`);
+    const sizes = await Promise.all(paths.map((path) => curl('-x', proxyUrl, '-o', '/dev/null', '-w', '%{size_download}', `http://127.0.0.1:${httpPort}${path}`)));
+    assert.deepEqual(sizes.map(({ stdout }) => Number(stdout)), paths.map(() => bytes));
+    const list = await stored(plain, 6, 'at-once=');
+    assert.equal(list.length, 6, JSON.stringify(list.map((t) => t.url)));
+    for (const t of list) {
+      assert.equal(t.response_size, bytes);
+      assert.equal(t.response_body_truncated, true);
+    }
+    const after = (await request(assessd.url, '/api/v1/proxy')).json.data.counts;
+    assert.equal(after.recorded - before.recorded, 6);
+    assert.equal(after.dropped, 0);
+  });
+
   test('a WebSocket handshake is stored (101); its frames pass, not stored', async () => {
     const plain = await targetId(`http://127.0.0.1:${httpPort}/`);
     const socket = connect(proxyPort, '127.0.0.1');
