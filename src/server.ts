@@ -28,6 +28,7 @@ import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { answerThenDrain, answerThenLinger, stillLingering } from './http/linger.js';
+import { timeRequest, whileStreaming } from './http/request-timeout.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
 import { DEFAULT_MAX_BODY, DEFAULT_MAX_HAR_BODY, DEFAULT_MAX_IMPORT_BODY } from './options.js';
@@ -74,6 +75,8 @@ export { DEFAULT_MAX_BODY } from './options.js';
 const NO_ARGS: Args = new URLSearchParams();
 const NO_BODY = Buffer.alloc(0);
 const MAX_URL = 8 * 1024;
+/** Requests answered 408 while their handler still read them. */
+const timedOut = new WeakSet<IncomingMessage>();
 
 /** The parser's errors with an answer of their own; any other is a 400. */
 const PARSER_ERRORS: Record<string, [number, string]> = {
@@ -176,6 +179,8 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     const { handler, params, rest } = match;
     const headers = req.headers;
     if (handler.streamsBody) {
+      // as long as it keeps coming (the request's time without a byte ends it): the handler reads it at its own pace
+      whileStreaming(req, requestTimeout);
       const args = query ? parseFormArgs(query, '') : NO_ARGS;
       return handler({ method, params, rest, headers, args, query: args, body: NO_BODY, stream: req, remoteAddress: req.socket.remoteAddress });
     }
@@ -231,16 +236,23 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   }
 
   const requestTimeout = options.requestTimeout ?? 30_000;
+  const headersTimeout = Math.min(options.headersTimeout ?? 10_000, requestTimeout);
   const httpOptions = {
-    headersTimeout: Math.min(options.headersTimeout ?? 10_000, requestTimeout),
-    requestTimeout,
+    headersTimeout,
+    // the request's own time is kept by timeRequest(): a streamed body may take longer
+    requestTimeout: 0,
     keepAliveTimeout: 5_000,
-    // how often Node looks for connections past those timeouts (its default is 30 s)
-    connectionsCheckingInterval: Math.min(1_000, requestTimeout / 2),
+    // how often Node looks for connections past the headers' time (its default is 30 s)
+    connectionsCheckingInterval: Math.min(1_000, headersTimeout / 2),
     // Node's own answer to a missing Host is an empty 400: route() answers it as JSON instead
     requireHostHeader: false,
   };
   const server = createHttpServer(httpOptions, (req, res) => {
+    // answered as node answers its own request timeout: 408, then the connection closes
+    timeRequest(req, requestTimeout, () => {
+      timedOut.add(req);
+      server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), req.socket);
+    });
     let reply: Reply | Promise<Reply>;
     try {
       reply = route(req);
@@ -256,6 +268,8 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
 
   /** Sends the reply; one that closes the connection before the body has come lingers for it first. */
   function answer(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+    // the 408 went instead (the handler saw its body cut)
+    if (timedOut.has(req)) return;
     if (reply.headers?.Connection !== 'close' || !hasBody(req) || req.complete) return send(res, reply);
     answerThenDrain(req, res, () => send(res, reply, false));
   }

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { failingDisk, journalWrites } from '../helpers/failing-fs.ts';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
+import { harOf } from '../evidence/helpers.ts';
 
 let server: TestServer;
 // good.example stands for a name the user allowed (--allowed-hosts)
@@ -256,4 +257,42 @@ test('32 concurrent writers share fsyncs: well under one per acknowledged write'
   } finally {
     await slow.close();
   }
+});
+
+/** Sends `head` then `pieces` one every `everyMs` on one connection; resolves with what came back once the server closed it. */
+function trickle(head: string, pieces: Buffer[], everyMs: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(server.port, '127.0.0.1');
+    let got = '';
+    socket.on('data', (chunk) => (got += chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => resolve(got));
+    socket.write(head);
+    let i = 0;
+    const timer = setInterval(() => {
+      if (i === pieces.length || socket.destroyed) return clearInterval(timer);
+      socket.write(pieces[i++]);
+    }, everyMs);
+  });
+}
+
+test('a HAR import that keeps coming may take longer than the request time (1.5 s here): only a stall as long ends it, 408, nothing stored; a form body that keeps coming is still cut at the request time', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://slow-upload.example/' } });
+  const id = (await request(server.url, '/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://slow-upload.example/').id;
+  const har = Buffer.from(harOf(Array.from({ length: 12 }, (_, i) => ({ url: `https://slow-upload.example/page/${i}`, responseBody: `page ${i}` }))));
+  const pieces = Array.from({ length: 12 }, (_, i) => har.subarray(Math.floor((i * har.length) / 12), Math.floor(((i + 1) * har.length) / 12)));
+  const head = (path: string, length: number) => `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+  // 12 pieces 300 ms apart: ~3.6 s in all, never 1.5 s without a byte
+  const steady = await trickle(head(`/api/v1/targets/${id}/transactions/`, har.length), pieces, 300);
+  assert.match(steady, /^HTTP\/1\.1 201 /, steady.slice(0, 300));
+  assert.match(steady, /"imported":12/);
+  // half of it, then nothing
+  const stalled = await trickle(head(`/api/v1/targets/${id}/transactions/`, har.length), pieces.slice(0, 6), 100);
+  assert.match(stalled, /^HTTP\/1\.1 408 /, stalled.slice(0, 300));
+  assert.equal((await request(server.url, `/api/v1/targets/${id}/transactions/`)).json.data.length, 12, 'the stalled import stored nothing');
+  // a form body is read whole before its handler runs: the request's 1.5 s hold, however steadily it comes
+  const form = Buffer.from(`name=${'x'.repeat(200)}`);
+  const formPieces = Array.from({ length: 10 }, (_, i) => form.subarray(i * 20, i === 9 ? form.length : (i + 1) * 20));
+  const slowForm = await trickle(head('/api/v1/sessions/', form.length).replace('application/json', 'application/x-www-form-urlencoded'), formPieces, 300);
+  assert.match(slowForm, /^HTTP\/1\.1 408 /, slowForm.slice(0, 300));
 });

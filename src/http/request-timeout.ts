@@ -1,0 +1,60 @@
+/**
+ * The time a client may take to send its request, kept here rather than by node's
+ * `requestTimeout`: node's counts the whole body, so a large upload the server streams as it comes
+ * (a HAR of hundreds of MiB, which the server parses at its own pace) was cut off at 30 s however
+ * steadily it came. A request gets `ms` to arrive whole; a body its handler streams gets instead
+ * `idleMs` without a byte, not counting time the server itself holds the body back (back-pressure
+ * while it parses what came).
+ */
+import type { IncomingMessage } from 'node:http';
+
+interface Watch {
+  timer: NodeJS.Timeout;
+  /** Idle mode: the socket's bytesRead at the last look, and how long a look waits. */
+  seen: number;
+  idleMs: number;
+  look(): void;
+}
+
+const watches = new WeakMap<IncomingMessage, Watch>();
+
+/** Calls `onTimeout` if `req` has not arrived whole within `ms`. Nothing for a request already whole. */
+export function timeRequest(req: IncomingMessage, ms: number, onTimeout: () => void): void {
+  if (req.complete || !(ms > 0)) return;
+  const done = () => {
+    clearTimeout(watch.timer);
+    watches.delete(req);
+  };
+  const watch: Watch = {
+    timer: setTimeout(() => watch.look(), ms),
+    seen: 0,
+    idleMs: 0,
+    look() {
+      if (req.complete || req.destroyed) return done();
+      if (watch.idleMs > 0) {
+        const read = req.socket.bytesRead;
+        // bytes came, or the server holds them back (its handler has not read what is buffered)
+        if (read !== watch.seen || req.readableLength > 0 || req.socket.isPaused()) {
+          watch.seen = read;
+          watch.timer = setTimeout(() => watch.look(), watch.idleMs);
+          return;
+        }
+      }
+      done();
+      onTimeout();
+    },
+  };
+  watches.set(req, watch);
+  // 'close' comes once the request is over, whole or not
+  req.once('close', done);
+}
+
+/** From now on `req`'s body may take as long as it keeps coming: `idleMs` without a byte ends it. */
+export function whileStreaming(req: IncomingMessage, idleMs: number): void {
+  const watch = watches.get(req);
+  if (!watch) return;
+  clearTimeout(watch.timer);
+  watch.idleMs = idleMs;
+  watch.seen = req.socket.bytesRead;
+  watch.timer = setTimeout(() => watch.look(), idleMs);
+}
