@@ -147,6 +147,9 @@ export const TRANSACTION_MESSAGES = {
 /** A replay refused: what is wrong with it. */
 export const invalidReplay = (detail: string) => `Invalid replay: ${detail}`;
 
+/** Copy as code refused: what in the transaction no HTTP client can send. */
+export const noCode = (detail: string) => `Cannot write this request as code: ${detail}`;
+
 /** A filter expression refused: where, and what is wrong. */
 export const invalidFilter = (detail: string) => `Invalid filter expression: ${detail}`;
 

@@ -2,7 +2,7 @@
  * /api/v1/targets/<id>/transactions: the upstream transactions handler (list, one, delete,
  * search, hrt) without its bugs, and the extensions: HAR import and export, a body as a download.
  */
-import { requestAsCode, LANGUAGES, type Language } from '../evidence/code.js';
+import { CodeError, requestAsCode, LANGUAGES, type Language } from '../evidence/code.js';
 import { and, FilterError, parseFilter, substring, type Expr, type Field } from '../evidence/filter.js';
 import { exchangeToEntry, harPieces, HarError, readHar } from '../evidence/har.js';
 import { findRows, type RowMatches } from '../evidence/query.js';
@@ -13,7 +13,7 @@ import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import type { Handler, RequestContext } from './context.js';
 import { attachment } from './filename.js';
-import { invalidFilter, MESSAGES as M, TRANSACTION_MESSAGES as T } from './messages.js';
+import { invalidFilter, MESSAGES as M, noCode, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
 import { TRANSACTION, TRANSACTION_SUMMARY } from './transaction-docs.js';
@@ -202,11 +202,17 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const data = ctx.args.get('data');
     const proxy = ctx.args.get('proxy') || undefined;
     if (proxy !== undefined && !isProxyUrl(proxy)) throw new HttpError(400, M.invalidParameterType, { proxy: 'expected http://host:port' });
-    const code = requestAsCode(
-      { method: x.method, url: x.url, headers: x.requestHeaders, body: data === null ? x.requestBody : Buffer.from(data) },
-      languages.length > 0 ? languages : (['bash'] as Language[]),
-      { proxy, searchString: ctx.args.get('search_string') || ctx.args.get('searchstring') || undefined },
-    );
+    let code: Buffer;
+    try {
+      code = requestAsCode(
+        { method: x.method, url: x.url, headers: x.requestHeaders, body: data === null ? x.requestBody : Buffer.from(data) },
+        languages.length > 0 ? languages : (['bash'] as Language[]),
+        { proxy, searchString: ctx.args.get('search_string') || ctx.args.get('searchstring') || undefined },
+      );
+    } catch (err) {
+      if (err instanceof CodeError) throw new HttpError(400, noCode(err.message), { id: err.message });
+      throw err;
+    }
     // bare text, as a client pastes it (upstream writes it bare too)
     return { status: 200, body: code, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } };
   };

@@ -237,7 +237,15 @@ function raw(request: CodeRequest, options: CodeOptions): Buffer {
 }
 
 /** The code of each language asked for, in their order, one after another. */
+/** A request no client library can send as recorded: a header name HTTP cannot carry (a HAR may hold any). */
+export class CodeError extends Error {}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 export function requestAsCode(request: CodeRequest, languages: readonly Language[], options: CodeOptions = {}): Buffer {
+  // curl reads `-H @file` as a file of headers; the libraries refuse such names or send them altered
+  const odd = languages.some((l) => l !== 'raw') ? sendable(request).find(([name]) => !TOKEN.test(name)) : undefined;
+  if (odd) throw new CodeError(`${JSON.stringify(odd[0].slice(0, 100))} is not a header name HTTP can carry (the raw language writes it as recorded)`);
   const parts = languages.map((language) => {
     switch (language) {
       case 'bash': return Buffer.from(bash(request, options));

@@ -268,3 +268,19 @@ test('a proxy value is data in every language: a line separator and code after i
     assert.ok(code.includes(`${expected}, 8080`), `${language}: ${code}`);
   }
 });
+
+test('a recorded header name HTTP cannot carry (a HAR may hold any; curl reads -H @file as a file): 400 saying so, except for raw, which writes it as recorded', async () => {
+  for (const name of ['@/etc/hostname', 'X Y']) {
+    const imported = await importHar(assessd.url, 1, harOf([{ url: `${origin}/odd-header-name`, headers: [[name, '1']] }]));
+    assert.equal(imported.status, 201, imported.text);
+    const id = Math.max(...(await request(assessd.url, '/api/v1/targets/1/transactions/')).json.data.map((t: { id: number }) => t.id));
+    for (const language of ['bash', 'python', 'php', 'ruby', 'fetch']) {
+      const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language } });
+      assert.equal(res.status, 400, `${language}: ${res.text}`);
+      assert.equal(res.json.message, `Cannot write this request as code: ${JSON.stringify(name)} is not a header name HTTP can carry (the raw language writes it as recorded)`);
+    }
+    const raw = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language: 'raw' } });
+    assert.equal(raw.status, 200);
+    assert.ok(raw.raw.toString('latin1').includes(`\r\n${name}: 1\r\n`));
+  }
+});
