@@ -6,7 +6,7 @@
  * text travels as base64 decoded by the program.
  */
 import { isUtf8 } from 'node:buffer';
-import type { Header } from './record.js';
+import { TOKEN, type Header } from './record.js';
 import { bareHost } from './scope.js';
 
 export const LANGUAGES = ['bash', 'python', 'php', 'ruby', 'fetch', 'raw'] as const;
@@ -236,12 +236,10 @@ function raw(request: CodeRequest, options: CodeOptions): Buffer {
   return Buffer.concat([Buffer.from(head), request.body]);
 }
 
-/** The code of each language asked for, in their order, one after another. */
 /** A request no client library can send as recorded: a header name HTTP cannot carry (a HAR may hold any). */
 export class CodeError extends Error {}
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
+/** The code of each language asked for, in their order, one after another. */
 export function requestAsCode(request: CodeRequest, languages: readonly Language[], options: CodeOptions = {}): Buffer {
   // curl reads `-H @file` as a file of headers; the libraries refuse such names or send them altered
   const odd = languages.some((l) => l !== 'raw') ? sendable(request).find(([name]) => !TOKEN.test(name)) : undefined;

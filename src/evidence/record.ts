@@ -82,6 +82,9 @@ export const RECORD_HEADER = 20;
 /** A Content-Type's media type, without its parameters, in lower case. */
 export const mediaType = (type: string): string => type.split(';', 1)[0].trim().toLowerCase();
 
+/** An HTTP token (RFC 9110 5.6.2): what a method or a header name must be. */
+export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /** The value of the first header named `name` (lower case), any case (`''` when absent). */
 export function headerValue(headers: readonly Header[], name: string): string {
   for (const [n, v] of headers) if (n.toLowerCase() === name) return v;

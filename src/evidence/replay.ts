@@ -7,7 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
-import { decodedBody, type Exchange, type Header } from './record.js';
+import { decodedBody, TOKEN, type Exchange, type Header } from './record.js';
 import { hostAndPort } from './scope.js';
 
 /** What may change of the recorded request. */
@@ -32,7 +32,6 @@ export class ReplayError extends Error {
 /** The target did not answer, or not in HTTP: said as a tester reads it. */
 export class NoAnswer extends Error {}
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers of one connection (RFC 9110 7.6.1), and those the request is given anew. */
 const NOT_SENT = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 const MAX_RESPONSE_HEADERS = 256 * 1024;
