@@ -128,7 +128,7 @@ export function parseFilter(input: string): Expr {
 
   function primary(): Expr {
     const token = tokens[p];
-    if (!token) throw new FilterError(`expression ends where a filter was expected (position ${end})`, end);
+    if (!token) throw new FilterError(`a filter is missing at position ${end}, where the expression ends`, end);
     if (!token.quoted && token.text === '(') {
       p++;
       const inner = orExpr();

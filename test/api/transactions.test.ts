@@ -321,6 +321,8 @@ test('extensions raw=false (a search answers a list’s fields), max_body (one t
   assert.equal(bad.status, 400);
   assert.equal(bad.json.message, 'Invalid filter expression: ~c needs a status code at position 12');
   assert.deepEqual(bad.json.data, { q: '~c needs a status code at position 12', position: '12' });
+  const unfinished = await get(`/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('a |')}`);
+  assert.equal(unfinished.json.message, 'Invalid filter expression: a filter is missing at position 3, where the expression ends');
 });
 
 test('a list, a search and an export that run out of their time say so: X-Timed-Out, timed_out, the HAR log\'s comment (a budget of 0 ms)', async () => {
