@@ -330,6 +330,18 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
     ...summary,
     raw_request: record.rawRequest.toString('utf8'),
     response_headers: record.responseHead.toString('utf8'),
-    response_body: binary ? body.toString('base64') : body.toString('utf8'),
+    // a body cut (here, or when stored) may end inside a character: not shown as a U+FFFD it never held
+    response_body: binary ? body.toString('base64') : (cut || x.truncated ? wholeCharacters(body) : body).toString('utf8'),
   };
+}
+
+/** `bytes` without a last UTF-8 sequence that a cut left unfinished. */
+export function wholeCharacters(bytes: Buffer): Buffer {
+  // the last lead byte among the last four (continuation bytes are 10xxxxxx)
+  let i = bytes.length - 1;
+  while (i >= 0 && i > bytes.length - 4 && (bytes[i] & 0xc0) === 0x80) i--;
+  if (i < 0) return bytes;
+  const lead = bytes[i];
+  const needs = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return bytes.length - i < needs ? bytes.subarray(0, i) : bytes;
 }

@@ -368,3 +368,24 @@ test('a pattern slow on one body (a lookahead at each of 4 MiB of positions) sto
     await slow.close();
   }
 });
+
+test('a body cut inside a character (max_body, the 64 KiB of a list) ends before it, never with a U+FFFD the body does not hold', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://utf8.example/' } });
+  const target = (await get('/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://utf8.example/').id;
+  // 2, 3 and 4 bytes a character, then a list-sized one whose 64 KiB cut falls inside a 3-byte character
+  const text = 'é☃😀'.repeat(4);
+  const long = `x${'☃'.repeat(30_000)}`;
+  const imported = await importHar(server.url, target, harOf([{ url: 'https://utf8.example/a', responseBody: text, mimeType: 'text/plain' }, { url: 'https://utf8.example/b', responseBody: long, mimeType: 'text/plain' }]));
+  assert.equal(imported.status, 201, imported.text);
+  const [a, b] = (await get(`/api/v1/targets/${target}/transactions/`)).json.data;
+  const bytes = Buffer.from(text);
+  for (let cap = 1; cap <= bytes.length; cap++) {
+    const body: string = (await get(`/api/v1/targets/${target}/transactions/${a.id}?max_body=${cap}`)).json.data.response_body;
+    assert.ok(!body.includes('\ufffd') && text.startsWith(body), `max_body=${cap}: ${JSON.stringify(body)}`);
+    assert.ok(Buffer.byteLength(body) > cap - 4, `max_body=${cap}: no more than the cut character dropped`);
+  }
+  const listed = (await get(`/api/v1/targets/${target}/transactions/search/?q=${encodeURIComponent('~u /b')}`)).json.data.data[0];
+  assert.equal(listed.id, b.id);
+  assert.equal(listed.response_body_truncated, true);
+  assert.ok(!listed.response_body.includes('\ufffd') && long.startsWith(listed.response_body));
+});
