@@ -830,9 +830,30 @@ function literalMatcher(text: string): Matcher | undefined {
   };
 }
 
-/** A case-insensitive substring test (every character literal): native search for ASCII, the DFA otherwise. */
+/**
+ * A case-insensitive substring test (every character literal): native search for ASCII, the DFA
+ * otherwise, each letter past ASCII any of its cases (`ärger` finds `Ärger`; `ß` finds `SS`).
+ */
 export function compileSubstring(text: string): Matcher {
-  return literalMatcher(text) ?? compileRegex(literalPattern(text));
+  const ascii = literalMatcher(text);
+  if (ascii) return ascii;
+  try {
+    return compileRegex(foldedPattern(text));
+  } catch (err) {
+    // thousands of letters, each an alternation, may pass the automaton's bound: then their case counts
+    if (!(err instanceof RegexError)) throw err;
+    return compileRegex(literalPattern(text));
+  }
+}
+
+/** `text` as a pattern in which a letter past ASCII is any of its cases (ASCII ones the automaton folds itself). */
+function foldedPattern(text: string): string {
+  let pattern = '';
+  for (const c of text) {
+    const cases = c.codePointAt(0)! < 128 ? [c] : [...new Set([c, c.toLowerCase(), c.toUpperCase()])];
+    pattern += cases.length === 1 ? literalPattern(c) : `(?:${cases.map(literalPattern).join('|')})`;
+  }
+  return pattern;
 }
 
 /** A case-insensitive substring as a pattern (every character literal). */

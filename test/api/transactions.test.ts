@@ -389,3 +389,14 @@ test('a body cut inside a character (max_body, the 64 KiB of a list) ends before
   assert.equal(listed.response_body_truncated, true);
   assert.ok(!listed.response_body.includes('\ufffd') && long.startsWith(listed.response_body));
 });
+
+test('the substring search ignores case past ASCII too: ärger finds Ärger, straße finds STRASSE', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://cases.example/' } });
+  const target = (await get('/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://cases.example/').id;
+  const imported = await importHar(server.url, target, harOf([{ url: 'https://cases.example/de', responseBody: 'Großer Ärger in der STRASSE', mimeType: 'text/plain' }, { url: 'https://cases.example/other', responseBody: 'nothing here', mimeType: 'text/plain' }]));
+  assert.equal(imported.status, 201, imported.text);
+  for (const needle of ['ärger', 'ÄRGER', 'straße']) {
+    const found = (await get(`/api/v1/targets/${target}/transactions/search/?response_body=${encodeURIComponent(needle)}`)).json.data;
+    assert.deepEqual(found.data.map((t: { url: string }) => t.url), ['https://cases.example/de'], needle);
+  }
+});
