@@ -74,7 +74,7 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   if (!TOKEN.test(method)) fail('request.method', 'must be an HTTP method (a token of at most 32 characters)');
   const started = str(value.startedDateTime, 'startedDateTime', 64);
   const startedAt = Date.parse(started);
-  if (Number.isNaN(startedAt)) fail('startedDateTime', 'must be an ISO 8601 date and time');
+  if (Number.isNaN(startedAt) || !dayExists(started)) fail('startedDateTime', 'must be an ISO 8601 date and time');
   const time = value.time ?? 0;
   if (typeof time !== 'number' || !Number.isFinite(time)) fail('time', 'must be a number of milliseconds');
 
@@ -175,6 +175,15 @@ function body(holder: Obj, field: string, index: number): { bytes: Buffer; cut: 
     return bytes.length > BODY_CAP ? { bytes: bytes.subarray(0, BODY_CAP), cut: true } : { bytes, cut: t.cut };
   }
   return t.bytes.length > BODY_CAP ? { bytes: t.bytes.subarray(0, BODY_CAP), cut: true } : { bytes: t.bytes, cut: t.cut };
+}
+
+/** Whether a date's day is one of its month's (Date.parse takes 2024-02-30 for March 1st). */
+function dayExists(text: string): boolean {
+  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (!ymd) return true;
+  const [year, month, day] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** The request body: `text`, or the form `params` when there is no text. */

@@ -114,6 +114,7 @@ const HOSTILE: [string, string | Buffer, RegExp][] = [
   ['a method that is no token', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), request: { method: 'GET /x', url: 'https://a.example/', headers: [] } }] } }), /log\.entries\[0\]\.request\.method/],
   ['a header name with a line break', harOf([{ url: 'https://a.example/', headers: [['X-A\r\nInjected', 'v']] }]), /log\.entries\[0\]\.request\.headers\[0\]\.name/],
   ['a bad date', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), startedDateTime: 'yesterday' }] } }), /startedDateTime/],
+  ['a day the month does not have (Date.parse reads it as March 1st)', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), startedDateTime: '2024-02-30T10:00:00Z' }] } }), /startedDateTime/],
 ];
 
 for (const [name, body, field] of HOSTILE) {
