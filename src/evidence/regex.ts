@@ -238,11 +238,10 @@ function parse(pattern: string): { tree: Node; lookahead?: Node; lazy: boolean }
     const ascii = new Uint8Array(128);
     let nonAscii = false;
     const extra: number[][] = [];
-    let first = true;
     for (;;) {
       if (pos >= pattern.length) fail('unterminated character class', at);
-      if (peek() === ']' && !first) break;
-      first = false;
+      // as JavaScript reads it: `[]` is a class of nothing, `[^]` of any character
+      if (peek() === ']') break;
       const itemAt = pos;
       const from = classItem();
       if (peek() === '-' && pattern[pos + 1] !== ']' && pos + 1 < pattern.length) {

@@ -75,6 +75,8 @@ test('regexes: JavaScript syntax, any case, no backtracking, errors with their p
     ['a.c', 'aéc', true], ['a.c', 'a\nc', false], ['[^x]yz', 'éyz', true], ['colou?r', 'COLOR', true], ['(ab|cd){2}', 'xxabcdyy', true],
     ['\\d{3}-\\d{4}', 'call 555-1234', true], ['[a-c]+z', 'BBBZ', true], ['é', 'café', true], ['\\x41\\u0042', 'ab', true],
     ['(a+)+b', 'a'.repeat(50_000), false], ['(.*.*)*x', 'y'.repeat(50_000), false], ['foo(?!bar)', 'foobar foobaz', true], ['foo(?!bar)', 'foobar', false],
+    // as JavaScript reads a `]` at once: `[]` matches nothing, `[^]` any character, a newline too
+    ['a[]', 'a]', false], ['[]a]', 'a]', false], ['a[^]b', 'a\nb', true], ['a[^]b', 'aéb', true], ['a[^]b', 'ab', false],
   ];
   for (const [pattern, text, expected] of table) assert.equal(compileRegex(pattern).testString(text), expected, `/${pattern}/ on ${text.slice(0, 20)}`);
   const refused: [string, number, RegExp][] = [['(a)\\1', 3, /backreferences/], ['(?<=a)b', 0, /lookarounds/], ['a(?!b)c', 1, /only at the end/], ['[z-a]', 1, /out of order/], ['a{5,2}', 1, /out of order/], ['(ab', 0, /unterminated group/], ['a**', 2, /nothing to repeat/], ['\\p{L}', 0, /Unicode property/], [`${'('.repeat(2000)}a${')'.repeat(2000)}`, 100, /nested more than 100 deep/]];
