@@ -165,6 +165,14 @@ function countStreamed(message: IncomingMessage, isRequest: boolean): void {
  */
 export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL): void {
   ctx.counts.requests++;
+  // Node takes the chunks off and leaves any other coding on the body: relayed (as chunked alone),
+  // the target would take gzip bytes for the body itself. A coding not understood is 501 (RFC 9112 6.1).
+  const coding = req.headers['transfer-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+    res.writeHead(501, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+    res.end(`501 Not Implemented: the proxy relays no transfer coding but chunked, not ${JSON.stringify(coding.slice(0, 100))}\n`);
+    return;
+  }
   const https = url.protocol === 'https:';
   const target = ctx.recorder?.targetOf(url);
   const startedAt = Date.now();

@@ -140,6 +140,18 @@ describe('answers node would refuse to send', () => {
   }
 });
 
+describe('requests the proxy cannot relay as they are', () => {
+  test('a transfer coding other than chunked (gzip, chunked): 501, nothing sent to the target', async () => {
+    answers.set('/coded', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    received.length = 0;
+    const { text } = await rawThroughProxy(`POST http://127.0.0.1:${targetPort}/coded HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n`);
+    assert.match(text, /^HTTP\/1\.1 501 Not Implemented\r\n/);
+    assert.match(text, /relays no transfer coding but chunked, not "gzip, chunked"/);
+    assert.deepEqual(received, []);
+    await healthy();
+  });
+});
+
 describe('what is stored is what was sent', () => {
   test('Proxy-Authorization and the other hop-by-hop headers are neither forwarded nor stored, nor in the code made from the transaction', async () => {
     answers.set('/credentials', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
