@@ -36,6 +36,8 @@ export interface ProxyOptions {
   maxConnections?: number;
   /** Milliseconds to a target's connection and between its bytes (default 60 s). */
   upstreamTimeoutMs?: number;
+  /** Milliseconds a client may take to send a request's headers (default 60 s); then 408 and closed. */
+  headersTimeoutMs?: number;
   log: (line: string) => void;
 }
 
@@ -155,7 +157,10 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     }
   }
 
-  const server = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 30_000 }, (req, res) => {
+  const headersTimeout = options.headersTimeoutMs ?? 60_000;
+  // node looks for connections past the headers' time every connectionsCheckingInterval (30 s by default)
+  const httpOptions = { maxHeaderSize: 64 * 1024, requestTimeout: 0, headersTimeout, keepAliveTimeout: 30_000, connectionsCheckingInterval: Math.min(30_000, headersTimeout / 2) };
+  const server = createHttpServer(httpOptions, (req, res) => {
     if (!authorized(req)) return refuse(res, 407, 'Proxy Authentication Required: the token as the password (Proxy-Authorization: Basic)', { 'Proxy-Authenticate': REALM });
     const url = targetUrl(req);
     if (!url) return refuse(res, 400, 'Bad Request: this is assessd\'s proxy; send it requests for http:// URLs (absolute form), or CONNECT for https');
@@ -187,8 +192,10 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return void socket.destroy();
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+    // closed once written, whether or not the client closes its side (a slow one holds it open)
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
   });
   server.maxConnections = options.maxConnections ?? 1024;
   const sockets = new Set<Socket>();

@@ -190,10 +190,10 @@ describe('assessd itself, by a name the URL check does not know', () => {
 });
 
 describe('connections that stop saying anything', () => {
-  test('a CONNECT followed by silence, a tunnel that goes quiet, a TLS handshake left half-way: each closed after the proxy\'s timeout', async () => {
+  test('a CONNECT followed by silence, a tunnel that goes quiet, a TLS handshake left half-way: each closed after the proxy\'s timeout; beside them, a client slow with its headers gets 408 and is closed', async () => {
     const dir = await tempDir();
     const ca = await openCa(dir);
-    const proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 300, log: () => {} });
+    const proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 300, headersTimeoutMs: 400, log: () => {} });
     const quiet = createServer((socket) => socket.on('error', () => {}));
     await new Promise<void>((resolve) => quiet.listen(0, '127.0.0.1', resolve));
     const quietPort = (quiet.address() as AddressInfo).port;
@@ -204,10 +204,19 @@ describe('connections that stop saying anything', () => {
         'a quiet tunnel': `${connectLine}hello, not TLS\r\n`,
         'half a handshake': `${connectLine}\x16\x03\x01`,
       };
-      const results = await Promise.all(Object.entries(cases).map(async ([name, bytes]) => [name, await rawThroughProxy(bytes, 5000, proxy.port)] as const));
-      for (const [name, { ended, text }] of results) {
+      // beside them, plain connections: one that says nothing, one whose headers never end
+      const plain = { nothing: '', 'headers that never end': `GET http://127.0.0.1:${quietPort}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n` };
+      const [tunnels, slow] = await Promise.all([
+        Promise.all(Object.entries(cases).map(async ([name, bytes]) => [name, await rawThroughProxy(bytes, 5000, proxy.port)] as const)),
+        Promise.all(Object.entries(plain).map(async ([name, bytes]) => [name, await rawThroughProxy(bytes, 5000, proxy.port)] as const)),
+      ]);
+      for (const [name, { ended, text }] of tunnels) {
         assert.ok(ended, `${name}: closed (got ${JSON.stringify(text)})`);
         assert.match(text, /^HTTP\/1\.1 200 Connection Established\r\n/);
+      }
+      for (const [name, { ended, text }] of slow) {
+        assert.ok(ended, `${name}: closed by the proxy (got ${JSON.stringify(text)})`);
+        assert.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/, name);
       }
     } finally {
       await proxy.close();
