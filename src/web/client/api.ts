@@ -385,7 +385,7 @@ export type ProxyInfo =
       url: string;
       needs_token: boolean;
       ca: { fingerprint256: string; subject: string; url: string };
-      counts: { requests: number; recorded: number; unrecorded: number; intercepted: number; tunnels: number; upstreamErrors: number; refused: number };
+      counts: { requests: number; recorded: number; dropped: number; unrecorded: number; intercepted: number; tunnels: number; upstreamErrors: number; refused: number };
     };
 
 const AUTH = '/api/v1/auth';
