@@ -103,6 +103,12 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   };
   const timings = timingsOf(value.timings);
   if (timings) exchange.timings = timings;
+  // the body's type as the HAR says it, for an entry whose headers do not (some tools leave them out)
+  if (postData) {
+    const type = typeof postData.mimeType === 'string' ? postData.mimeType.replace(/[\r\n\u0000]/g, ' ').slice(0, 1024) : '';
+    if (type) exchange.requestType = type;
+    else if (postData.text === undefined && Array.isArray(postData.params)) exchange.requestType = 'application/x-www-form-urlencoded';
+  }
   if (typeof value.serverIPAddress === 'string' && value.serverIPAddress.length <= 64 && value.serverIPAddress !== '') exchange.serverIPAddress = value.serverIPAddress;
   if (extensions) readExtensions(value, exchange);
   return exchange;

@@ -42,6 +42,11 @@ export interface Exchange {
   source: Source;
   /** HAR's timings, kept for the export. */
   timings?: Record<string, number>;
+  /**
+   * The request body's type when no Content-Type header says it (a HAR's `postData.mimeType`, or a
+   * form when it lists `params`): the index's request type, so that a form POST makes a URL fuzzable.
+   */
+  requestType?: string;
   serverIPAddress?: string;
   /** https: what was wrong with the target's certificate, when the box does not trust it (the proxy connects anyway). */
   tlsProblem?: string;

@@ -157,7 +157,7 @@ export function rowOf(x: Exchange, local: number, off: number, len: number, flag
     url: x.url,
     method: x.method,
     reason: x.statusText,
-    requestType: headerValue(x.requestHeaders, 'content-type'),
+    requestType: headerValue(x.requestHeaders, 'content-type') || (x.requestType ?? ''),
     responseType: x.mimeType || headerValue(x.responseHeaders, 'content-type'),
   };
 }

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MESSAGES, TRANSACTION_MESSAGES } from '../../src/api/messages.ts';
 import { request, startServer, useToken, type TestServer } from '../helpers/server.ts';
-import { harOf, importHar, type EntrySpec } from '../evidence/helpers.ts';
+import { entryOf, harOf, importHar, type EntrySpec } from '../evidence/helpers.ts';
 
 let server: TestServer;
 const T = TRANSACTION_MESSAGES;
@@ -399,4 +399,18 @@ test('the substring search ignores case past ASCII too: ärger finds Ärger, str
     const found = (await get(`/api/v1/targets/${target}/transactions/search/?response_body=${encodeURIComponent(needle)}`)).json.data;
     assert.deepEqual(found.data.map((t: { url: string }) => t.url), ['https://cases.example/de'], needle);
   }
+});
+
+test('a form POST whose HAR entry says its type only in postData (no Content-Type header: some tools leave headers out) makes its URL fuzzable', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://forms.example/' } });
+  const target = (await get('/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://forms.example/').id;
+  const withType = entryOf({ url: 'https://forms.example/typed', method: 'POST', body: 'a=1' });
+  (withType.request as { postData: { mimeType: string } }).postData.mimeType = 'application/x-www-form-urlencoded';
+  const withParams = entryOf({ url: 'https://forms.example/params', method: 'POST' });
+  (withParams.request as Record<string, unknown>).postData = { mimeType: '', params: [{ name: 'a', value: '1' }] };
+  const plain = entryOf({ url: 'https://forms.example/plain', method: 'POST', body: '{}' });
+  const har = JSON.stringify({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries: [withType, withParams, plain] } });
+  assert.equal((await importHar(server.url, target, har)).status, 201);
+  const kinds = Object.fromEntries((await get(`/api/v1/targets/${target}/urls/`)).json.data.map((u: { url: string; kind: string }) => [new URL(u.url).pathname, u.kind]));
+  assert.deepEqual(kinds, { '/typed': 'fuzzable', '/params': 'fuzzable', '/plain': 'page' });
 });
