@@ -68,6 +68,7 @@ function parse(pattern: string): { tree: Node; lookahead?: Node; lazy: boolean }
   /** Groups open around the place being read. */
   let depth = 0;
   let lookahead: { node: Node; at: number } | undefined;
+  let inLookahead = false;
   /** A lazy quantifier (`*?`) was read: a value is then the shortest match, else the longest (matches()). */
   let lazy = false;
   const fail = (message: string, at = pos): never => {
@@ -130,9 +131,12 @@ function parse(pattern: string): { tree: Node; lookahead?: Node; lazy: boolean }
       case '(': {
         if (pattern.startsWith('?:', pos)) pos += 2;
         else if (/^\?<[A-Za-z_$][\w$]*>/.test(pattern.slice(pos))) pos = pattern.indexOf('>', pos) + 1;
-        else if (pattern.startsWith('?!', pos) && depth === 0) {
+        else if (pattern.startsWith('?!', pos) && depth === 0 && !inLookahead) {
           pos += 2;
+          // one lookahead, not nested in another (each would recurse, unbounded by MAX_NESTING)
+          inLookahead = true;
           const inner = alternation();
+          inLookahead = false;
           if (peek() !== ')') fail('unterminated group', at);
           pos++;
           if (pos !== pattern.length) fail('a lookahead (?!...) is supported only at the end of the pattern', at);

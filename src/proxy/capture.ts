@@ -32,7 +32,7 @@ export function capture(stream: Readable, cap: number, budget: CaptureBudget): C
   let size = 0;
   let full = false;
   let released = false;
-  stream.on('data', (chunk: Buffer) => {
+  const onData = (chunk: Buffer) => {
     size += chunk.length;
     if (full) return;
     const room = Math.min(cap - kept, budget.limit - budget.used);
@@ -42,7 +42,8 @@ export function capture(stream: Readable, cap: number, budget: CaptureBudget): C
     budget.used += part.length;
     // once cut, cut for good: a body with a hole in it is no record
     full = part.length < chunk.length;
-  });
+  };
+  stream.on('data', onData);
   return {
     bytes: () => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
     get size() {
@@ -54,7 +55,11 @@ export function capture(stream: Readable, cap: number, budget: CaptureBudget): C
     release() {
       if (released) return;
       released = true;
+      // a body can go on after its exchange was recorded (a target that answered before reading
+      // an upload): what comes then is neither kept nor counted
+      stream.off('data', onData);
       budget.used -= kept;
+      chunks.length = 0;
     },
   };
 }

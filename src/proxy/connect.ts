@@ -102,6 +102,12 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
     authorities.set(tls, `${host}:${port}`);
     // a client that does not trust the CA ends the handshake: nothing more to do
     tls.on('error', () => tls.destroy());
+    // the handshake done, the decrypted connection's own times govern: idle before its first
+    // request as before, then the inner server's keep-alive; an upgrade's frames none (forwardUpgrade)
+    tls.once('secure', () => {
+      socket.setTimeout(0);
+      tls.setTimeout(ctx.upstreamTimeoutMs, () => tls.destroy());
+    });
     inner.emit('connection', tls);
   }
 

@@ -331,6 +331,8 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     ctx.counts.recorded++;
   };
   upstream.on('upgrade', (answer, socket, upstreamHead) => {
+    // a WebSocket may stay quiet as long as its ends like, over ws:// or inside an intercepted CONNECT
+    client.setTimeout(0);
     const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`];
     for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
     client.write(`${lines.join('\r\n')}\r\n\r\n`);

@@ -7,7 +7,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
+import { connect as connectTls } from 'node:tls';
 import { openCa } from '../../src/proxy/ca.ts';
+import { makeCertificates } from '../engine/fixtures/certs.ts';
+import { echoWebSockets, readTextFrame, textFrame } from '../helpers/websocket.ts';
 import { startProxy } from '../../src/proxy/index.ts';
 import { request, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
@@ -221,6 +225,58 @@ describe('connections that stop saying anything', () => {
     } finally {
       await proxy.close();
       quiet.close();
+    }
+  });
+});
+
+describe('quiet is not always idle', () => {
+  test('inside an intercepted CONNECT: a TLS connection that never asks is closed after the timeout, a WebSocket quiet for longer still echoes', async () => {
+    const dir = await tempDir();
+    const ca = await openCa(dir);
+    const proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 300, log: () => {} });
+    const secureTarget = createHttpsServer(makeCertificates().selfSigned);
+    echoWebSockets(secureTarget as unknown as import('node:http').Server);
+    await new Promise<void>((resolve) => secureTarget.listen(0, '127.0.0.1', resolve));
+    const port = (secureTarget.address() as AddressInfo).port;
+    /** A TLS connection to the target through a CONNECT, read by the proxy. */
+    const intercepted = () =>
+      new Promise<import('node:tls').TLSSocket>((resolve, reject) => {
+        const raw = connect(proxy.port, '127.0.0.1');
+        raw.once('error', reject);
+        raw.write(`CONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`);
+        raw.once('data', () => {
+          const secure = connectTls({ socket: raw, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+          secure.once('secureConnect', () => resolve(secure)).once('error', reject);
+        });
+      });
+    try {
+      const idle = await intercepted();
+      const closed = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 3000);
+        idle.on('error', () => {});
+        idle.once('close', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      assert.ok(closed, 'a TLS connection that asks nothing is closed');
+
+      const ws = await intercepted();
+      let got = Buffer.alloc(0);
+      ws.on('data', (chunk: Buffer) => (got = Buffer.concat([got, chunk])));
+      ws.write(`GET /chat HTTP/1.1\r\nHost: localhost:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${Buffer.from('0123456789abcdef').toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      // three times the proxy's timeout without a frame
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      assert.match(got.toString('latin1'), /^HTTP\/1\.1 101 /);
+      assert.ok(!ws.destroyed, 'the quiet WebSocket is still open');
+      got = Buffer.alloc(0);
+      ws.write(textFrame('still here', true));
+      for (const deadline = Date.now() + 3000; readTextFrame(got) === undefined && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(readTextFrame(got), 'echo: still here');
+      ws.destroy();
+    } finally {
+      await proxy.close();
+      secureTarget.close();
     }
   });
 });

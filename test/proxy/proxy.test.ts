@@ -544,22 +544,25 @@ describe('recording: exchanges with a target\'s host and port become its transac
     assert.equal(big.response_body_truncated, true);
   });
 
-  test('six 20 MiB downloads at once: each forwarded whole and each stored (bodies cut where the memory kept for records runs out), none dropped', async () => {
+  test('eight 12 MiB downloads at once (each under the 16 MiB cap, together past the 64 MiB kept for records): each forwarded whole and stored, cut only where the room ran out; the room comes back', async () => {
     const plain = await targetId(`http://127.0.0.1:${httpPort}/`);
-    const bytes = 20 * 1024 * 1024;
+    const bytes = 12 * 1024 * 1024;
     const before = (await request(assessd.url, '/api/v1/proxy')).json.data.counts;
-    const paths = Array.from({ length: 6 }, (_, i) => `/big?bytes=${bytes}&at-once=${i}`);
+    const paths = Array.from({ length: 8 }, (_, i) => `/big?bytes=${bytes}&at-once=${i}`);
     const sizes = await Promise.all(paths.map((path) => curl('-x', proxyUrl, '-o', '/dev/null', '-w', '%{size_download}', `http://127.0.0.1:${httpPort}${path}`)));
     assert.deepEqual(sizes.map(({ stdout }) => Number(stdout)), paths.map(() => bytes));
-    const list = await stored(plain, 6, 'at-once=');
-    assert.equal(list.length, 6, JSON.stringify(list.map((t) => t.url)));
-    for (const t of list) {
-      assert.equal(t.response_size, bytes);
-      assert.equal(t.response_body_truncated, true);
-    }
+    const list = await stored(plain, 8, 'at-once=');
+    assert.equal(list.length, 8, JSON.stringify(list.map((t) => t.url)));
+    for (const t of list) assert.equal(t.response_size, bytes);
     const after = (await request(assessd.url, '/api/v1/proxy')).json.data.counts;
-    assert.equal(after.recorded - before.recorded, 6);
+    assert.equal(after.recorded - before.recorded, 8);
     assert.equal(after.dropped, 0);
+    // every capture gave its bytes back: a body under the cap, alone, is stored whole again
+    await curl('-x', proxyUrl, '-o', '/dev/null', `http://127.0.0.1:${httpPort}/big?bytes=${bytes}&alone`);
+    const [alone] = await stored(plain, 1, '&alone');
+    assert.equal(alone.response_body_truncated, undefined, 'a 12 MiB body alone is kept whole');
+    const body = await request(assessd.url, `/api/v1/targets/${plain}/transactions/${alone.id}/body`);
+    assert.equal(body.raw.length, bytes);
   });
 
   test('a WebSocket handshake is stored (101); its frames pass, not stored', async () => {
