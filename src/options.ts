@@ -83,10 +83,23 @@ const KNOWN_OPTIONS = new Set([
 ]);
 const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 
+/**
+ * An IPv4-mapped IPv6 address as its IPv4 one, whichever way it is written (`::ffff:127.0.0.1`, or
+ * `::ffff:7f00:1` as WHATWG URLs write it); any other name as it is.
+ */
+export function unmapped(host: string): string {
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(host);
+  if (hex) {
+    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(host) ? host.slice(7) : host;
+}
+
 /** Whether an address or name reaches only this machine. */
 export function isLoopback(host: string): boolean {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const v4 = bare.toLowerCase().startsWith('::ffff:') ? bare.slice(7) : bare;
+  const v4 = unmapped(bare);
   return bare.toLowerCase() === 'localhost' || bare === '::1' || (isIPv4(v4) && v4.startsWith('127.'));
 }
 

@@ -4,7 +4,7 @@
  * to the event loop every few milliseconds. Out: exchanges written as HAR entries.
  */
 import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError, type BodyText } from './json-stream.js';
-import { headerValue, SOURCES, type Exchange, type Header, type Source } from './record.js';
+import { headerValue, SOURCES, TOKEN, type Exchange, type Header, type Source } from './record.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
 export const BODY_CAP = 16 * 1024 * 1024;
@@ -30,7 +30,6 @@ export class HarError extends Error {
 /** Milliseconds of work between yields to the event loop. */
 const SLICE_MS = 8;
 
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}$/;
 const BASE64_BYTE = new Uint8Array(256);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') BASE64_BYTE[c.charCodeAt(0)] = 1;
 
@@ -71,7 +70,7 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (status === 0 && !unanswered)) return null;
 
   const method = str(request.method, 'request.method');
-  if (!TOKEN.test(method)) fail('request.method', 'must be an HTTP method (a token of at most 32 characters)');
+  if (!TOKEN.test(method) || method.length > 32) fail('request.method', 'must be an HTTP method (a token of at most 32 characters)');
   const started = str(value.startedDateTime, 'startedDateTime', 64);
   const startedAt = Date.parse(started);
   if (Number.isNaN(startedAt) || !dayExists(started)) fail('startedDateTime', 'must be an ISO 8601 date and time');

@@ -7,6 +7,7 @@
  * up to it) rather than refused.
  */
 import { isUtf8 } from 'node:buffer';
+import { incompleteTail } from './utf8.js';
 
 export interface JsonStreamOptions {
   /** Bytes of a body text kept; the rest is read and dropped (the entry says it was cut). */
@@ -97,17 +98,6 @@ const NUMBER_BYTE = new Uint8Array(256);
 for (const c of '0123456789+-.eE') NUMBER_BYTE[c.charCodeAt(0)] = 1;
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 const ESCAPES: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
-
-/** The bytes at the end of `bytes` that begin a UTF-8 sequence it does not finish. */
-function incompleteTail(bytes: Buffer): number {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const b = bytes[bytes.length - back];
-    if ((b & 0xc0) === 0x80) continue;
-    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    return need > back ? back : 0;
-  }
-  return 0;
-}
 
 export interface JsonStream {
   /** Parses a chunk; complete entries wait in `take()`. Throws JsonStreamError. */

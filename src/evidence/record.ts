@@ -8,6 +8,7 @@ import { isUtf8 } from 'node:buffer';
 import { promisify } from 'node:util';
 import { runTime } from '../engine/output-text.js';
 import { zlib } from '../lazy-builtins.js';
+import { incompleteTail } from './utf8.js';
 
 export const SOURCES = ['har', 'check', 'proxy', 'replay'] as const;
 export type Source = (typeof SOURCES)[number];
@@ -89,6 +90,9 @@ export const mediaType = (type: string): string => type.split(';', 1)[0].trim().
 
 /** An HTTP token (RFC 9110 5.6.2): what a method or a header name must be. */
 export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Whether `text` holds a character a header value or a reason phrase cannot (RFC 9110 5.5, RFC 9112 4: CR, LF, NUL, DEL...). */
+export const hasControlCharacter = (text: string): boolean => /[^\t\x20-\x7e\x80-\xff]/.test(text);
 
 /** The value of the first header named `name` (lower case), any case (`''` when absent). */
 export function headerValue(headers: readonly Header[], name: string): string {
@@ -336,17 +340,6 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
     raw_request: record.rawRequest.toString('utf8'),
     response_headers: record.responseHead.toString('utf8'),
     // a body cut (here, or when stored) may end inside a character: not shown as a U+FFFD it never held
-    response_body: binary ? body.toString('base64') : (cut || x.truncated ? wholeCharacters(body) : body).toString('utf8'),
+    response_body: binary ? body.toString('base64') : (cut || x.truncated ? body.subarray(0, body.length - incompleteTail(body)) : body).toString('utf8'),
   };
-}
-
-/** `bytes` without a last UTF-8 sequence that a cut left unfinished. */
-export function wholeCharacters(bytes: Buffer): Buffer {
-  // the last lead byte among the last four (continuation bytes are 10xxxxxx)
-  let i = bytes.length - 1;
-  while (i >= 0 && i > bytes.length - 4 && (bytes[i] & 0xc0) === 0x80) i--;
-  if (i < 0) return bytes;
-  const lead = bytes[i];
-  const needs = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return bytes.length - i < needs ? bytes.subarray(0, i) : bytes;
 }

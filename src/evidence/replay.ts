@@ -7,7 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
-import { decodedBody, TOKEN, type Exchange, type Header } from './record.js';
+import { decodedBody, hasControlCharacter, TOKEN, type Exchange, type Header } from './record.js';
 import { hostAndPort } from './scope.js';
 
 /** What may change of the recorded request. */
@@ -92,7 +92,7 @@ export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'reque
   // a HAR may hold any name and value: what HTTP cannot carry is said, not failed on when sent
   for (const [name, value] of given) {
     if (!TOKEN.test(name)) throw new ReplayError('headers', `${JSON.stringify(name.slice(0, 100))} is not a header name (letters, digits and !#$%&'*+.^_\`|~- only)`);
-    if (/[^\t\x20-\x7e\x80-\xff]/.test(onTheWire(value))) throw new ReplayError('headers', `the value of ${name} holds a control character (CR, LF, NUL, ...), which a header cannot carry`);
+    if (hasControlCharacter(onTheWire(value))) throw new ReplayError('headers', `the value of ${name} holds a control character (CR, LF, NUL, ...), which a header cannot carry`);
   }
   const headers: Header[] = [['Host', url.host], ...given];
   if (body.length > 0 || !['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE'].includes(method.toUpperCase())) headers.push(['Content-Length', String(body.length)]);

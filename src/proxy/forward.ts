@@ -7,7 +7,7 @@
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { decodedBody, headerValue } from '../evidence/record.js';
+import { decodedBody, hasControlCharacter, headerValue } from '../evidence/record.js';
 import { bareHost } from '../evidence/scope.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
@@ -116,8 +116,7 @@ const failureKind = (failure: string) => failure.slice(0, failure.indexOf(':'));
  */
 function unrelayableStatus(code: number | undefined, reason: string | undefined): string | undefined {
   if (code === undefined || !(code >= 100 && code <= 999)) return `status ${code}`;
-  // RFC 9112 4: reason-phrase = *( HTAB / SP / VCHAR / obs-text )
-  if (reason !== undefined && /[^\t\x20-\x7e\x80-\xff]/.test(reason)) return `a control character in the reason phrase`;
+  if (reason !== undefined && hasControlCharacter(reason)) return `a control character in the reason phrase`;
   return undefined;
 }
 

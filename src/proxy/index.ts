@@ -10,7 +10,7 @@ import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { hostname as machineName, networkInterfaces } from 'node:os';
 import { bareHost } from '../evidence/scope.js';
 import { tokenMatcher } from '../http/access.js';
-import { isLoopback } from '../options.js';
+import { isLoopback, unmapped } from '../options.js';
 import type { ProxyCa } from './ca.js';
 import type { ConnectContext } from './connect.js';
 import { forward, forwardUpgrade } from './forward.js';
@@ -80,20 +80,6 @@ function localNames(): Set<string> {
   return names;
 }
 
-/**
- * An IPv4-mapped IPv6 address as its IPv4 one (`::ffff:7f00:1`, as WHATWG URLs write
- * `[::ffff:127.0.0.1]`, is 127.0.0.1); any other name as it is.
- */
-function dottedIfMapped(host: string): string {
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
-  if (hex) {
-    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
-    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-  }
-  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host);
-  return dotted ? dotted[1]! : host;
-}
-
 export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   const counts: ConnectContext['counts'] = {
     requests: 0, recorded: 0, unrecorded: 0, upgrades: 0, intercepted: 0, tunnels: 0, tunnelBytes: 0, upstreamErrors: 0,
@@ -125,7 +111,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
 
   /** Why a request to host:port is refused: assessd itself (its API, this proxy). */
   function loops(host: string, port: number): boolean {
-    const bare = dottedIfMapped(bareHost(host).toLowerCase().replace(/\.$/, ''));
+    const bare = unmapped(bareHost(host).toLowerCase().replace(/\.$/, ''));
     const isLocal = (local ??= localNames()).has(bare) || bare.endsWith('.localhost') || (isIP(bare) !== 0 && isLoopback(bare));
     return isLocal && (port === boundPort || options.ownPorts().includes(port));
   }
