@@ -28,7 +28,7 @@ const MAX_CONTEXTS = 1000;
 
 /** Sets `ctx.https` up, and answers what handles each CONNECT. */
 export function interception(ctx: ConnectContext): (socket: Socket, head: Buffer, host: string, port: number) => void {
-  ctx.https ??= { request: httpsRequest, agent: new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: ctx.upstreamTimeoutMs, rejectUnauthorized: false }) };
+  ctx.https ??= { request: httpsRequest, agent: new HttpsAgent({ keepAlive: true, scheduling: 'lifo', maxSockets: 256, maxFreeSockets: 64, timeout: ctx.upstreamTimeoutMs, rejectUnauthorized: false }) };
   return createConnectHandler(ctx, createInnerServer(ctx));
 }
 

@@ -47,6 +47,7 @@ export function refuseLoops(ctx: ForwardContext, upstream: ClientRequest): void 
   });
 }
 
+const NONE: ReadonlySet<string> = new Set();
 const HOST = new Set(['host']);
 const HOST_AND_EXPECT = new Set(['host', 'expect']);
 const UPGRADE = new Set(['connection', 'upgrade']);
@@ -58,15 +59,16 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'pro
  * The raw header list without hop-by-hop headers and those the Connection header names (`keep`
  * survives: an upgrade's), and without `drop` (lower case).
  */
-export function endToEnd(raw: readonly string[], keep: ReadonlySet<string> = new Set(), drop: ReadonlySet<string> = new Set()): string[] {
-  const named = new Set<string>();
+export function endToEnd(raw: readonly string[], keep: ReadonlySet<string> = NONE, drop: ReadonlySet<string> = NONE): string[] {
+  const lower = raw.map((name, i) => (i % 2 === 0 ? name.toLowerCase() : name));
+  let named: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'connection') for (const token of raw[i + 1]!.split(',')) named.add(token.trim().toLowerCase());
+    if (lower[i] === 'connection') for (const token of raw[i + 1]!.split(',')) (named ??= new Set()).add(token.trim().toLowerCase());
   }
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const lower = raw[i]!.toLowerCase();
-    if (drop.has(lower) || (!keep.has(lower) && (HOP_BY_HOP.has(lower) || named.has(lower)))) continue;
+    const name = lower[i]!;
+    if (drop.has(name) || (!keep.has(name) && (HOP_BY_HOP.has(name) || named?.has(name)))) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;
@@ -159,6 +161,18 @@ function countStreamed(message: IncomingMessage, isRequest: boolean): void {
 }
 
 /**
+ * An answer whose Content-Length is at most this is relayed once it has come whole (a small
+ * answer's body comes with its head): one write to the client instead of a stream's two.
+ */
+const WHOLE_ANSWER_BYTES = 64 * 1024;
+
+/** Whether a request has a body: only one that says so with Content-Length or Transfer-Encoding does (RFC 9112 6.3). */
+function hasBody(req: IncomingMessage): boolean {
+  const { headers } = req;
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+
+/**
  * Forwards `req` to `url` and its answer to `res`. The exchange is handed to the recorder once it
  * has ended (the client never waits for it), or counted when no target claims it.
  */
@@ -188,9 +202,15 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     requestBody?.release();
     responseBody?.release();
   };
-  // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
-  req.pipe(upstream);
-  countStreamed(req, true);
+  if (hasBody(req)) {
+    // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
+    req.pipe(upstream);
+    countStreamed(req, true);
+  } else {
+    // no body (RFC 9112 6.3): the request is whole now, and a pipe's dozen listeners are spared
+    upstream.end();
+    req.resume();
+  }
   // the client went away before the answer ended: the target's connection goes too
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
@@ -233,7 +253,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       .finally(releaseCaptures);
   };
 
-  /** The answer being relayed, once its head has gone to the client. */
+  /** The answer being relayed, once its head is known to be relayable. */
   let relayed: IncomingMessage | undefined;
   upstream.on('response', (answer) => {
     const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
@@ -249,8 +269,15 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
     res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
-    answer.pipe(res);
-    countStreamed(answer, false);
+    if (Number(answer.headers['content-length']) <= WHOLE_ANSWER_BYTES && answer.headers['transfer-encoding'] === undefined) {
+      // a small answer goes to the client whole: head and body in one write, without a pipe's listeners
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    } else {
+      answer.pipe(res);
+      countStreamed(answer, false);
+    }
     const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', responseHeaders, body, socket, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
@@ -267,7 +294,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     failed(Object.assign(new Error('unasked upgrade'), { code: 'UNASKED_UPGRADE' }));
   });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
-    if (res.headersSent) {
+    if (relayed !== undefined) {
       // Bytes after a whole answer (a body past its Content-Length, one on a HEAD's or a 204's
       // answer): the answer itself is relayed as it came; the target's connection is not reused.
       if (relayed?.complete) return;

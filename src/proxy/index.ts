@@ -86,7 +86,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   };
   let refused = 0;
   const ctx: Omit<ConnectContext, 'ca'> = {
-    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: options.upstreamTimeoutMs ?? 60_000 }),
+    httpAgent: new HttpAgent({ keepAlive: true, scheduling: 'lifo', maxSockets: 256, maxFreeSockets: 64, timeout: options.upstreamTimeoutMs ?? 60_000 }),
     bodyCap: options.bodyCap ?? 16 * 1024 * 1024,
     captureBudget: { limit: CAPTURE_BUDGET, used: 0 },
     ...(options.recorder ? { recorder: options.recorder } : {}),

@@ -20,8 +20,12 @@ let proxyPort: number;
 let target: Server;
 let targetPort: number;
 let targetId: number;
-/** What the target answers, by request path; the raw requests it received. */
-const answers = new Map<string, string>();
+/**
+ * What the target answers, by request path; the raw requests it received. A list is written a
+ * piece at a time, 100 ms apart; CUT in it closes the connection there.
+ */
+const answers = new Map<string, string | string[]>();
+const CUT = '\0cut';
 const received: string[] = [];
 
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
@@ -73,7 +77,14 @@ before(async () => {
       head = '';
       const answer = answers.get(path);
       if (answer === undefined) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
-      else socket.write(Buffer.from(answer, 'latin1'));
+      else if (typeof answer === 'string') socket.write(Buffer.from(answer, 'latin1'));
+      else void (async () => {
+        for (const piece of answer) {
+          if (piece === CUT) return socket.destroy();
+          socket.write(Buffer.from(piece, 'latin1'));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
     });
   });
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -142,6 +153,26 @@ describe('answers node would refuse to send', () => {
       assert.equal(tx.response_status, status.slice('HTTP/1.1 '.length));
     });
   }
+});
+
+describe('small answers, relayed once whole', () => {
+  test('a small answer that comes in pieces reaches the client whole, and is stored whole', async () => {
+    answers.set('/small-in-pieces', ['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab', 'cdef', 'ghij']);
+    const { text, ended } = await rawThroughProxy(get('/small-in-pieces'));
+    assert.ok(ended);
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.equal(text.slice(text.indexOf('\r\n\r\n') + 4), 'abcdefghij');
+    assert.equal((await stored('/small-in-pieces')).response_body, 'abcdefghij');
+  });
+
+  test('a small answer cut short: the client sees its connection end without a whole answer; stored as cut', async () => {
+    answers.set('/small-cut', ['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc', CUT]);
+    const { text, ended } = await rawThroughProxy(get('/small-cut'));
+    assert.ok(ended, 'the proxy ends the connection');
+    assert.doesNotMatch(text, /\r\n\r\n[a-j]{10}$/, 'no whole answer');
+    await healthy();
+    assert.match((await stored('/small-cut')).error, /cut short/);
+  });
 });
 
 describe('requests the proxy cannot relay as they are', () => {
