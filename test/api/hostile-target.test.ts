@@ -67,10 +67,10 @@ const STALL_MS = 100;
 /**
  * Health, as a prober outside sees it: within STALL_MS when this file runs alone (npm run
  * test:hostile); npm test runs other files beside it on a machine of two cores, where the prober
- * and the server wait for a core now and then, so there the bound only catches a freeze (a stall of
- * the server's own is held to STALL_MS above, from inside).
+ * and the server wait for a core now and then (1,046 ms was seen with four files at once), so there
+ * the bound only catches a freeze (a stall of the server's own is held to HELD_MS, from inside).
  */
-const HEALTH_MS = ALONE ? STALL_MS : 1000;
+const HEALTH_MS = ALONE ? STALL_MS : 2000;
 /**
  * The CPU the server's own main thread spent in its worst late tick: STALL_MS alone; beside other
  * files it measured 40-120 ms in npm test runs (the nmap case, at 180 MiB of RSS: likely the

@@ -89,8 +89,8 @@ async function checkRestart(dir: string, acked: Acknowledged, what: string): Pro
   }
 }
 
-/** Kill rounds: 6 of the writers' test, 4 of the compaction test (its three moments in turn, the snapshot write twice); CRASH_ROUNDS=12 for a longer hunt of both (npm run test:long). */
-const WRITER_ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
+/** Kill rounds: 4 of the writers' test, 2 of the compaction test (its three moments in turn); CRASH_ROUNDS=12 for a longer hunt of both (npm run test:long). */
+const WRITER_ROUNDS = Number(process.env.CRASH_ROUNDS ?? 4);
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 2);
 
 const journalSegments = (dir: string) => readdirSync(dir).filter((f) => /^journal(\.\d+)?\.jsonl$/.test(f));

@@ -359,7 +359,7 @@ lockTest('an owner too busy to answer (a long synchronous load) is still alive: 
 });
 
 /** Restarts after kill -9 (the lock of an earlier build let 3 of 10 start): LOCK_RESTARTS=20 for a longer hunt (npm run test:long). */
-const RESTARTS = Number(process.env.LOCK_RESTARTS ?? 5);
+const RESTARTS = Number(process.env.LOCK_RESTARTS ?? 3);
 
 lockTest(`${RESTARTS} restarts under npm start, each right after kill -9 of the whole group: all start, no write lost`, { timeout: 180_000 }, async () => {
   const dir = await tempDir();

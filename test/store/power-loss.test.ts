@@ -16,8 +16,8 @@ import { deriveTarget } from '../../src/store/targets.ts';
 import { pageCacheDisk, type PowerSwitch } from '../helpers/page-cache-fs.ts';
 import { tempDir } from '../helpers/server.ts';
 
-/** Power cuts in all: 600 in npm test, POWER_CUTS=20000 for a longer hunt (npm run test:long), POWER_SEED to replay one run. */
-const CUTS = Number(process.env.POWER_CUTS ?? 300);
+/** Power cuts in all: 150 in npm test, POWER_CUTS=20000 for a longer hunt (npm run test:long), POWER_SEED to replay one run. */
+const CUTS = Number(process.env.POWER_CUTS ?? 150);
 /** Each data directory lives through this many cuts, its history growing. */
 const CUTS_PER_DIR = 25;
 const KEYS = ['A', 'B', 'C'];
@@ -216,8 +216,8 @@ test(`${CUTS} power cuts at seeded random points (start-up, group commits, seals
   assert.ok(duringCompaction >= CUTS / 50, `only ${duringCompaction} cuts landed during a compaction (seed ${seed})`);
 });
 
-/** Power cuts in the transactions test: TX_POWER_CUTS=5000 for a longer hunt (POWER_SEED replays one run). */
-const TX_CUTS = Number(process.env.TX_POWER_CUTS ?? 120);
+/** Power cuts in the transactions test: 60 in npm test, TX_POWER_CUTS=4000 for a longer hunt (npm run test:long; POWER_SEED replays one run). */
+const TX_CUTS = Number(process.env.TX_POWER_CUTS ?? 60);
 
 /** What the transactions' workload was told, over every boot of one directory. */
 interface TxAcknowledged {
