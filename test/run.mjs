@@ -55,7 +55,7 @@ function allFiles() {
 
 const named = process.argv.slice(2).map((file) => resolve(file));
 const files = named.length > 0 ? named : allFiles();
-const concurrency = Number(process.env.TEST_CONCURRENCY) || 4;
+const concurrency = Number(process.env.TEST_CONCURRENCY) || 3;
 process.stderr.write(`running ${files.length} test files, ${concurrency} at once${named.length > 0 ? '' : `, from ${relative(process.cwd(), root) || '.'}`}\n`);
 
 const stream = run({ files, concurrency });
