@@ -1,5 +1,4 @@
 /** The server's options: what `start()` takes (and the CLI's flags map to), checked in one place. */
-import { isIPv4 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { TOKEN_PATTERN } from './store/token-file.js';
@@ -88,6 +87,8 @@ const HOST_ENTRY = /^\.?[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
  * `::ffff:7f00:1` as WHATWG URLs write it); any other name as it is.
  */
 export function unmapped(host: string): string {
+  // most names are no mapped address: their start reads them without compiling the patterns below
+  if (host.length < 8 || host.slice(0, 7).toLowerCase() !== '::ffff:') return host;
   const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(host);
   if (hex) {
     const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
@@ -96,11 +97,27 @@ export function unmapped(host: string): string {
   return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(host) ? host.slice(7) : host;
 }
 
+/**
+ * Whether `text` is an IPv4 address as node's isIPv4 has it (four decimal numbers up to 255, no
+ * leading zero), read without the pattern isIPv4 compiles on its first call: a start asks this of
+ * its own host.
+ */
+function isDottedQuad(text: string): boolean {
+  const parts = text.split('.');
+  if (parts.length !== 4) return false;
+  for (const part of parts) {
+    if (part.length === 0 || part.length > 3 || (part.length > 1 && part[0] === '0')) return false;
+    for (let i = 0; i < part.length; i++) if (part.charCodeAt(i) < 48 || part.charCodeAt(i) > 57) return false;
+    if (Number(part) > 255) return false;
+  }
+  return true;
+}
+
 /** Whether an address or name reaches only this machine. */
 export function isLoopback(host: string): boolean {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   const v4 = unmapped(bare);
-  return bare.toLowerCase() === 'localhost' || bare === '::1' || (isIPv4(v4) && v4.startsWith('127.'));
+  return bare.toLowerCase() === 'localhost' || bare === '::1' || (v4.startsWith('127.') && isDottedQuad(v4));
 }
 
 /**
