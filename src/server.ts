@@ -14,7 +14,7 @@ import { registerOpenApi, type ApiRouter, type RouteDoc } from './api/openapi.js
 import { registerOverview } from './api/overview.js';
 import { isPagePath, pageFallback, registerStatic, type WebAssets } from './api/page.js';
 import { registerReports } from './api/reports.js';
-import { createAccessCheck } from './http/access.js';
+import { createAccessCheck, loggedUrl } from './http/access.js';
 import { registerSessions } from './api/sessions.js';
 import { registerMisc } from './api/misc.js';
 import { registerPlugins } from './api/plugins.js';
@@ -231,7 +231,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
 
   function failure(req: IncomingMessage, err: unknown): Reply {
     if (err instanceof HttpError) return errorReply(err);
-    log(`${req.method} ${req.url}: ${(err as Error)?.stack ?? err}`);
+    log(`${req.method} ${loggedUrl(req.url)}: ${(err as Error)?.stack ?? err}`);
     return errorReply(new HttpError(500, HTTP_MESSAGES.internal));
   }
 

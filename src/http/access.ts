@@ -39,6 +39,15 @@ const LOG_INTERVAL = 60_000;
 /** Raw Host values already judged: a few per server, so each is parsed once. */
 const HOST_CACHE_LIMIT = 256;
 
+/**
+ * A request's URL as a log line shows it: the path, the query left out (`?…`). A query may hold a
+ * secret: `?token=` is how the page's login URL carries the token, and a user tries it on the API.
+ */
+export function loggedUrl(url: string | undefined): string {
+  const at = url?.indexOf('?') ?? -1;
+  return at === -1 ? (url ?? '') : `${url!.slice(0, at)}?…`;
+}
+
 /** `Host` -> its name (lowercase, no trailing dot, IPv6 without brackets), or undefined when it is not a Host. */
 export function hostName(host: string): string | undefined {
   let name: string;
@@ -192,7 +201,7 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
       if (!SAFE_METHODS.has(method) && crossOrigin(req)) return new HttpError(403, HTTP_MESSAGES.crossOrigin);
       if (token === undefined || policy.exempt(method, path) || authenticated(req)) return undefined;
       const presented = /^\s*bearer\s/i.test(req.headers.authorization ?? '') || req.headers.cookie?.includes(policy.cookieName()) === true;
-      noteFailure(`${presented ? 'a wrong token' : 'a request without the token'} (${method} ${req.url})`, req.socket.remoteAddress);
+      noteFailure(`${presented ? 'a wrong token' : 'a request without the token'} (${method} ${loggedUrl(req.url)})`, req.socket.remoteAddress);
       return new HttpError(401, HTTP_MESSAGES.authenticationRequired, undefined, { 'WWW-Authenticate': 'Bearer realm="assessd"' });
     },
     tokenRequired: token !== undefined,

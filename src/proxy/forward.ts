@@ -109,6 +109,28 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
   }
 }
 
+/** A login cookie of assessd's web application (`assessd-<port>`, src/http/access.ts). */
+const LOGIN_COOKIE = /^\s*assessd-\d+=/;
+
+/**
+ * The request's headers without assessd's own login cookies. The browser sends a cookie to every
+ * port of the host it was set for (cookies ignore ports): a target on the same host as the web
+ * application (127.0.0.1) would receive the tester's API login, and the record would keep it.
+ */
+export function withoutLoginCookies(headers: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const [name, value] = [headers[i]!, headers[i + 1]!];
+    if (name.length !== 6 || name.toLowerCase() !== 'cookie' || !value.includes('assessd-')) {
+      out.push(name, value);
+      continue;
+    }
+    const kept = value.split(';').filter((pair) => !LOGIN_COOKIE.test(pair)).map((pair) => pair.trim()).join('; ');
+    if (kept !== '') out.push(name, kept);
+  }
+  return out;
+}
+
 /** The kind of an upstreamFailure (`DNS`, `refused`, ...), for the 502's header. */
 const failureKind = (failure: string) => failure.slice(0, failure.indexOf(':'));
 
@@ -191,7 +213,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const startedAt = Date.now();
   const started = performance.now();
   // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here
-  const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT)];
+  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT))];
   const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
@@ -329,7 +351,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const target = ctx.recorder?.targetOf(url);
   const startedAt = Date.now();
   const started = performance.now();
-  const headers = ['Host', url.host, ...endToEnd(req.rawHeaders, UPGRADE, HOST)];
+  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, UPGRADE, HOST))];
   // an upgraded connection is never given back to a pool
   const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: false, ...(https ? { rejectUnauthorized: false } : {}) });
   refuseLoops(ctx, upstream);

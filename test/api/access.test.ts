@@ -279,6 +279,19 @@ describe('token', () => {
       }
     });
 
+    test('the token tried in an API request\'s query (as the login URL carries it) is refused and not written to the log', async () => {
+      const fresh = await startServer({ token });
+      try {
+        assert.equal((await request(fresh.url, `/api/v1/sessions/?token=${token}`, { auth: false })).status, 401);
+        const lines = fresh.logs.filter((l) => l.startsWith('refused'));
+        assert.equal(lines.length, 1, lines.join('\n'));
+        assert.match(lines[0], /refused a request without the token \(GET \/api\/v1\/sessions\/\?…\) from 127\.0\.0\.1/);
+        assert.ok(fresh.logs.every((l) => !l.includes(token)), fresh.logs.join('\n'));
+      } finally {
+        await fresh.close();
+      }
+    });
+
     test("a proxy's Basic Authorization header does not hide the login cookie", async () => {
       const login = await request(server.url, '/api/v1/auth', { method: 'POST', form: { token } });
       const pair = (login.headers['set-cookie'] ?? [])[0].split(';')[0];

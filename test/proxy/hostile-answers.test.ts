@@ -206,6 +206,23 @@ describe('what is stored is what was sent', () => {
     assert.match(code.text, /X-Kept/, 'the code carries the request\'s own headers');
     assert.doesNotMatch(code.text, new RegExp(`${secret}|Proxy-`, 'i'));
   });
+
+  test("assessd's login cookie (which the browser sends to every port of the host) goes neither to the target nor into the record; the page's own cookies do", async () => {
+    // the login a browser holds for the server's API port, as the page got it
+    const login = await request(assessd.url, '/api/v1/auth', { method: 'POST', form: { token: assessd.token! } });
+    const cookie = /^(assessd-\d+=[^;]+)/.exec(login.headers['set-cookie']![0]!)![1]!;
+    assert.equal((await request(assessd.url, '/api/v1/sessions/', { headers: { cookie }, auth: false })).status, 200, 'a working login');
+    answers.set('/cookies', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    received.length = 0;
+    const { text } = await rawThroughProxy(get('/cookies', `Cookie: theme=dark; ${cookie}; sid=abc\r\nCookie: assessd-1=other\r\n`));
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.equal(received.length, 1);
+    assert.doesNotMatch(received[0]!, /assessd-/, 'the target received no login cookie');
+    assert.match(received[0]!, /\r\nCookie: theme=dark; sid=abc\r\n/i);
+    const tx = await stored('/cookies');
+    assert.doesNotMatch(tx.raw_request, /assessd-/);
+    assert.match(tx.raw_request, /\r\nCookie: theme=dark; sid=abc\r\n/);
+  });
 });
 
 describe('assessd itself, by a name the URL check does not know', () => {
