@@ -14,7 +14,7 @@ import { registerOpenApi, type ApiRouter, type RouteDoc } from './api/openapi.js
 import { registerOverview } from './api/overview.js';
 import { isPagePath, pageFallback, registerStatic, type WebAssets } from './api/page.js';
 import { registerReports } from './api/reports.js';
-import { createAccessCheck, loggedUrl } from './http/access.js';
+import { createAccessCheck, loggedUrl, type Logins } from './http/access.js';
 import { registerSessions } from './api/sessions.js';
 import { registerMisc } from './api/misc.js';
 import { registerPlugins } from './api/plugins.js';
@@ -34,6 +34,7 @@ import { createRouter, type RouteEntry } from './http/router.js';
 import { DEFAULT_MAX_BODY, DEFAULT_MAX_HAR_BODY, DEFAULT_MAX_IMPORT_BODY } from './options.js';
 import type { DefaultItem } from './store/configuration.js';
 import type { Store } from './store/store.js';
+import { memoryLogins } from './store/logins.js';
 
 export interface ServerOptions {
   store: Store;
@@ -50,6 +51,8 @@ export interface ServerOptions {
   allowedHosts?: string[] | '*';
   /** With a token, every request but health and the page's files needs it. */
   token?: string;
+  /** Where the web application's logins are kept (start() keeps them in the data directory); in memory by default. */
+  logins?: Logins;
   /** The version the OpenAPI document names. */
   version?: string;
   /** Largest session bundle an import accepts, in bytes (default 64 MiB). */
@@ -128,6 +131,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     token: options.token,
     exempt: exemptFromToken,
     cookieName: () => cookieName,
+    logins: options.logins ?? memoryLogins(),
     log,
   });
   const router: ApiRouter = createRouter<Handler, RouteDoc>();

@@ -15,6 +15,7 @@ import { createServer } from './server.js';
 import { parseDefaults } from './store/defaults.js';
 import { openStore } from './store/store.js';
 import { openEvidence, type Evidence } from './evidence/store.js';
+import { fileLogins } from './store/logins.js';
 import { loadOrCreateToken, TOKEN_FILE } from './store/token-file.js';
 
 /** A running server. */
@@ -96,6 +97,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       defaults,
       allowedHosts: resolved.allowedHosts,
       token,
+      logins: fileLogins(dataDir, log),
       version: version(),
       ...(proxyView ? { proxy: proxyView } : {}),
       log,

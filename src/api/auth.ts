@@ -14,7 +14,7 @@ export function registerAuth(router: ApiRouter, access: AccessCheck): void {
   });
 
   // The one request that needs no token beforehand: it carries the token, and sets the login cookie.
-  router.add('POST', AUTH_PATH, (ctx) => {
+  router.add('POST', AUTH_PATH, async (ctx) => {
     if (!access.tokenRequired) return success({ token_required: false });
     const token = ctx.args.get('token');
     if (token === null || !access.tokenMatches(token.trim())) {
@@ -23,7 +23,7 @@ export function registerAuth(router: ApiRouter, access: AccessCheck): void {
         'WWW-Authenticate': 'Bearer realm="assessd"',
       });
     }
-    return { ...success({ token_required: true }), headers: { 'Set-Cookie': access.loginCookie(true) } };
+    return { ...success({ token_required: true }), headers: { 'Set-Cookie': await access.logIn() } };
   }, {
     summary: "The web application's login: the token in, an HttpOnly SameSite=Strict cookie out",
     open: true,
@@ -32,8 +32,8 @@ export function registerAuth(router: ApiRouter, access: AccessCheck): void {
     fails: { 401: [HTTP_MESSAGES.invalidToken] },
   });
 
-  router.add('DELETE', AUTH_PATH, () => ({ ...success({ token_required: access.tokenRequired }), headers: { 'Set-Cookie': access.loginCookie(false) } }), {
-    summary: "Log out: clears the web application's login cookie",
+  router.add('DELETE', AUTH_PATH, async (ctx) => ({ ...success({ token_required: access.tokenRequired }), headers: { 'Set-Cookie': await access.logOut(ctx.headers.cookie) } }), {
+    summary: "Log out: ends the login the cookie holds (the value no longer works, here or anywhere it went) and clears the cookie",
     ok: { status: 200, description: 'Logged out', data: status, headers: { 'Set-Cookie': 'The cleared cookie' } },
   });
 }

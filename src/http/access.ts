@@ -18,8 +18,20 @@ export interface AccessPolicy {
   exempt(method: string, path: string): boolean;
   /** The login cookie's name: one per server port, since cookies ignore ports. */
   cookieName(): string;
+  /** The web application's logins, by digest of their cookie's value (src/store/logins.ts keeps them). */
+  logins: Logins;
   log(line: string): void;
 }
+
+/** Where logins are kept: by a digest of the cookie's value, never the value itself. */
+export interface Logins {
+  has(digest: string): boolean;
+  add(digest: string, expires: number): Promise<void>;
+  remove(digest: string): Promise<void>;
+}
+
+/** How long a login lasts (the cookie's Max-Age): 30 days. */
+export const LOGIN_SECONDS = 30 * 24 * 3600;
 
 export interface AccessCheck {
   /** The refusal of a request, or undefined when it may go on. `path` is without the query. */
@@ -27,8 +39,10 @@ export interface AccessCheck {
   readonly tokenRequired: boolean;
   /** Whether `candidate` is the token, in constant time. */
   tokenMatches(candidate: string): boolean;
-  /** The `Set-Cookie` value that logs a browser in, or out. */
-  loginCookie(loggedIn: boolean): string;
+  /** A new login: the `Set-Cookie` value that gives it to the browser, once it is kept. */
+  logIn(): Promise<string>;
+  /** Ends the login the `Cookie` header holds (if any): the `Set-Cookie` value that clears it. */
+  logOut(cookieHeader: string | undefined): Promise<string>;
   /** Counts (and at most once a minute logs) a refused credential: what, and who sent it. */
   noteFailure(what: string, from: string | undefined): void;
 }
@@ -36,6 +50,7 @@ export interface AccessCheck {
 /** Methods that change nothing: never refused as cross-origin. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const LOG_INTERVAL = 60_000;
+const COOKIE_ATTRIBUTES = 'Path=/; HttpOnly; SameSite=Strict';
 /** Raw Host values already judged: a few per server, so each is parsed once. */
 const HOST_CACHE_LIMIT = 256;
 
@@ -130,14 +145,10 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
   const { token } = policy;
   // worked out with the first request that presents a credential (node:crypto is loaded then)
   const tokenMatches = tokenMatcher(token);
-  let secrets: { cookieSecret: string; cookieDigest: Buffer } | undefined;
-  const derived = (t: string) => {
-    if (secrets) return secrets;
-    // The cookie holds a value derived from the token, not the token: other servers on this host
-    // receive its cookies too (cookies ignore ports).
-    const cookieSecret = crypto().createHmac('sha256', t).update('assessd login cookie').digest('base64url');
-    return (secrets = { cookieSecret, cookieDigest: digest(cookieSecret) });
-  };
+  // A login cookie holds a random value, one per login, kept as its digest keyed with the token (a
+  // new token ends every login): other servers on this host receive the cookies too (cookies
+  // ignore ports), so a login must be one that can end, at its browser's Log out or in 30 days.
+  const loginDigest = (value: string) => crypto().createHmac('sha256', token!).update(value).digest('hex');
 
   let failures = 0;
   let lastLogged = -Infinity;
@@ -174,7 +185,7 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
       return match !== null && tokenMatches(match[1]);
     }
     const cookie = cookieValue(req.headers.cookie, policy.cookieName());
-    return cookie !== undefined && token !== undefined && crypto().timingSafeEqual(digest(cookie), derived(token).cookieDigest);
+    return cookie !== undefined && token !== undefined && policy.logins.has(loginDigest(cookie));
   }
 
   function noteFailure(what: string, from: string | undefined): void {
@@ -206,10 +217,15 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
     },
     tokenRequired: token !== undefined,
     tokenMatches,
-    loginCookie(loggedIn) {
-      const attributes = 'Path=/; HttpOnly; SameSite=Strict';
-      const name = policy.cookieName();
-      return loggedIn && token !== undefined ? `${name}=${derived(token).cookieSecret}; ${attributes}; Max-Age=2592000` : `${name}=; ${attributes}; Max-Age=0`;
+    async logIn() {
+      const value = crypto().randomBytes(32).toString('base64url');
+      await policy.logins.add(loginDigest(value), Date.now() + LOGIN_SECONDS * 1000);
+      return `${policy.cookieName()}=${value}; ${COOKIE_ATTRIBUTES}; Max-Age=${LOGIN_SECONDS}`;
+    },
+    async logOut(cookieHeader) {
+      const value = cookieValue(cookieHeader, policy.cookieName());
+      if (value !== undefined && token !== undefined) await policy.logins.remove(loginDigest(value));
+      return `${policy.cookieName()}=; ${COOKIE_ATTRIBUTES}; Max-Age=0`;
     },
     noteFailure,
   };

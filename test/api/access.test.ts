@@ -279,6 +279,39 @@ describe('token', () => {
       }
     });
 
+    test('a login ends: Log out ends that browser\'s login for good (its cookie value no longer works anywhere), not the others; a restart keeps a login; a new token ends them all', async () => {
+      const dataDir = await tempDir();
+      let own = await startServer({ token, dataDir });
+      const logIn = async (url: string) => {
+        const login = await request(url, '/api/v1/auth', { method: 'POST', form: { token }, auth: false });
+        return login.headers['set-cookie']![0]!.split(';')[0]!;
+      };
+      // the cookie's name is the server's port: a restart here gets another port, a user's keeps its own
+      const works = async (url: string, pair: string) => {
+        const cookie = pair.replace(/^assessd-\d+=/, `assessd-${new URL(url).port}=`);
+        return (await request(url, '/api/v1/sessions/', { headers: { cookie }, auth: false })).status === 200;
+      };
+      try {
+        const [one, two] = [await logIn(own.url), await logIn(own.url)];
+        assert.notEqual(one, two, 'each login its own value');
+        assert.ok((await works(own.url, one)) && (await works(own.url, two)));
+        assertSuccess(await request(own.url, '/api/v1/auth', { method: 'DELETE', headers: { cookie: one }, auth: false }));
+        assert.equal(await works(own.url, one), false, 'the value a logged-out browser held (and any server it went to) no longer works');
+        assert.ok(await works(own.url, two), 'another browser stays logged in');
+        await own.stop();
+        own = await startServer({ token, dataDir });
+        assert.ok(await works(own.url, two), 'a restart keeps a login');
+        assert.equal(await works(own.url, one), false, 'and keeps the logout');
+        assert.equal((await stat(join(dataDir, 'logins'))).mode & 0o777, 0o600);
+        assert.ok(!(await readFile(join(dataDir, 'logins'), 'utf8')).includes(two.split('=')[1]!), 'the file holds digests, not the cookies');
+        await own.stop();
+        own = await startServer({ token: `${token}-new`, dataDir });
+        assert.equal(await works(own.url, two), false, 'a new token ends every login');
+      } finally {
+        await own.close();
+      }
+    });
+
     test('the token tried in an API request\'s query (as the login URL carries it) is refused and not written to the log', async () => {
       const fresh = await startServer({ token });
       try {

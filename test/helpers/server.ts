@@ -11,6 +11,7 @@ import { defaultConfiguration, PROJECT_ROOT, webFiles } from '../../src/paths.ts
 import { createServer, type AssessdHttpServer, type ServerOptions } from '../../src/server.ts';
 import type { FileSystem } from '../../src/store/atomic-file.ts';
 import { parseDefaults } from '../../src/store/defaults.ts';
+import { fileLogins } from '../../src/store/logins.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
 import { openEngine, type Engine } from '../../src/engine/index.ts';
 import type { ProxyView } from '../../src/api/proxy.ts';
@@ -81,7 +82,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     proxyView = { host: running.host, port: running.port, ca: async () => ca, counts: () => running.counts(), needsToken: false };
   }
   const { proxy: _wanted, ...serverOptions } = options;
-  const server = createServer({ defaults, ...serverOptions, store, engine, evidence, web, log, ...(proxyView ? { proxy: proxyView } : {}) });
+  // the logins in the data directory, as start() keeps them
+  const server = createServer({ defaults, logins: fileLogins(dataDir, log), ...serverOptions, store, engine, evidence, web, log, ...(proxyView ? { proxy: proxyView } : {}) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {

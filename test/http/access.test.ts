@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import type { IncomingMessage } from 'node:http';
 import { createAccessCheck, hostName, isAllowedHostName } from '../../src/http/access.ts';
+import { memoryLogins } from '../../src/store/logins.ts';
 
 test('hostName: the name of a Host header, lowercase, without port or trailing dot; undefined when malformed', () => {
   const cases: [string, string | undefined][] = [
@@ -33,7 +34,7 @@ test('the token is compared in constant time: timingSafeEqual on equal-length di
   };
   syncBuiltinESMExports();
   try {
-    const access = createAccessCheck({ allowedHosts: [], hostname: 'box', token: 'the-token', exempt: () => false, cookieName: () => 'c', log: () => {} });
+    const access = createAccessCheck({ allowedHosts: [], hostname: 'box', token: 'the-token', exempt: () => false, cookieName: () => 'c', logins: memoryLogins(), log: () => {} });
     assert.equal(access.tokenMatches('the-token'), true);
     assert.equal(access.tokenMatches('the-toke'), false);
     assert.equal(access.tokenMatches('the-token-and-more'), false);
@@ -51,7 +52,7 @@ test('the token is compared in constant time: timingSafeEqual on equal-length di
 test('refused credentials: the first is logged at once, the rest counted into one line a minute later', (t) => {
   t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
   const lines: string[] = [];
-  const access = createAccessCheck({ allowedHosts: [], hostname: 'box', token: 't', exempt: () => false, cookieName: () => 'c', log: (l) => lines.push(l) });
+  const access = createAccessCheck({ allowedHosts: [], hostname: 'box', token: 't', exempt: () => false, cookieName: () => 'c', logins: memoryLogins(), log: (l) => lines.push(l) });
   for (let i = 0; i < 5; i++) access.noteFailure('a wrong token', '10.0.0.9');
   assert.equal(lines.length, 1);
   assert.match(lines[0], /refused a wrong token from 10\.0\.0\.9/);

@@ -1,0 +1,46 @@
+/** The web application's logins in the data directory (src/store/logins.ts): expiry, the bound, a file that is not theirs. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileLogins, LOGINS_FILE, MAX_LOGINS } from '../../src/store/logins.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const digest = (i: number) => i.toString(16).padStart(64, '0');
+
+test('a login lasts until it expires, on disk as in memory', async () => {
+  const dir = await tempDir();
+  let now = 1_000_000;
+  const logins = fileLogins(dir, () => {}, () => now);
+  await logins.add(digest(1), now + 1000);
+  assert.ok(logins.has(digest(1)));
+  now += 1000;
+  assert.equal(logins.has(digest(1)), false, 'expired');
+  now -= 500;
+  assert.ok(fileLogins(dir, () => {}, () => now).has(digest(1)), 'read back from the file');
+});
+
+test(`at most ${MAX_LOGINS} logins: a new one past them ends the one that expires first`, async () => {
+  const dir = await tempDir();
+  const logins = fileLogins(dir, () => {}, () => 0);
+  for (let i = 0; i < MAX_LOGINS; i++) await logins.add(digest(i), 10_000 + (i === 7 ? -1 : i));
+  await logins.add(digest(MAX_LOGINS), 99_999);
+  assert.equal(logins.has(digest(7)), false);
+  assert.ok(logins.has(digest(0)) && logins.has(digest(MAX_LOGINS)));
+  const kept = JSON.parse(await readFile(join(dir, LOGINS_FILE), 'utf8')).logins;
+  assert.equal(kept.length, MAX_LOGINS);
+});
+
+test('a file that is not a list of logins is said once and taken as none; the next login writes a good one', async () => {
+  const dir = await tempDir();
+  for (const text of ['not json', '{"logins":[{"digest":"zz","expires":1}]}', '[]']) {
+    await writeFile(join(dir, LOGINS_FILE), text);
+    const lines: string[] = [];
+    const logins = fileLogins(dir, (line) => lines.push(line), () => 0);
+    assert.equal(logins.has(digest(1)), false);
+    assert.equal(lines.length, 1, text);
+    assert.match(lines[0]!, /is not a list of logins .*: browsers log in again/);
+    await logins.add(digest(1), 5);
+    assert.ok(fileLogins(dir, () => {}, () => 0).has(digest(1)));
+  }
+});
