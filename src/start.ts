@@ -35,6 +35,9 @@ export interface AssessdServer {
   close(): Promise<void>;
 }
 
+/** A token shorter than this is warned of: 128 bits written as base64url (a generated one has 43). */
+const STRONG_TOKEN_CHARACTERS = 22;
+
 /** The page's files, loaded once per process: two servers in one process share them. */
 let web: WebAssets | undefined;
 
@@ -120,6 +123,9 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     log(`warning: serving ${host} without a token (--no-token): any user or program on this machine can read every session and run the configured tools`);
   }
   if (resolved.allowedHosts === '*') log('warning: the Host check is off (--allowed-hosts *): any web page can reach the API by DNS rebinding');
+  if (token !== undefined && token.length < STRONG_TOKEN_CHARACTERS) {
+    log(`warning: the token has ${token.length} characters: one of fewer than ${STRONG_TOKEN_CHARACTERS} (128 bits as base64url) can be guessed by whoever reaches the API; give a longer one, or none and let assessd generate one`);
+  }
   const { address, port } = server.address() as AddressInfo;
   const url = `http://${urlHost(address)}:${port}`;
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;

@@ -207,6 +207,7 @@ test('ASSESSD_TOKEN sets the token (and no file is written); --no-token serves l
     const local = `http://127.0.0.1:${new URL(withToken.url).port}`;
     assert.equal((await request(local, '/api/v1/sessions/', { headers: { authorization: 'Bearer env-token-0123456789' } })).status, 200);
     assert.equal((await request(local, '/api/v1/sessions/', { auth: false })).status, 401);
+    assert.match(withToken.output(), /warning: the token has 20 characters: one of fewer than 22 \(128 bits as base64url\) can be guessed/);
   } finally {
     withToken.proc.kill('SIGTERM');
     await withToken.exited;
