@@ -4,6 +4,7 @@
  */
 import type { Finding } from '../engine/types.js';
 import type { Target } from '../store/state.js';
+import { bidiShown } from '../web/bidi.js';
 
 /** One output as the report lists it under its target. */
 export interface RankedOutput {
@@ -105,7 +106,7 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 
 /** Every value from the store goes through this: text in an element or in a quoted attribute. */
 export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+  return bidiShown(String(value)).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
 function when(ms: number | undefined): string {

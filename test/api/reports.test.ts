@@ -64,6 +64,14 @@ test('every value from the store is escaped: a hostile session name, URL and set
   assert.ok(!html.includes(HOSTILE));
 });
 
+test('a bidirectional control in a value is shown as a mark: it does not turn the report\'s own words around', async () => {
+  assert.equal((await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'evil\u202Eeman' } })).status, 201);
+  const id = (await request(server.url, '/api/v1/sessions/')).json.data.find((s: { name: string }) => s.name === 'evil\u202Eeman').id;
+  const html = (await report(id)).text;
+  assert.ok(html.includes('<h1>evil⟨U+202E⟩eman</h1>'));
+  assert.ok(!html.includes('\u202E'));
+});
+
 test('it prints on A4: a page size, a print style sheet, table heads repeated, rows kept whole', async () => {
   const html = (await report()).text;
   assert.match(html, /@page\{size:A4;/);

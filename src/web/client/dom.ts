@@ -1,4 +1,5 @@
-/** Building DOM nodes from data: text always goes in as text, never as markup. */
+/** Building DOM nodes from data: text always goes in as text, never as markup, its bidirectional controls shown (../bidi.ts). */
+import { bidiShown } from '../bidi.js';
 
 export type Child = Node | string | number | null | undefined | false;
 type AttrValue = string | number | boolean | null | undefined | EventListener;
@@ -13,7 +14,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   for (const [name, value] of Object.entries(attrs)) {
     if (typeof value === 'function') el.addEventListener(name.slice(2), value);
     else if (value === true) el.setAttribute(name, '');
-    else if (value !== false && value !== null && value !== undefined) el.setAttribute(name, String(value));
+    else if (value !== false && value !== null && value !== undefined) el.setAttribute(name, name === 'value' ? String(value) : bidiShown(String(value)));
   }
   append(el, children);
   return el;
@@ -22,7 +23,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 export function append(parent: Node, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+    parent.appendChild(child instanceof Node ? child : document.createTextNode(bidiShown(String(child))));
   }
 }
 

@@ -4,6 +4,7 @@
  * (asked when opened: it may be large), its files (listed when opened), and the tester's rank and
  * notes. Two requests bring it on screen: the target, and its outputs without their text.
  */
+import { bidiShown } from '../bidi.js';
 import { api, ApiError, isAbort, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
 import { append, appendInFrames, count, h, num, replace } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
@@ -84,7 +85,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
 
   function show(target: Target, byCode: OutputsByCode): void {
     replace(heading, 'Results of ', h('span', { class: 'target-name' }, target.target_url));
-    document.title = `Results of ${target.target_url} · assessd`;
+    document.title = bidiShown(`Results of ${target.target_url} · assessd`);
     const codes = Object.keys(byCode).sort(byGuideOrder);
     const all = codes.flatMap((c) => byCode[c].data);
     const perRank = new Map<number, number>();

@@ -4,6 +4,7 @@
  * sandboxed), copy as code in every language the server writes, and the repeater: the request
  * edited and sent again, its answer beside the recorded one.
  */
+import { bidiShown } from '../bidi.js';
 import { api, ApiError, CODE_LANGUAGES, isAbort, type CodeLanguage, type ReplayEdits, type Transaction } from './api.js';
 import { append, h, replace } from './dom.js';
 import type { ViewContext } from './router.js';
@@ -73,7 +74,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
 
   function show(t: Transaction): void {
     replace(heading, `#${t.id} `, h('span', { class: 'method' }, t.method), ' ', h('span', { class: 'target-name' }, t.url));
-    document.title = `#${t.id} ${t.method} ${t.url} · assessd`;
+    document.title = bidiShown(`#${t.id} ${t.method} ${t.url} · assessd`);
     let cookies = 0;
     try {
       cookies = (JSON.parse(t.session_tokens) as unknown[]).length;
