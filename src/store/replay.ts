@@ -4,12 +4,13 @@
  * a compaction. Synchronous: a rollback must not let a change in halfway, and a compaction runs
  * in a worker thread of its own.
  */
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { scanJournal, segmentFile, type JournalRecord } from './journal.js';
 import { applyOp, partOf } from './ops.js';
-import { DataFileError, loadPart, PART_FILES, type Part, type State } from './state.js';
+import { readSnapshotRows, SnapshotShapeError } from './snapshot-rows.js';
+import { DataFileError, loadParsedPart, loadPart, PART_FILES, type Part, type State } from './state.js';
 
 function ifExists<T>(read: () => T): T | undefined {
   try {
@@ -41,11 +42,31 @@ function readText(file: string): string {
   }
 }
 
+/**
+ * Snapshots up to this many bytes are read as one string and parsed at once (the quickest);
+ * larger ones row by row (snapshot-rows.ts): V8's longest string is about 512 Mi characters, and
+ * a store can write a larger snapshot than that (imported outputs keep their text in it).
+ * ASSESSD_SNAPSHOT_TEXT_BYTES sets it, for the tests of the other way.
+ */
+const WHOLE_TEXT_BYTES = Number(process.env.ASSESSD_SNAPSHOT_TEXT_BYTES ?? 256 * 1024 * 1024);
+
 /** Reads a part's snapshot into `state`; returns the last record it includes, or undefined if it is missing. */
 export function readSnapshot(dir: string, part: Part, state: State): number | undefined {
   const file = join(dir, PART_FILES[part]);
-  const text = ifExists(() => readText(file));
-  return text === undefined ? undefined : loadPart(state, part, file, text);
+  const size = ifExists(() => statSync(file).size);
+  if (size === undefined) return undefined;
+  if (size <= WHOLE_TEXT_BYTES) {
+    const text = ifExists(() => readText(file));
+    return text === undefined ? undefined : loadPart(state, part, file, text);
+  }
+  let doc: unknown;
+  try {
+    doc = readSnapshotRows(file);
+  } catch (err) {
+    if (err instanceof SnapshotShapeError || err instanceof SyntaxError) throw new DataFileError(file, `not valid JSON (${err.message})`);
+    throw err;
+  }
+  return loadParsedPart(state, part, file, doc);
 }
 
 export interface SegmentsRead {

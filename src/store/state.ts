@@ -284,6 +284,11 @@ export function loadPart(state: State, part: Part, file: string, text: string): 
   } catch (err) {
     throw new DataFileError(file, `not valid JSON (${(err as Error).message})`);
   }
+  return loadParsedPart(state, part, file, doc);
+}
+
+/** loadPart of a document already parsed (a snapshot too large for one string is read row by row). */
+export function loadParsedPart(state: State, part: Part, file: string, doc: unknown): number {
   const check: Check = shapeChecker(file);
   check(isObject(doc), 'expected a JSON object');
   const data = doc as Record<string, unknown>;

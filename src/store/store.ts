@@ -15,7 +15,7 @@ import { acquireLock, type Lock } from './lock.js';
 import { applyOp, type Op, type ResultOf } from './ops.js';
 import { readSegments, readSnapshot, replayRecord } from './replay.js';
 import { ensureDefaultSession } from './sessions.js';
-import { emptyState, PART_FILES, serializePart, type Part, type State } from './state.js';
+import { emptyState, PART_FILES, serializePartInPieces, type Part, type State } from './state.js';
 
 export interface StoreOptions {
   dir: string;
@@ -158,7 +158,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   // A new dir, or changed defaults: the snapshots say so before anything is served.
   if (loaded.snapshotsStale) {
     // every write settles before going on: none may land after a compaction's
-    const writes = await Promise.allSettled(PARTS.map((part) => fs.writeFileAtomic(join(dir, PART_FILES[part]), serializePart(state, part, lastSeq))));
+    const writes = await Promise.allSettled(PARTS.map((part) => fs.writeFileAtomic(join(dir, PART_FILES[part]), serializePartInPieces(state, part, lastSeq))));
     otherFsyncs += writes.filter((w) => w.status === 'fulfilled').length;
     for (const w of writes) if (w.status === 'rejected') throw w.reason;
     await fs.syncDir(dir);
