@@ -61,6 +61,8 @@ export interface ServerOptions {
   evidence?: Evidence;
   /** Largest HAR a transactions import accepts, in bytes (default 1 GiB). */
   maxHarBody?: number;
+  /** Stored bytes of transactions a session's bundle may carry (default 256 MiB): past them its export is refused. */
+  maxBundledTransactions?: number;
   /** A replay's time limit (connect to last byte), in milliseconds: the checks' (default 10 s). */
   replayTimeoutMs?: number;
   /** How long a transactions list or search may read records, in milliseconds (default 10 s). */
@@ -142,7 +144,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   registerBulk(router, store);
   registerOverview(router, store);
   registerConfiguration(router, store);
-  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine, options.evidence);
+  registerBundles(router, store, options.maxImportBody ?? DEFAULT_MAX_IMPORT_BODY, options.engine, options.evidence, options.maxBundledTransactions);
   registerReports(router, store, options.defaults ?? [], options.engine?.catalogue, options.evidence);
   if (options.engine) {
     registerMisc(router, store);

@@ -1,6 +1,6 @@
 /** /api/v1/bundles (extension): a session exported as a file, and such a file imported as a new session. */
 import { exportSession, type OutputSources } from '../engine/bundle-outputs.js';
-import { BundledTransactionError, transactionEntries, writeBundledTransactions } from '../evidence/bundle.js';
+import { BundledTransactionError, TooManyTransactionsError, transactionEntries, writeBundledTransactions } from '../evidence/bundle.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, success } from '../http/jsend.js';
 import { parseBundle, referencedTransactions } from '../store/bundle.js';
@@ -22,11 +22,21 @@ function isJson(contentType: string | undefined): boolean {
  * `engine`: where outputs' texts come from (without one, an output exports its stored text only);
  * `evidence`: the targets' transactions (without it, bundles carry none and an import ignores them).
  */
-export function registerBundles(router: ApiRouter, store: Store, maxImportBody: number, engine?: OutputSources, evidence?: Evidence): void {
+export function registerBundles(router: ApiRouter, store: Store, maxImportBody: number, engine?: OutputSources, evidence?: Evidence, maxBundledTransactions?: number): void {
   const exportBundle: Handler = async (ctx) => {
     const id = parseUnsigned(ctx.params.session_id);
-    const transactionsOf = evidence && ((targets: number[]) => transactionEntries(evidence, targets));
-    const exported = id === undefined ? undefined : await exportSession(store.state, engine, id, undefined, transactionsOf);
+    const transactionsOf = evidence && ((targets: number[]) => transactionEntries(evidence, targets, maxBundledTransactions));
+    let exported: Awaited<ReturnType<typeof exportSession>>;
+    try {
+      exported = id === undefined ? undefined : await exportSession(store.state, engine, id, undefined, transactionsOf);
+    } catch (err) {
+      // more than one JSON text holds: said, before the memory runs out (a string past V8's longest is a RangeError)
+      if (err instanceof TooManyTransactionsError || (err instanceof RangeError && /string length/i.test(err.message))) {
+        const why = err instanceof TooManyTransactionsError ? err.message : 'it is more than one JSON text can hold';
+        throw new HttpError(422, `Session too large to export as one bundle: ${why}; export each target's transactions as HAR (GET /api/v1/targets/<id>/transactions/har), which streams any size`);
+      }
+      throw err;
+    }
     if (exported === undefined) throw new HttpError(400, MESSAGES.invalidSessionId);
     const { name, text } = exported;
     // a file, not an envelope: it is what `import` reads back
@@ -130,7 +140,7 @@ export function registerBundles(router: ApiRouter, store: Store, maxImportBody: 
   router.add('GET', '/api/v1/bundles/{session_id:int}', exportBundle, {
     summary: 'Export a session as a file (extension): its name and every target, newest first, with its outputs and their text',
     ok: { status: 200, description: 'The bundle, not in a JSend envelope', type: 'application/json', schema: bundle, headers: { 'Content-Disposition': 'attachment; filename="<safe name>.assessd.json"' } },
-    fails: { 400: [MESSAGES.invalidSessionId] },
+    fails: { 400: [MESSAGES.invalidSessionId], 422: ["Session too large to export as one bundle: its targets' transactions hold N MiB, more than a bundle carries (256.0 MiB); export each target's transactions as HAR (GET /api/v1/targets/<id>/transactions/har), which streams any size"] },
   });
   router.add('POST', '/api/v1/bundles', importBundle, {
     summary: 'Import a bundle as a new session (extension), all or nothing, in one durable change; the active session does not change',

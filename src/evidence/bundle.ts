@@ -9,6 +9,7 @@ import type { State } from '../store/state.js';
 import { entryToExchange, exchangeToEntry, HarError } from './har.js';
 import { readStored } from './read.js';
 import { scopeTest } from './scope.js';
+import { FLAG_DEAD } from './segment.js';
 import type { Evidence, PendingSegment } from './store.js';
 
 /** A bundled transaction refused: the field, in the bundle (`targets[2].transactions[5].request.url`), and what is wrong. */
@@ -77,9 +78,30 @@ export async function writeBundledTransactions(evidence: Evidence, bundled: read
   };
 }
 
-/** Each target's transactions as HAR entries, oldest first (for a bundle). */
-export async function transactionEntries(evidence: Evidence, targets: readonly number[]): Promise<Map<number, unknown[]>> {
+/**
+ * Stored bytes of transactions one bundle may carry. A bundle is one JSON text built in memory, and
+ * V8's longest string is about 512 Mi characters: a session holding gigabytes of recorded traffic
+ * (a HAR import may be 1 GiB) ran the server out of memory. Past this, the export is refused
+ * (its HAR exports stream any size).
+ */
+export const MAX_BUNDLED_TRANSACTION_BYTES = 256 * 1024 * 1024;
+
+/** A session whose transactions are more than one bundle carries: how many bytes they hold. */
+export class TooManyTransactionsError extends Error {
+  constructor(readonly bytes: number, budget: number) {
+    super(`its targets' transactions hold ${(bytes / 2 ** 20).toFixed(1)} MiB, more than a bundle carries (${(budget / 2 ** 20).toFixed(1)} MiB)`);
+  }
+}
+
+/** Each target's transactions as HAR entries, oldest first (for a bundle); TooManyTransactionsError past MAX_BUNDLED_TRANSACTION_BYTES, before any is read. */
+export async function transactionEntries(evidence: Evidence, targets: readonly number[], budget = MAX_BUNDLED_TRANSACTION_BYTES): Promise<Map<number, unknown[]>> {
   const out = new Map<number, unknown[]>();
+  let bytes = 0;
+  for (const target of targets) {
+    const { index } = await evidence.load(target);
+    for (let row = 0; row < index.n; row++) if ((index.flags[row]! & FLAG_DEAD) === 0) bytes += index.len[row]!;
+  }
+  if (bytes > budget) throw new TooManyTransactionsError(bytes, budget);
   for (const target of targets) {
     const loaded = await evidence.load(target);
     const entries: unknown[] = [];

@@ -87,3 +87,22 @@ test('assessd export and import carry transactions too, no server running', asyn
   assert.deepEqual(rows.map((t: { url: string }) => t.url), ['https://e.example/page']);
   await again.close();
 });
+
+test('a session whose transactions are more than a bundle carries: the export is refused before they are read, saying why and what to do instead; the server is fine', async () => {
+  // 40 KiB here stands for the 256 MiB of the default (MAX_BUNDLED_TRANSACTION_BYTES): gigabytes of recorded traffic ran the server out of memory
+  const server = await startServer({ maxBundledTransactions: 40 * 1024 });
+  try {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://big.example/' } });
+    await importHar(server.url, 1, harOf([{ url: 'https://big.example/small', responseBody: 'x'.repeat(10 * 1024) }]));
+    assert.equal((await request(server.url, '/api/v1/bundles/1')).status, 200, 'under the budget');
+    await importHar(server.url, 1, harOf(Array.from({ length: 8 }, (_, i) => ({ url: `https://big.example/${i}`, responseBody: 'y'.repeat(10 * 1024) }))));
+    const refused = await request(server.url, '/api/v1/bundles/1');
+    assert.equal(refused.status, 422, refused.text);
+    assert.equal(refused.json.status, 'fail');
+    assert.match(refused.json.message, /^Session too large to export as one bundle: its targets' transactions hold \d+\.\d MiB, more than a bundle carries \(0\.0 MiB\); export each target's transactions as HAR \(GET \/api\/v1\/targets\/<id>\/transactions\/har\), which streams any size$/);
+    assert.equal((await request(server.url, '/api/v1/targets/1/transactions/har')).status, 200);
+    assert.equal((await request(server.url, '/debug/health')).status, 200);
+  } finally {
+    await server.close();
+  }
+});
