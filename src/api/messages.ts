@@ -1,7 +1,7 @@
 /** Every user-facing message of the contract, in one place: handlers and tests import them from here. */
 import { PLUGIN_GROUPS } from '../engine/types.js';
 import {
-  BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_TARGETS, MAX_FINDING_DETAIL, MAX_FINDING_TITLE, MAX_OUTPUT_ERROR,
+  BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_OUTPUTS_PER_TARGET, MAX_BUNDLE_TARGETS, MAX_FINDING_DETAIL, MAX_FINDING_TITLE, MAX_OUTPUT_ERROR,
   type BundleProblem, type OutputField,
 } from '../store/bundle.js';
 import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
@@ -118,6 +118,10 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
     case 'outputs': {
       const field = `targets[${problem.index}].outputs`;
       return { message: `${field} must be an array`, field, detail: 'must be an array' };
+    }
+    case 'too-many-outputs': {
+      const field = `targets[${problem.index}].outputs`;
+      return { message: `${field} gives its target more than ${MAX_BUNDLE_OUTPUTS_PER_TARGET} outputs (one per plugin)`, field, detail: `at most ${MAX_BUNDLE_OUTPUTS_PER_TARGET} a target` };
     }
     case 'transactions': {
       const field = `targets[${problem.index}].transactions`;

@@ -129,11 +129,17 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   const names: Handler = (ctx) => {
     const target = targetOf(ctx);
     const byCode: Record<string, { data: unknown[]; details: unknown }> = {};
-    const rows = targetOutputs(store.state, target);
-    for (const code of [...new Set(rows.map((r) => r.plugin_code))].sort()) {
+    // grouped in one pass: a filter per code was quadratic (40,000 outputs of one target, as a bundle may bring: 34 s)
+    const grouped = new Map<string, OutputRow[]>();
+    for (const row of targetOutputs(store.state, target)) {
+      const list = grouped.get(row.plugin_code);
+      if (list) list.push(row);
+      else grouped.set(row.plugin_code, [row]);
+    }
+    for (const [code, rows] of [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const group = engine.catalogue.testGroup(code);
       byCode[code] = {
-        data: rows.filter((r) => r.plugin_code === code).map(outputView),
+        data: rows.map(outputView),
         details: group ? { code: group.code, priority: group.priority, descrip: group.descrip, hint: group.hint, url: group.url, mappings: group.mappings } : { code, priority: 0, descrip: code, hint: '', url: '', mappings: {} },
       };
     }

@@ -13,6 +13,12 @@ export const BUNDLE_FORMAT = 'assessd-session';
 export const BUNDLE_VERSION = 1;
 /** One import is one op applied at once: this bounds the time it holds the event loop. */
 export const MAX_BUNDLE_TARGETS = 100_000;
+/**
+ * Outputs a bundle may give one target. A target has one output per plugin, and a catalogue holds a
+ * few hundred; a bundle naming 40,000 made codes held the server 12 s at each look at the target's
+ * results, 350,000 for minutes.
+ */
+export const MAX_BUNDLE_OUTPUTS_PER_TARGET = 5_000;
 export const MAX_FINDING_TITLE = 4096;
 /** A finding's detail and an output's error, in characters. */
 export const MAX_FINDING_DETAIL = MAX_NOTES;
@@ -109,6 +115,7 @@ export type BundleProblem =
   | { kind: 'target'; index: number }
   | { kind: 'target-url'; index: number; what: 'missing' | 'not-string' | 'invalid' | 'not-one-host' }
   | { kind: 'outputs'; index: number }
+  | { kind: 'too-many-outputs'; index: number }
   | { kind: 'transactions'; index: number }
   | { kind: 'output'; index: number; output: number }
   | { kind: 'output-field'; index: number; output: number; field: OutputField; finding?: number; what: 'missing' | 'invalid' | 'repeated' };
@@ -211,6 +218,7 @@ export function parseBundle(bytes: Uint8Array, nameArgument?: string): ParsedBun
       if ('field' in result) return fail({ kind: 'output-field', index, output, ...result });
       if (keys.has(result.plugin_key)) return fail({ kind: 'output-field', index, output, field: 'plugin_key', what: 'repeated' });
       keys.add(result.plugin_key);
+      if (keys.size > MAX_BUNDLE_OUTPUTS_PER_TARGET) return fail({ kind: 'too-many-outputs', index });
       parsed.push(result);
     }
     outputsOf.push(parsed);

@@ -238,6 +238,18 @@ describe('every refusal leaves the store byte for byte unchanged', () => {
     { name: 'a target_url only in __proto__', body: bundle('n', [ok(0)]).replace('"targets":[', '"targets":[{"__proto__":{"target_url":"http://p.example/"}},'), status: 400, message: 'targets[0].target_url is missing' },
     { name: 'a numeric target_url', body: bundle('n', [ok(0), ok(1), ok(2), 42]), status: 400, message: 'targets[3].target_url must be a string', data: { 'targets[3].target_url': 'must be a string' } },
     { name: 'a null target_url', body: bundle('n', [null]), status: 400, message: 'targets[0].target_url must be a string' },
+    {
+      name: 'a target given more outputs than there are plugins (5,001 made codes, over two entries of its URL)',
+      body: bundle('n', [], {
+        targets: [2_000, 3_001].map((count, part) => ({
+          target_url: ok(7),
+          outputs: Array.from({ length: count }, (_, i) => ({ plugin_key: `external@M${part}x${i}`, plugin_code: `M${part}x${i}`, plugin_group: 'web', plugin_type: 'external', status: 'Successful' })),
+        })),
+      }),
+      status: 400,
+      message: 'targets[1].outputs gives its target more than 5000 outputs (one per plugin)',
+      data: { 'targets[1].outputs': 'at most 5000 a target' },
+    },
     { name: 'an array target_url', body: bundle('n', [[ok(0)]]), status: 400, message: 'targets[0].target_url must be a string' },
     { name: 'a relative target_url', body: bundle('n', [ok(0), 'app.acme.example']), status: 400, message: 'targets[1].target_url is not an absolute http(s) URL', data: { 'targets[1].target_url': 'is not an absolute http(s) URL' } },
     { name: 'an ftp target_url', body: bundle('n', ['ftp://a.example/']), status: 400, message: 'targets[0].target_url is not an absolute http(s) URL' },

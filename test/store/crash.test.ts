@@ -103,7 +103,13 @@ test(`SIGKILL under 16 concurrent writers loses no acknowledged write (${WRITER_
   for (let round = 0; round < WRITER_ROUNDS; round++) {
     // odd rounds compact often, so some kills land mid-compaction
     const env = { ASSESSD_COMPACT_AFTER: round % 2 ? '2048' : '4194304' };
-    await loadAndKill(dir, env, round, acked, () => new Promise((r) => setTimeout(r, 60 + rand() * 300)));
+    // killed at a random moment once a write of this round is acknowledged (on a loaded machine the
+    // first can take longer than the random wait: a round with none tests nothing)
+    const before = acked.sessions.size;
+    await loadAndKill(dir, env, round, acked, async () => {
+      for (const deadline = Date.now() + 20_000; acked.sessions.size === before && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 60 + rand() * 300));
+    });
     // the files parse (a segment may end in one torn line)
     for (const file of ['sessions.json', 'configuration.json']) JSON.parse(await readFile(join(dir, file), 'utf8'));
     for (const file of journalSegments(dir)) (await readFile(join(dir, file), 'utf8')).split('\n').slice(0, -1).forEach((line) => JSON.parse(line));

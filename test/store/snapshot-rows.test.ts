@@ -55,7 +55,10 @@ test('a server that reads its snapshots row by row (past ASSESSD_SNAPSHOT_TEXT_B
     }
     assert.equal((await request(first.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'http://rows.example/a,b]' } })).status, 201);
     assert.equal((await request(first.url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '7' } })).status, 200);
-    assert.ok((await request(first.url, '/debug/stats')).json.data.store.compactions >= 1, 'compacted');
+    // a compaction runs in a worker thread: waited for, so that the snapshots hold the rows
+    const compactions = async () => (await request(first.url, '/debug/stats')).json.data.store.compactions as number;
+    for (const deadline = Date.now() + 20_000; (await compactions()) < 1 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok((await compactions()) >= 1, 'compacted');
   } finally {
     first.proc.kill('SIGTERM');
     await first.exited;
