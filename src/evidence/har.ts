@@ -4,6 +4,7 @@
  * to the event loop every few milliseconds. Out: exchanges written as HAR entries.
  */
 import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError, type BodyText } from './json-stream.js';
+import { dayExists } from '../store/dates.js';
 import { headerValue, SOURCES, TOKEN, type Exchange, type Header, type Source } from './record.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
@@ -180,15 +181,6 @@ function body(holder: Obj, field: string, index: number): { bytes: Buffer; cut: 
     return bytes.length > BODY_CAP ? { bytes: bytes.subarray(0, BODY_CAP), cut: true } : { bytes, cut: t.cut };
   }
   return t.bytes.length > BODY_CAP ? { bytes: t.bytes.subarray(0, BODY_CAP), cut: true } : { bytes: t.bytes, cut: t.cut };
-}
-
-/** Whether a date's day is one of its month's (Date.parse takes 2024-02-30 for March 1st). */
-function dayExists(text: string): boolean {
-  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
-  if (!ymd) return true;
-  const [year, month, day] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** The request body: `text`, or the form `params` when there is no text. */

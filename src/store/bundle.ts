@@ -5,6 +5,7 @@
 import { PLUGIN_GROUPS, PLUGIN_TYPES, type PluginGroup } from '../engine/types.js';
 import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY, targetOutputs } from './engine.js';
 import type { ImportedOutput } from './import.js';
+import { dayExists } from './dates.js';
 import { normalizeSessionName } from './sessions.js';
 import type { Finding, OutputRow, OutputStatus, State, Target } from './state.js';
 import { deriveTarget, listTargets, notOneHost } from './targets.js';
@@ -252,7 +253,8 @@ const isUtf8Text = (v: unknown, max: number): v is string => typeof v === 'strin
 /** Milliseconds since the epoch, null for null, undefined for anything else. */
 function parseTime(v: unknown): number | null | undefined {
   if (v === null) return null;
-  if (typeof v !== 'string' || !ISO_TIME.test(v)) return undefined;
+  // a day its month has: Date.parse takes 2026-02-31 for March 3rd
+  if (typeof v !== 'string' || !ISO_TIME.test(v) || !dayExists(v)) return undefined;
   const ms = Date.parse(v);
   return Number.isSafeInteger(ms) && ms >= 0 ? ms : undefined;
 }
