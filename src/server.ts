@@ -229,6 +229,11 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
           if (body.length > 0 && !isFormContentType(headers['content-type'])) {
             throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
           }
+          // a coded body (gzip...) was read as the form itself, its bytes taken for arguments (RFC 9110 8.4: 415)
+          const coding = headers['content-encoding']?.trim().toLowerCase();
+          if (body.length > 0 && coding !== undefined && coding !== '' && coding !== 'identity') {
+            throw new HttpError(415, HTTP_MESSAGES.unsupportedContentCoding);
+          }
           return (args = parseFormArgs(query, body.toString('utf8')));
         },
       });
