@@ -129,7 +129,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   const names: Handler = (ctx) => {
     const target = targetOf(ctx);
     const byCode: Record<string, { data: unknown[]; details: unknown }> = {};
-    // grouped in one pass: a filter per code was quadratic (40,000 outputs of one target, as a bundle may bring: 34 s)
+    // grouped in one pass: a filter per code was quadratic (40,000 outputs of one target, as a bundle may bring: 12-34 s)
     const grouped = new Map<string, OutputRow[]>();
     for (const row of targetOutputs(store.state, target)) {
       const list = grouped.get(row.plugin_code);

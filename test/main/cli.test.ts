@@ -241,3 +241,32 @@ test('the compiled server: --allowed-hosts names the hosts that pass, and a cros
     await server.exited;
   }
 });
+
+test('the compiled server: a login survives kill -9 and an immediate restart on its port; Log out ends it for good, the next restart too', async () => {
+  const dir = await tempDir();
+  const first = await spawnServer(['--port', '0', '--data-dir', dir]);
+  const port = new URL(first.url).port;
+  const login = await request(first.url, '/api/v1/auth', { method: 'POST', form: { token: first.token! }, auth: false });
+  assert.equal(login.status, 200, login.text);
+  const cookie = login.headers['set-cookie']![0]!.split(';')[0]!;
+  const works = async (url: string) => (await request(url, '/api/v1/sessions/', { headers: { cookie }, auth: false })).status === 200;
+  assert.ok(await works(first.url));
+  first.proc.kill('SIGKILL');
+  await first.exited;
+  const second = await spawnServer(['--port', port, '--data-dir', dir]);
+  try {
+    assert.ok(await works(second.url), 'the login was on disk when the login answered');
+    assert.equal((await request(second.url, '/api/v1/auth', { method: 'DELETE', headers: { cookie }, auth: false })).status, 200);
+    assert.equal(await works(second.url), false);
+  } finally {
+    second.proc.kill('SIGKILL');
+    await second.exited;
+  }
+  const third = await spawnServer(['--port', port, '--data-dir', dir]);
+  try {
+    assert.equal(await works(third.url), false, 'the logout was on disk when it answered');
+  } finally {
+    third.proc.kill('SIGTERM');
+    await third.exited;
+  }
+});
