@@ -38,9 +38,9 @@ export function readSnapshotRows(file: string): Record<string, unknown> {
     else if (atComma || rows!.length > 0) throw new SnapshotShapeError('an empty row in an array');
     row = [];
   };
+  /** Ends the member being read at depth 1, if there is one (after an array member only spaces are). */
   const endMember = () => {
-    if (blank(member)) throw new SnapshotShapeError('an empty member');
-    Object.assign(doc, parse([Buffer.from('{'), ...member, Buffer.from('}')]));
+    if (!blank(member)) Object.assign(doc, parse([Buffer.from('{'), ...member, Buffer.from('}')]));
     member = [];
   };
 
@@ -96,8 +96,7 @@ export function readSnapshotRows(file: string): Record<string, unknown> {
           } else if (depth === 1) {
             if (b !== CLOSE_BRACE) throw new SnapshotShapeError('the object closed by ]');
             take(i);
-            if (!blank(member)) endMember();
-            member = [];
+            endMember();
             depth = 0;
             closed = true;
             from = i + 1;
@@ -106,11 +105,7 @@ export function readSnapshotRows(file: string): Record<string, unknown> {
           if (depth === 0) throw new SnapshotShapeError('a comma outside the object');
           take(i);
           if (depth === 2) endRow(true);
-          else {
-            // after an array member the comma ends nothing of its own
-            if (!blank(member)) endMember();
-            member = [];
-          }
+          else endMember();
           from = i + 1;
         } else if (depth === 0 && !isSpace(b)) throw new SnapshotShapeError('not a JSON object');
       }
