@@ -133,42 +133,89 @@ export function runMarker(dataDir: string): string {
 export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
 
 /**
- * Kills (SIGKILL) every live process whose environment holds `entry` (`ASSESSD_RUN=<marker>:<id>`,
- * inherited by everything a run starts): what a program left outside its process group (a child
- * that called setsid) still ends with its run. Only pids above `afterPid` are read: a run's
- * processes start after its leader, and pids grow until they wrap (which this does not follow).
- * Two passes, for what a killed process forked meanwhile. Answers how many it killed.
+ * Kills (SIGKILL) what a run left: every process still in its group (`leader`'s), and every
+ * process whose environment holds `entry` (`ASSESSD_RUN=<marker>:<id>`, inherited by everything a
+ * run starts), so that a child that left the group (setsid) ends with its run too. Every pid is
+ * read, whatever its number: pids wrap past `pid_max` (32768 on many boxes), so a run's child may
+ * have a lower pid than its leader. Two passes, for what a killed process forked meanwhile. Then
+ * waits (bounded) until each is gone or a zombie: SIGKILL is acted on only when its process next
+ * runs, which on a busy box can be long after, and a run reported ended must leave nothing
+ * running. Answers how many it killed.
  */
-export async function killMarkedProcesses(entry: string, afterPid: number): Promise<number> {
-  let killed = 0;
+export async function killLeftovers(leader: number, entry?: string, waitMs = 2000): Promise<number> {
   const { readdir, readFile } = fsPromises();
+  const killed: number[] = [];
+  /** Whether `pid` carries the entry: `undefined` while its environment reads empty (an execve under way shows none). */
+  const marked = async (pid: number): Promise<boolean | undefined> => {
+    if (entry === undefined) return false;
+    let environ: string;
+    try {
+      environ = await readFile(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      return false; // gone, or another user's
+    }
+    if (environ === '') return isKernelThread(pid) ? false : undefined;
+    return environ.startsWith(`${entry}\0`) || environ.includes(`\0${entry}\0`);
+  };
+  const kill = (pid: number) => {
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed.push(pid);
+      return 1;
+    } catch {
+      return 0; // gone meanwhile
+    }
+  };
   for (let pass = 0; pass < 2; pass++) {
     let names: string[];
     try {
       names = await readdir('/proc');
     } catch {
-      return killed; // not Linux: the process group is all there is
+      return killed.length; // not Linux: the process group is all there is
     }
     let found = 0;
+    let unread: number[] = [];
     for (const name of names) {
       const pid = Number(name);
-      if (!Number.isSafeInteger(pid) || pid <= afterPid || pid === process.pid) continue;
-      let environ: string;
-      try {
-        environ = await readFile(`/proc/${pid}/environ`, 'latin1');
-      } catch {
-        continue; // gone, or another user's
-      }
-      if (!environ.startsWith(`${entry}\0`) && !environ.includes(`\0${entry}\0`)) continue;
-      try {
-        process.kill(pid, 'SIGKILL');
-        found++;
-      } catch {
-        // gone meanwhile
-      }
+      if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid) continue;
+      const stat = parseProcStat(await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => ''));
+      if (!stat || stat.state === 'Z' || stat.state === 'X') continue;
+      const verdict = stat.pgrp === leader || (await marked(pid));
+      if (verdict) found += kill(pid);
+      else if (verdict === undefined) unread.push(pid);
     }
-    killed += found;
+    // read again what was between two programs; a process whose environment stays empty is not the run's
+    for (let retry = 0; retry < 10 && unread.length > 0; retry++) {
+      await delay(10);
+      const still: number[] = [];
+      for (const pid of unread) {
+        const verdict = await marked(pid);
+        if (verdict) found += kill(pid);
+        else if (verdict === undefined) still.push(pid);
+      }
+      unread = still;
+    }
     if (found === 0) break;
   }
-  return killed;
+  const deadline = Date.now() + waitMs;
+  while (killed.some((pid) => isRunning(pid)) && Date.now() < deadline) await delay(5);
+  return killed.length;
+}
+
+/** A kernel thread (flag PF_KTHREAD in `/proc/<pid>/stat`): its environment is always empty. */
+function isKernelThread(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // after the name: field 9 (flags) is index 6
+    const flags = Number(stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[6]);
+    return (flags & 0x00200000) !== 0;
+  } catch {
+    return true; // gone: nothing to wait for
+  }
+}
+
+/** Not gone and not a zombie. */
+function isRunning(pid: number): boolean {
+  const state = readProcStat(pid)?.state;
+  return state !== undefined && state !== 'Z' && state !== 'X';
 }

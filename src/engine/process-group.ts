@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { killMarkedProcesses, processStartTime, signalGroup } from './proc.js';
+import { killLeftovers, processStartTime, signalGroup } from './proc.js';
 
 export { checkProgram, endStaleGroup, processStartTime, signalGroup, type ProgramCheck } from './proc.js';
 
@@ -31,7 +31,7 @@ export interface RunOptions {
   killGraceMs?: number;
   /**
    * `NAME=value` in `env` that marks this run's processes: those that left the group (setsid)
-   * are found by it and killed when the run ends (proc.ts, killMarkedProcesses).
+   * are found by it and killed when the run ends (proc.ts, killLeftovers).
    */
   marker?: string;
 }
@@ -204,8 +204,8 @@ export function runProgram(options: RunOptions): RunHandle {
   }
 
   async function settle(result: Pick<RunEnd, 'outcome' | 'exitCode' | 'signal' | 'reason' | 'errno'>): Promise<RunEnd> {
-    // what left the group ends with it too (and lets go of the pipes it may hold)
-    if (options.marker && pid > 0) await killMarkedProcesses(options.marker, pid).catch(() => 0);
+    // the group's rest, and what left the group, end with it (and let go of the pipes they may hold)
+    if (pid > 0) await killLeftovers(pid, options.marker).catch(() => 0);
     // bounded: a process that left the group may hold the pipes open for ever
     const drained = Promise.all([out.ended, err.ended]);
     const cancel = new AbortController();
