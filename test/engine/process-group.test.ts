@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkProgram, endStaleGroup, runProgram, type RunOptions } from '../../src/engine/process-group.ts';
-import { parseProcStat, processStartTime, readProcStat } from '../../src/engine/proc.ts';
+import { killLeftovers, parseProcStat, processStartTime, readProcStat } from '../../src/engine/proc.ts';
 import { groupStopped } from '../helpers/engine.ts';
 
 const MiB = 1024 * 1024;
@@ -204,6 +204,17 @@ test('a marked process whose pid is below the leader\'s (pids wrap) is killed wi
   const end = await handle.done;
   assert.deepEqual([end.outcome, end.exitCode], ['exited', 0]);
   assert.equal(alive(earlier.pid!), false, `the marked process ${earlier.pid} below the leader's pid outlived the run`);
+});
+
+test('a process with an empty environment, outside the group, is read again a few times and left alone: it is not the run\'s', async () => {
+  // an environment reads empty while a process is between two programs (execve), and for one started with none
+  const bare = spawn('sleep', ['100'], { detached: true, stdio: 'ignore', env: {} });
+  groups.add(bare.pid!);
+  await until(() => readFileSync(`/proc/${bare.pid}/cmdline`, 'latin1').startsWith('sleep'), 'sleep to run');
+  assert.equal(readFileSync(`/proc/${bare.pid}/environ`, 'latin1'), '');
+  const killed = await killLeftovers(2 ** 22 + 1, `ASSESSD_RUN=test-${process.pid}:3`);
+  assert.equal(killed, 0);
+  assert.ok(alive(bare.pid!), 'a process that is not the run\'s is never signalled');
 });
 
 test('an output directory that cannot be made throws before anything starts', () => {
