@@ -193,7 +193,7 @@ async function main() {
     figures['body search over every body (MB/s)'] = (bodyBytes / 1024 / 1024 / (full.ms / 1000)).toFixed(0);
     const headers = await timed(`/api/v1/targets/1/transactions/search/?q=${encodeURIComponent('~hs "x-request: 99999x"')}&exact=true`, 5);
     figures['header search (~hs, per line) over every transaction (s)'] = (headers.ms / 1000).toFixed(2);
-    const early = await timed('/api/v1/targets/1/transactions/search/?response_body=lorem', 15);
+    const early = await timed('/api/v1/targets/1/transactions/search/?response_body=lorem&exact=false', 15);
     figures['body search whose page fills at once (ms)'] = early.ms.toFixed(1);
     figures['  records_filtered_exact'] = String(early.body?.data.records_filtered_exact);
     figures['URL list (all, cached after first), median (ms)'] = (await timed('/api/v1/targets/1/urls/?limit=50')).ms.toFixed(1);

@@ -129,7 +129,8 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const filter = searchFilter(ctx);
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = countArg(ctx.args, 'limit') ?? 10;
-    const exact = boolArg(ctx.args, 'exact') ?? false;
+    // records_filtered is the number of matches, as upstream's; exact=false lets a view stop early
+    const exact = boolArg(ctx.args, 'exact') ?? true;
     const raw = boolArg(ctx.args, 'raw') ?? true;
     const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, searchBudgetMs, ctx);
     const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
@@ -320,11 +321,11 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
   router.add('DELETE', base, needsId, { summary: 'Refused: a transaction id is needed', fails: { 400: [M.invalidTargetReference, T.needsTransactionId] } });
   router.add('GET', `${base}/search`, search, {
     summary: "Search a target's transactions (each argument must match), oldest first (newest first with order=newest), with their raw fields (bodies cut at 64 KiB)",
-    description: 'A search that reads headers or bodies stops once its page is full and one more match is found: records_filtered is then a lower bound (records_filtered_exact: false); exact=true counts them all. A search stops after 10 s with what it found (timed_out: true).',
+    description: 'records_filtered counts every match. With exact=false, a search that reads headers or bodies stops once its page is full and one more match is found: records_filtered is then a lower bound (records_filtered_exact: false). A search stops after 10 s with what it found (timed_out: true).',
     args: {
       ...searchArgs,
       limit: { type: 'integer', description: 'At most this many (default 10)' },
-      exact: { type: 'boolean', description: 'Extension: count every match, whatever it costs' },
+      exact: { type: 'boolean', description: 'Extension: false lets a search that reads records stop once its page is full (records_filtered then a lower bound); default true, every match counted' },
       raw: { type: 'boolean', description: 'Extension: raw=false leaves out raw_request, response_headers and response_body (the fields of a list)' },
     },
     ok: {
@@ -337,7 +338,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
           records_total: { type: 'integer' },
           records_filtered: { type: 'integer' },
           data: arrayOf(TRANSACTION),
-          records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search stopped before counting every match' },
+          records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search (exact=false) stopped before counting every match' },
           last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next" },
           timed_out: { type: 'boolean', description: 'Extension: the search ran out of time' },
         },

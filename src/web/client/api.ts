@@ -498,7 +498,8 @@ export const api = {
 
   /** A page of a target's transactions, newest first, without raw fields; `afterId`: only those newer. */
   transactionPage(target: number, query: TransactionQuery, signal?: AbortSignal): Promise<TransactionPage> {
-    const params = new URLSearchParams({ raw: 'false', order: 'newest', limit: String(query.limit), offset: String(query.offset) });
+    // exact=false: a page that reads bodies stops once it is full (the count then says "At least")
+    const params = new URLSearchParams({ raw: 'false', order: 'newest', exact: 'false', limit: String(query.limit), offset: String(query.offset) });
     if (query.q) params.set('q', query.q);
     if (query.afterId !== undefined) params.set('after_id', String(query.afterId));
     return get<TransactionPage>(`/api/v1/targets/${target}/transactions/search/?${params}`, signal);
