@@ -25,8 +25,10 @@ export function registerPlugins(router: ApiRouter, catalogue: Catalogue): void {
     const [group, type, code, ...more] = restSegments(ctx.rest);
     // past <group>/<type>/<code> a path names nothing
     if (more.length > 0) throw new HttpError(404, HTTP_MESSAGES.notFound);
-    if (!PLUGIN_GROUPS.includes(group as PluginGroup)) throw new HttpError(404, E.pluginNotFound);
-    if (type !== undefined && !PLUGIN_TYPES[group as PluginGroup].includes(type)) throw new HttpError(422, E.pluginTypeNotInGroup);
+    // as upstream: a group alone filters (an unknown one holds nothing: []); a type must be one of
+    // its group's (an unknown group has none: 422)
+    const types: readonly string[] = PLUGIN_GROUPS.includes(group as PluginGroup) ? PLUGIN_TYPES[group as PluginGroup] : [];
+    if (type !== undefined && !types.includes(type)) throw new HttpError(422, E.pluginTypeNotInGroup);
     const filter = pluginFilter(ctx.args);
     const found = catalogue.filter({ ...filter, group: [group], ...(type ? { type: [type] } : {}), ...(code ? { code: [code] } : {}) });
     if (code === undefined) return success(found);

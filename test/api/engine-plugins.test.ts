@@ -166,13 +166,20 @@ describe('the shipped catalogue', () => {
     { path: '/api/v1/plugins/web/external/OWTF-NOPE-999', status: 404, message: E.pluginNotFound },
     { path: '/api/v1/plugins/web/semi_passive/OWTF-IG-002', status: 404, message: E.pluginNotFound },
     { path: '/api/v1/plugins/network/active/OWTF-IG-001', status: 404, message: E.pluginNotFound },
-    { path: '/api/v1/plugins/nosuchgroup', status: 404, message: E.pluginNotFound },
+    { path: '/api/v1/plugins/nosuchgroup/active', status: 422, message: E.pluginTypeNotInGroup },
+    { path: '/api/v1/plugins/nosuchgroup/active/OWTF-IG-001', status: 422, message: E.pluginTypeNotInGroup },
   ];
   for (const { path, status, message } of errors) {
     test(`GET ${path} is ${status} ${message}`, async () => {
       assertFail(await send(server, 'GET', path), status, message);
     });
   }
+
+  test('GET /api/v1/plugins/<a group that does not exist> is 200 [], as upstream (a group alone filters)', async () => {
+    const res = await send(server, 'GET', '/api/v1/plugins/nosuchgroup/');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json.data, []);
+  });
 });
 
 const USER_GROUPS = [
