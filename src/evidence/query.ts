@@ -7,7 +7,7 @@
 import { evaluate, isRecordField, needsRecord, regexTests, regionsOf, type Expr, type RecordParts, type Subject } from './filter.js';
 import { urlBytesOf, type TargetIndex } from './index.js';
 import { SearchTimeout } from './regex.js';
-import { RECORD_HEADER } from './record.js';
+import { RECORD_HEADER, responseStatus } from './record.js';
 import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE } from './segment.js';
 import type { LoadedTarget } from './store.js';
 
@@ -117,7 +117,7 @@ function subjectOf(loaded: LoadedTarget, known: Known): Subject & { row: number 
     domain: () => hostOf(urlBytesOf(index, s.row)),
     method: () => interner.text(index.method[s.row]),
     status: () => index.status[s.row],
-    statusLine: () => (index.flags[s.row] & FLAG_RESPONSE ? `${index.status[s.row]} ${interner.text(index.reason[s.row])}` : ''),
+    statusLine: () => (index.flags[s.row] & FLAG_RESPONSE ? responseStatus(index.status[s.row]!, interner.text(index.reason[s.row])) : ''),
     scope: () => (index.flags[s.row] & FLAG_SCOPE) !== 0,
     binary: () => (index.flags[s.row] & FLAG_BINARY) !== 0,
     types: () => [interner.text(index.requestType[s.row]), interner.text(index.responseType[s.row])],

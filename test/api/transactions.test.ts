@@ -421,3 +421,15 @@ test('a form POST whose HAR entry says its type only in postData (no Content-Typ
   const kinds = Object.fromEntries((await get(`/api/v1/targets/${target}/urls/`)).json.data.map((u: { url: string; kind: string }) => [new URL(u.url).pathname, u.kind]));
   assert.deepEqual(kinds, { '/typed': 'fuzzable', '/params': 'fuzzable', '/plain': 'page' });
 });
+
+test('a status without a reason phrase (an HTTP/2 HAR gives "") is shown with the standard one, and searched as shown', async () => {
+  const created = await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://h2.example/' } });
+  assert.equal(created.status, 201);
+  const target = (await get('/api/v1/targets/?target_url=https://h2.example/')).json.data[0].id;
+  const entries = [{ url: 'https://h2.example/none', status: 204, statusText: '' }, { url: 'https://h2.example/odd', status: 299, statusText: '' }];
+  assert.equal((await importHar(server.url, target, harOf(entries))).status, 201);
+  const list = (await get(`/api/v1/targets/${target}/transactions/`)).json.data;
+  assert.deepEqual(list.map((t: { response_status: string }) => t.response_status), ['204 No Content', '299']);
+  const found = (await get(`/api/v1/targets/${target}/transactions/search/?response_status=no%20content`)).json.data;
+  assert.deepEqual(found.data.map((t: { url: string }) => t.url), ['https://h2.example/none']);
+});
