@@ -35,13 +35,17 @@ const SEARCH_FIELDS: Record<string, Field> = {
 /** Media types a body is served as, for an <img>: anything else is a download of bytes. */
 const IMAGE_TYPES = new Set(['image/png', 'image/gif', 'image/jpeg', 'image/webp', 'image/bmp', 'image/x-icon', 'image/avif']);
 
-/** A proxy the generated code can connect to: an http(s) URL with a host. */
-function isProxyUrl(text: string): boolean {
+/**
+ * A proxy the generated code can connect to, as an http(s) URL with a host: `http://host:port`, or
+ * `host:port` as upstream's http-request-translator takes it (then http); undefined when it is neither.
+ */
+function proxyUrl(text: string): string | undefined {
+  const written = text.includes('://') ? text : `http://${text}`;
   try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    const url = new URL(written);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? written : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -201,8 +205,9 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     if (!stored) throw new HttpError(400, T.invalidTransaction);
     const x = stored.record.exchange;
     const data = ctx.args.get('data');
-    const proxy = ctx.args.get('proxy') || undefined;
-    if (proxy !== undefined && !isProxyUrl(proxy)) throw new HttpError(400, M.invalidParameterType, { proxy: 'expected http://host:port' });
+    const proxyArg = ctx.args.get('proxy') || undefined;
+    const proxy = proxyArg === undefined ? undefined : proxyUrl(proxyArg);
+    if (proxyArg !== undefined && proxy === undefined) throw new HttpError(400, M.invalidParameterType, { proxy: 'expected http://host:port or host:port' });
     let code: Buffer;
     try {
       code = requestAsCode(
@@ -359,7 +364,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     summary: "A transaction's request as code that sends it again, exactly (bare text/plain)",
     args: {
       language: { type: 'string', repeatable: true, enum: [...LANGUAGES], description: 'bash (curl, the default), python, php, ruby; extensions fetch (JavaScript) and raw (HTTP/1.1); repeatable: each in turn' },
-      proxy: { type: 'string', description: 'Send it through this proxy (http://host:port)' },
+      proxy: { type: 'string', description: 'Send it through this proxy: http://host:port, or host:port as upstream takes it (language fetch only names it in a comment: node has no proxy of its own)' },
       search_string: { type: 'string', description: 'Show the lines of the response holding this (any case); also searchstring, as the upstream web client sends it' },
       searchstring: { type: 'string', description: 'The same as search_string' },
       data: { type: 'string', description: 'Send this body instead of the recorded one' },

@@ -243,11 +243,12 @@ test('data replaces the body; several languages come one after another; an unkno
   assert.equal(bad.json.message, 'Invalid parameter type provided');
 });
 
-test('proxy sends the request through the proxy given (curl, python, ruby, php)', async () => {
+test('proxy sends the request through the proxy given (curl, python, ruby, php), as http://host:port or host:port (upstream\'s form)', async () => {
   // the site itself acts as the proxy: a request through a proxy has the absolute URL as its target
-  for (const language of ['bash', 'python', 'ruby', 'php']) {
+  for (const [language, proxy] of [['bash', origin.slice('http://'.length)], ['python', origin], ['ruby', origin.slice('http://'.length)], ['php', origin]]) {
     received.length = 0;
-    const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language, proxy: origin } });
+    const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language: language!, proxy: proxy! } });
+    assert.equal(res.status, 200, res.text);
     await runCode(language, res.raw);
     assert.equal(received[0].target, `${origin}/h2?x=1`, language);
   }
