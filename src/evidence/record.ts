@@ -95,6 +95,29 @@ export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Whether `text` holds a character a header value or a reason phrase cannot (RFC 9110 5.5, RFC 9112 4: CR, LF, NUL, DEL...). */
 export const hasControlCharacter = (text: string): boolean => /[^\t\x20-\x7e\x80-\xff]/.test(text);
 
+/**
+ * A header name or value as node hands it over (one character per byte, latin1) as the text its
+ * bytes spell: UTF-8 when they are that (`é` sent as C3 A9 is stored as `é`, not `Ã©`), else as
+ * they came. `onTheWire` gives the bytes back.
+ */
+export function headerText(raw: string): string {
+  if (!/[\x80-\xff]/.test(raw)) return raw;
+  const bytes = Buffer.from(raw, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : raw;
+}
+
+/** The string to give node so that it sends `text` as its UTF-8 bytes (node writes a header string one byte per character). */
+export function onTheWire(text: string): string {
+  return /[^\x00-\x7f]/.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
+}
+
+/** A raw header list from node (`rawHeaders`) as pairs of text, in order, repeated ones kept. */
+export function headerPairs(raw: readonly string[]): Header[] {
+  const headers: Header[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([headerText(raw[i]!), headerText(raw[i + 1]!)]);
+  return headers;
+}
+
 /** The value of the first header named `name` (lower case), any case (`''` when absent). */
 export function headerValue(headers: readonly Header[], name: string): string {
   for (const [n, v] of headers) if (n.toLowerCase() === name) return v;

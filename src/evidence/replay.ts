@@ -7,7 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
-import { decodedBody, hasControlCharacter, TOKEN, type Exchange, type Header } from './record.js';
+import { decodedBody, hasControlCharacter, headerPairs, onTheWire, TOKEN, type Exchange, type Header } from './record.js';
 import { hostAndPort } from './scope.js';
 
 /** What may change of the recorded request. */
@@ -60,14 +60,6 @@ export interface ReplayRequest {
   url: URL;
   headers: Header[];
   body: Buffer;
-}
-
-/**
- * A header value as node writes it, one byte per character: a value past ASCII goes as its UTF-8
- * bytes (as the transaction stores it and as the raw code sends it), never as Latin-1.
- */
-function onTheWire(value: string): string {
-  return /[^\x00-\x7f]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
 }
 
 export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | 'requestBody'>, edits: ReplayEdits, target: { host: string; port: string }): ReplayRequest {
@@ -137,8 +129,7 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
         if (done) return;
         done = true;
         clearTimeout(timer);
-        const responseHeaders: Header[] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) responseHeaders.push([res.rawHeaders[i], res.rawHeaders[i + 1]]);
+        const responseHeaders = headerPairs(res.rawHeaders);
         const wire = Buffer.concat(chunks);
         const responseBody = truncated ? wire : await decodedBody(wire, res.headers['content-encoding'], BODY_CAP);
         resolve({

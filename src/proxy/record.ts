@@ -45,10 +45,6 @@ export interface Recorder {
   readonly dropped?: number;
 }
 
-/** The headers of a raw header list as pairs, in order, repeated ones kept. */
-export function pairs(raw: readonly string[]): Header[] {
-  const headers: Header[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
-  return headers;
-}
+/** The headers of a raw header list as they crossed (node's one character per byte) as pairs of text, in order, repeated ones kept. */
+export { headerPairs as pairs } from '../evidence/record.js';
 

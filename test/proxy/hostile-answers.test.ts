@@ -43,7 +43,8 @@ function rawThroughProxy(bytes: string, waitMs = 3000, port = proxyPort): Promis
       resolve({ text, ended: true });
     });
     socket.on('error', () => {});
-    socket.write(bytes);
+    // one byte per character, as the answers are written
+    socket.write(Buffer.from(bytes, 'latin1'));
   });
 }
 
@@ -222,6 +223,27 @@ describe('what is stored is what was sent', () => {
     const tx = await stored('/cookies');
     assert.doesNotMatch(tx.raw_request, /assessd-/);
     assert.match(tx.raw_request, /\r\nCookie: theme=dark; sid=abc\r\n/);
+  });
+
+  test('header bytes past ASCII are stored as the text they spell (é, not Ã©), and a replay and the code send those very bytes again', async () => {
+    // the target's and the client's bytes, written one character per byte as the raw sockets here carry them
+    const bytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+    answers.set('/utf8-headers', `HTTP/1.1 200 OK\r\nX-Reply: ${bytes('grüße')}\r\nContent-Length: 2\r\n\r\nok`);
+    received.length = 0;
+    const { text } = await rawThroughProxy(get('/utf8-headers', `X-W: ${bytes('é ✓')}\r\n`));
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(text.includes(`X-Reply: ${bytes('grüße')}\r\n`), 'the client got the answer\'s bytes as they came');
+    assert.ok(received[0]!.includes(`\r\nX-W: ${bytes('é ✓')}\r\n`), 'the target got the bytes as sent');
+    const tx = await stored('/utf8-headers');
+    assert.match(tx.raw_request, /\r\nX-W: é ✓\r\n/);
+    assert.match(tx.response_headers, /(^|\r\n)X-Reply: grüße(\r\n|$)/);
+    received.length = 0;
+    const replay = await request(assessd.url, `/api/v1/targets/${targetId}/transactions/${tx.id}/replay`, { method: 'POST', form: {} });
+    assert.equal(replay.status, 201, replay.text);
+    assert.ok(received[0]!.includes(`\r\nX-W: ${bytes('é ✓')}\r\n`), `the replay sent ${JSON.stringify(received[0])}`);
+    assert.match(replay.json.data.response_headers, /(^|\r\n)X-Reply: grüße(\r\n|$)/);
+    const raw = await request(assessd.url, `/api/v1/targets/${targetId}/transactions/hrt/${tx.id}`, { method: 'POST', form: { language: 'raw' } });
+    assert.ok(raw.raw.includes(Buffer.from('\r\nX-W: é ✓\r\n', 'utf8')), 'the raw code holds the bytes sent');
   });
 });
 

@@ -2,6 +2,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { DetailedPeerCertificate, SecureContext, TLSSocket } from 'node:tls';
+import { headerPairs } from '../../evidence/record.js';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 export const MAX_REDIRECTS = 5;
@@ -250,7 +251,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
         status: answer.response.statusCode ?? 0,
         statusText: answer.response.statusMessage ?? '',
         httpVersion: `HTTP/${answer.response.httpVersion}`,
-        headers: pairs(answer.response.rawHeaders),
+        headers: headerPairs(answer.response.rawHeaders),
         body: Buffer.concat(answer.chunks),
         size: answer.received,
         truncated: answer.truncated,
@@ -323,12 +324,6 @@ function tlsInfo(response: IncomingMessage): TlsInfo | undefined {
     authorized: socket.authorized,
     ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
   };
-}
-
-function pairs(raw: string[]): Array<[string, string]> {
-  const headers: Array<[string, string]> = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
-  return headers;
 }
 
 function pairLines(raw: string[]): string[] {
