@@ -26,9 +26,10 @@ const SUMMARY_FIELDS: Record<string, Schema> = {
   source: { type: 'string', enum: [...SOURCES], description: 'Extension: where it came from' },
   started_at: { type: 'string', format: 'date-time', description: 'Extension: when the request was sent, ISO 8601' },
   response_body_truncated: { type: 'boolean', description: 'Extension: the body was cut (at the storage cap, or at 64 KiB in a list)' },
+  request_body_truncated: { type: 'boolean', description: 'Extension: data (and the body in raw_request) cut at 64 KiB in a list or a search' },
 };
 
-const REQUIRED = Object.keys(SUMMARY_FIELDS).filter((name) => name !== 'response_body_truncated');
+const REQUIRED = Object.keys(SUMMARY_FIELDS).filter((name) => name !== 'response_body_truncated' && name !== 'request_body_truncated');
 
 /** A transaction in a list: no raw fields. */
 export const TRANSACTION_SUMMARY: Schema = { type: 'object', required: REQUIRED, properties: SUMMARY_FIELDS };

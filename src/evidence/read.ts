@@ -1,6 +1,6 @@
 /** Transactions read back: a record by id (whole, or its start), the views of a page, and a target's URLs. */
 import { rowOfId, urlOf, type TargetIndex } from './index.js';
-import { decodeRecord, recordHeadLength, transactionView, type RowFacts, type StoredRecord, type Transaction, type TransactionSummary } from './record.js';
+import { decodeRecord, LIST_BODY_CAP, recordHeadLength, responseStatus, transactionView, type RowFacts, type StoredRecord, type Transaction, type TransactionSummary } from './record.js';
 import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE } from './segment.js';
 import type { Evidence, LoadedTarget } from './store.js';
 
@@ -40,7 +40,7 @@ export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number
   const views: (Transaction | TransactionSummary)[] = [];
   for (const id of ids) {
     const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0);
-    if (stored) views.push(transactionView(stored.facts, stored.record, raw, bodyCap));
+    if (stored) views.push(transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP));
   }
   return views;
 }
@@ -50,7 +50,7 @@ export function requestLine(loaded: LoadedTarget, id: number): string | undefine
   const { index, interner } = loaded;
   const row = rowOfId(index, id);
   if (row === -1) return undefined;
-  const status = index.flags[row] & FLAG_RESPONSE ? ` → ${`${index.status[row]} ${interner.text(index.reason[row])}`.trimEnd()}` : ' → no response';
+  const status = index.flags[row] & FLAG_RESPONSE ? ` → ${responseStatus(index.status[row]!, interner.text(index.reason[row]))}` : ' → no response';
   return `${interner.text(index.method[row])} ${urlOf(index, row)}${status}`;
 }
 

@@ -302,6 +302,8 @@ export interface TransactionSummary {
   source: Source;
   started_at: string;
   response_body_truncated?: boolean;
+  /** Extension: `data` (and the body in `raw_request`) cut at 64 KiB in a list or a search. */
+  request_body_truncated?: boolean;
   /** https through the proxy: what was wrong with the target's certificate. */
   tls_problem?: string;
   /** No answer: what failed. */
@@ -335,15 +337,24 @@ export interface RowFacts {
  * A transaction's fields; with `raw`, raw_request, response_headers and response_body, the body
  * cut at `bodyCap` bytes (lists and searches: 64 KiB; the record may hold only that much of it).
  */
-export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity): Transaction | TransactionSummary {
+/** The first `cap` bytes of `bytes`, less a character they would cut in two. */
+function textCut(bytes: Buffer, cap: number): Buffer {
+  const head = bytes.subarray(0, cap);
+  return head.subarray(0, head.length - incompleteTail(head));
+}
+
+export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity, requestCap = Infinity): Transaction | TransactionSummary {
   const x = record.exchange;
   const { id, target, scope, binary } = facts;
+  // a list's request bodies are cut as its response bodies are (an upload may be 16 MiB), at a character's end
+  const requestCut = x.requestBody.length > requestCap;
+  const requestBody = requestCut ? textCut(x.requestBody, requestCap) : x.requestBody;
   const summary: TransactionSummary = {
     id,
     target_id: target,
     url: x.url,
     method: x.method,
-    data: x.requestBody.toString('utf8'),
+    data: requestBody.toString('utf8'),
     response_status: responseStatus(x.status, x.statusText),
     response_size: x.responseSize,
     binary_response: binary,
@@ -361,11 +372,13 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
   };
   const cut = record.bodyLength > bodyCap;
   if (x.truncated || (raw && cut)) summary.response_body_truncated = true;
+  if (requestCut) summary.request_body_truncated = true;
   if (!raw) return summary;
   const body = cut ? x.responseBody.subarray(0, bodyCap) : x.responseBody;
+  const rawRequest = requestCut ? record.rawRequest.subarray(0, record.rawRequest.length - x.requestBody.length + requestBody.length) : record.rawRequest;
   return {
     ...summary,
-    raw_request: record.rawRequest.toString('utf8'),
+    raw_request: rawRequest.toString('utf8'),
     response_headers: record.responseHead.toString('utf8'),
     // a body cut (here, or when stored) may end inside a character: not shown as a U+FFFD it never held
     response_body: binary ? body.toString('base64') : (cut || x.truncated ? body.subarray(0, body.length - incompleteTail(body)) : body).toString('utf8'),

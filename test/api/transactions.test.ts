@@ -433,3 +433,25 @@ test('a status without a reason phrase (an HTTP/2 HAR gives "") is shown with th
   const found = (await get(`/api/v1/targets/${target}/transactions/search/?response_status=no%20content`)).json.data;
   assert.deepEqual(found.data.map((t: { url: string }) => t.url), ['https://h2.example/none']);
 });
+
+test('a list and a search carry at most 64 KiB of a request body too (data, and the body in raw_request), cut at a character and said; one transaction has it whole', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://upload.example/' } });
+  const target = (await get('/api/v1/targets/?target_url=https://upload.example/')).json.data[0].id;
+  // 65,535 ASCII bytes, then 2-byte characters: the 64 KiB line falls inside one
+  const body = `${'a'.repeat(65_535)}${'é'.repeat(40_000)}`;
+  const imported = await importHar(server.url, target, harOf([{ url: 'https://upload.example/up', method: 'POST', headers: [['Content-Type', 'text/plain']], body }, { url: 'https://upload.example/small', method: 'POST', headers: [['Content-Type', 'text/plain']], body: 'tiny' }]));
+  assert.equal(imported.status, 201, imported.text);
+  const [big, small] = (await get(`/api/v1/targets/${target}/transactions/`)).json.data;
+  assert.equal(big.data, 'a'.repeat(65_535), 'cut before the character the 64 KiB line splits');
+  assert.equal(big.request_body_truncated, true);
+  assert.equal(small.data, 'tiny');
+  assert.equal(small.request_body_truncated, undefined);
+  const found = (await get(`/api/v1/targets/${target}/transactions/search/?url=upload.example/up`)).json.data.data[0];
+  assert.equal(found.data, 'a'.repeat(65_535));
+  assert.equal(found.request_body_truncated, true);
+  assert.ok(found.raw_request.endsWith(`\r\n\r\n${'a'.repeat(65_535)}`), 'raw_request ends with the cut body');
+  const one = (await get(`/api/v1/targets/${target}/transactions/${big.id}`)).json.data;
+  assert.equal(one.data, body);
+  assert.equal(one.request_body_truncated, undefined);
+  assert.ok(one.raw_request.endsWith(body));
+});
