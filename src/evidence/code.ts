@@ -146,37 +146,82 @@ function python(request: CodeRequest, options: CodeOptions): string {
   );
 }
 
-function php(request: CodeRequest, options: CodeOptions): string {
-  const headers = sendable(request);
+/**
+ * The request's head as it goes on the wire: the request line (origin-form; absolute-form to a
+ * proxy, but for https, which a proxy tunnels), the recorded headers in their order and case,
+ * Host from the URL when none was recorded, Content-Length worked out from the body.
+ */
+function wireHead(request: CodeRequest, absolute: boolean): Buffer {
+  const t = target(request.url);
+  const headers = withHost(request, sendable(request));
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
-  const body = isText(request.body) ? phpBytes(request.body) : `base64_decode(${phpBytes(request.body.toString('base64'))})`;
-  const proxy = options.proxy ? `    'proxy' => ${phpBytes(options.proxy.replace(/^http:/, 'tcp:'))},\n    'request_fulluri' => true,\n` : '';
+  return Buffer.from(`${request.method} ${absolute ? t.absolute : t.path} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`);
+}
+
+/**
+ * PHP: the head and body written as they are on a socket (PHP's http wrapper adds a Connection
+ * and a Content-Type of its own), the answer read as its framing says (the connection may stay
+ * open), through the proxy's CONNECT for https.
+ */
+function php(request: CodeRequest, options: CodeOptions): string {
+  const t = target(request.url);
+  const proxy = options.proxy ? new URL(options.proxy) : undefined;
+  const head = wireHead(request, proxy !== undefined && !t.https);
+  const body = request.body.length === 0 ? '""' : isText(request.body) ? phpBytes(request.body) : `base64_decode(${phpBytes(request.body.toString('base64'))})`;
+  const authority = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const connect = proxy ? authority(bareHost(proxy), Number(proxy.port || 8080)) : authority(t.hostname, t.port);
   const search = options.searchString
     ? `foreach (preg_split('/(?<=\\n)/', $response) as $line) {\n    if (stripos($line, ${phpBytes(options.searchString)}) !== false) echo $line;\n}\n`
     : 'echo $response;\n';
+  const tunnel = proxy && t.https
+    ? `fwrite($socket, ${phpBytes(`CONNECT ${authority(t.hostname, t.port)} HTTP/1.1\r\nHost: ${authority(t.hostname, t.port)}\r\n\r\n`)});\n` +
+      "while (($line = fgets($socket)) !== false && rtrim($line, \"\\r\\n\") !== '') {\n}\n" +
+      'stream_socket_enable_crypto($socket, true, STREAM_CRYPTO_METHOD_TLS_CLIENT);\n'
+    : '';
   return (
     '<?php\n' +
-    `$url = ${phpBytes(request.url)};\n` +
-    `$headers = [\n${headers.map(([n, v]) => `    ${phpBytes(`${n}: ${v}`)},\n`).join('')}];\n` +
+    '// the request as recorded, written as it is\n' +
+    `$method = ${phpBytes(request.method)};\n` +
+    `$head = ${phpBytes(head)};\n` +
     `$body = ${body};\n` +
-    '$context = stream_context_create([\'http\' => [\n' +
-    `    'method' => ${phpBytes(request.method)},\n` +
-    "    'header' => implode(\"\\r\\n\", $headers),\n" +
-    (hasBody(request) ? "    'content' => $body,\n" : '') +
-    "    'protocol_version' => 1.1,\n    'follow_location' => 0,\n    'ignore_errors' => true,\n" +
-    proxy +
-    ']]);\n' +
-    '$response = file_get_contents($url, false, $context);\n' +
-    'echo $http_response_header[0], "\\n";\n' +
+    `$context = stream_context_create(['ssl' => ['peer_name' => ${phpBytes(t.hostname)}]]);\n` +
+    `$socket = stream_socket_client(${phpBytes(`${t.https && !proxy ? 'ssl' : 'tcp'}://${connect}`)}, $errno, $error, 30, STREAM_CLIENT_CONNECT, $context);\n` +
+    'if ($socket === false) {\n    fwrite(STDERR, "$error\\n");\n    exit(1);\n}\n' +
+    tunnel +
+    'fwrite($socket, $head . $body);\n' +
+    '// the answer: a status line and headers (past any 100 Continue), then the body as they frame it\n' +
+    'do {\n' +
+    '    $status = rtrim((string) fgets($socket), "\\r\\n");\n' +
+    '    $code = (int) substr($status, 9, 3);\n' +
+    '    $length = null;\n    $chunked = false;\n' +
+    "    while (($line = fgets($socket)) !== false && ($line = rtrim($line, \"\\r\\n\")) !== '') {\n" +
+    "        [$name, $value] = array_pad(explode(':', $line, 2), 2, '');\n" +
+    "        if (strcasecmp(trim($name), 'content-length') === 0) $length = (int) trim($value);\n" +
+    "        if (strcasecmp(trim($name), 'transfer-encoding') === 0 && stripos($value, 'chunked') !== false) $chunked = true;\n" +
+    '    }\n' +
+    '} while ($code >= 100 && $code < 200 && $code !== 101);\n' +
+    "$response = '';\n" +
+    "if ($method === 'HEAD' || $code === 204 || $code === 304 || $code < 200) {\n" +
+    '} elseif ($chunked) {\n' +
+    "    while (($size = hexdec(trim(strtok((string) fgets($socket), ';')))) > 0) {\n" +
+    '        $response .= stream_get_contents($socket, $size);\n        fgets($socket);\n    }\n' +
+    '} elseif ($length !== null) {\n    $response = stream_get_contents($socket, $length);\n' +
+    '} else {\n    $response = stream_get_contents($socket);\n}\n' +
+    'fclose($socket);\n' +
+    'echo $status, "\\n";\n' +
     search
   );
 }
 
+/**
+ * Ruby: Net::HTTP for the connection (TLS, a proxy and its CONNECT) and the answer, but the head
+ * written as recorded (Net::HTTP would capitalize the names, join repeated ones and add its own).
+ */
 function ruby(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
-  const headers = sendable(request);
-  const body = isText(request.body) ? rubyBytes(request.body) : `${rubyBytes(request.body.toString('base64'))}.unpack1('m0')`;
   const proxy = options.proxy ? new URL(options.proxy) : undefined;
+  const head = wireHead(request, proxy !== undefined && !t.https);
+  const body = isText(request.body) ? rubyBytes(request.body) : `${rubyBytes(request.body.toString('base64'))}.unpack1('m0')`;
   const connect = proxy
     ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(bareHost(proxy))}, ${Number(proxy.port || 8080)})\n`
     : `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port})\n`;
@@ -185,16 +230,23 @@ function ruby(request: CodeRequest, options: CodeOptions): string {
     : 'print response.body\n';
   return (
     "require 'net/http'\n\n" +
+    '# the request as recorded: its head is written as it is\n' +
     `method = ${rubyBytes(request.method)}\n` +
     `path = ${rubyBytes(t.path)}\n` +
-    `headers = [\n${headers.map(([n, v]) => `  [${rubyBytes(n)}, ${rubyBytes(v)}],\n`).join('')}]\n` +
+    `head = ${rubyBytes(head)}\n` +
     `body = ${body}\n\n` +
+    'class RecordedRequest < Net::HTTPGenericRequest\n' +
+    '  def initialize(method, has_body, path, head)\n' +
+    "    super(method, has_body, method.upcase != 'HEAD', path)\n" +
+    '    @recorded_head = head\n' +
+    '  end\n\n' +
+    '  def write_header(sock, _version, _path)\n' +
+    '    sock.write(@recorded_head)\n' +
+    '  end\n' +
+    'end\n\n' +
     connect +
     (t.https ? 'http.use_ssl = true\n' : '') +
-    `request = Net::HTTPGenericRequest.new(method, ${hasBody(request)}, true, path)\n` +
-    '# only the recorded headers: none of Net::HTTP\'s defaults\n' +
-    "%w[accept accept-encoding user-agent].each { |name| request.delete(name) }\n" +
-    "headers.each { |name, value| request.add_field(name, value) }\n" +
+    `request = RecordedRequest.new(method, ${hasBody(request)}, path, head)\n` +
     (hasBody(request) ? 'request.body = body\n' : '') +
     'response = http.request(request)\n' +
     'puts "#{response.code} #{response.message}"\n' +
@@ -229,11 +281,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
 
 /** The request as HTTP/1.1 bytes: origin-form target (absolute with a proxy), Host from the URL when none was recorded. */
 function raw(request: CodeRequest, options: CodeOptions): Buffer {
-  const t = target(request.url);
-  const headers = withHost(request, sendable(request));
-  if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
-  const head = `${request.method} ${options.proxy ? t.absolute : t.path} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`;
-  return Buffer.concat([Buffer.from(head), request.body]);
+  return Buffer.concat([wireHead(request, options.proxy !== undefined), request.body]);
 }
 
 /** A request no client library can send as recorded: a header name HTTP cannot carry (a HAR may hold any). */
