@@ -165,11 +165,10 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   function route(req: IncomingMessage): Reply | Promise<Reply> {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
-    // one Host (RFC 9112): none, or two, and a redirect could name a host the client did not mean
+    // one Host (RFC 9112): two, and a redirect could name a host the client did not mean; none is
+    // refused by the Host check (403), or here when that check is off
     const hosts = hostCount(req);
-    if (hosts > 1 || (hosts === 0 && req.httpVersionMinor === 1)) {
-      throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
-    }
+    if (hosts > 1) throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
     if (url.length > MAX_URL) throw new HttpError(414, HTTP_MESSAGES.uriTooLong);
     const target = originForm(url);
     const q = target.indexOf('?');
@@ -177,6 +176,9 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     const query = q === -1 ? '' : target.slice(q + 1);
     const refused = access.refusal(req, method, path);
     if (refused) throw refused;
+    if (hosts === 0 && req.httpVersionMinor === 1) {
+      throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
+    }
     const match = router.match(method, path);
     if (match.kind === 'method-not-allowed') {
       throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: match.allow.join(', ') });

@@ -155,8 +155,9 @@ export function createAccessCheck(policy: AccessPolicy): AccessCheck {
   let flush: NodeJS.Timeout | undefined;
 
   function hostAllowed(host: string | undefined): boolean {
-    // HTTP/1.0 without Host: no browser sends that, so no page can be rebinding it
-    if (host === undefined || allowed === '*') return true;
+    if (allowed === '*') return true;
+    // no name at all (HTTP/1.0 may leave it out): not one of the allowed, as the contract words it
+    if (host === undefined) return false;
     let ok = judged.get(host);
     if (ok === undefined) {
       const name = hostName(host);

@@ -114,10 +114,15 @@ test('a request body over the limit is a JSON 413', async () => {
   }
 });
 
-test('an HTTP/1.1 /api request without a Host header still gets a JSON 400', async () => {
-  const answer = await rawRequest('GET /api/v1/sessions/ HTTP/1.1\r\nConnection: close\r\n\r\n');
-  assert.match(answer.head, /^HTTP\/1\.1 400 /);
-  assert.match(answer.head, /^content-type: application\/json; charset=utf-8$/im);
+test('an /api request without a Host header (HTTP/1.1 or 1.0) is a JSON 403 Host not allowed; two Host headers a JSON 400', async () => {
+  for (const version of ['1.1', '1.0']) {
+    const answer = await rawRequest(`GET /api/v1/sessions/ HTTP/${version}\r\nConnection: close\r\n\r\n`);
+    assert.match(answer.head, /^HTTP\/1\.1 403 /, version);
+    assert.match(answer.head, /^content-type: application\/json; charset=utf-8$/im);
+    assert.equal(JSON.parse(answer.body).message, 'Host not allowed');
+  }
+  const two = await rawRequest('GET /api/v1/sessions/ HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+  assert.match(two.head, /^HTTP\/1\.1 400 /);
 });
 
 test('an /api request line the parser refuses still gets a JSON 400', async () => {
