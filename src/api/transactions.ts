@@ -213,7 +213,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       code = requestAsCode(
         { method: x.method, url: x.url, headers: x.requestHeaders, body: data === null ? x.requestBody : Buffer.from(data) },
         languages.length > 0 ? languages : (['bash'] as Language[]),
-        { proxy, searchString: ctx.args.get('search_string') || ctx.args.get('searchstring') || undefined },
+        { proxy, searchString: ctx.args.get('search_string') || ctx.args.get('searchstring') || undefined, untrustedCertificate: x.tlsProblem !== undefined },
       );
     } catch (err) {
       if (err instanceof CodeError) throw new HttpError(400, noCode(err.message), { id: err.message });

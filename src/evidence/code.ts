@@ -25,7 +25,15 @@ export interface CodeOptions {
   proxy?: string;
   /** Lines of the response holding this (any case) are shown. */
   searchString?: string;
+  /**
+   * The target's certificate was not trusted when the request was recorded (a lab's self-signed
+   * one, through the proxy): the code does not check it either, and says so; as a replay does.
+   */
+  untrustedCertificate?: boolean;
 }
+
+/** The comment put before code that does not check the certificate. */
+const UNCHECKED = "the target's certificate was not trusted when this request was recorded (a lab's own?): it is not checked";
 
 /** Headers no client sends as given: HTTP/2 pseudo-headers, and the framing each client works out from the body. */
 const FRAMING = new Set(['content-length', 'transfer-encoding']);
@@ -92,6 +100,8 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   for (const name of ['Accept', 'User-Agent', 'Expect']) if (!has(headers, name.toLowerCase())) lines.push(`--header ${shellQuote(`${name}:`)}`);
   if (hasBody(request) && !has(headers, 'content-type')) lines.push(`--header ${shellQuote('Content-Type:')}`);
   if (options.proxy) lines.push(`--proxy ${shellQuote(options.proxy)}`);
+  const https = new URL(request.url).protocol === 'https:';
+  if (https && options.untrustedCertificate) lines.push('--insecure');
   let input = '';
   if (hasBody(request)) {
     // through standard input: any size, any bytes (an argument can hold no NUL, and at most 128 KiB)
@@ -102,7 +112,7 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   }
   lines.push(`--url ${shellQuote(request.url)}`);
   const grep = options.searchString ? ` | grep --ignore-case --fixed-strings -e ${shellQuote(options.searchString)}` : '';
-  return `#!/usr/bin/env bash\n${input}${lines.join(' \\\n  ')}${grep}\n`;
+  return `#!/usr/bin/env bash\n${https && options.untrustedCertificate ? `# ${UNCHECKED}\n` : ''}${input}${lines.join(' \\\n  ')}${grep}\n`;
 }
 
 /** The Host a request needs: the recorded one, else HTTP/2's :authority, else the URL's. */
@@ -119,10 +129,12 @@ function python(request: CodeRequest, options: CodeOptions): string {
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
   const proxy = options.proxy ? new URL(options.proxy) : undefined;
-  const connect = proxy
-    ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(bareHost(proxy))}, ${Number(proxy.port || 8080)}${t.https ? ', context=ssl.create_default_context()' : ''})\n` +
+  const unchecked = t.https && options.untrustedCertificate;
+  const context = unchecked ? ', context=ssl._create_unverified_context()' : ', context=ssl.create_default_context()';
+  const connect = (unchecked ? `# ${UNCHECKED}\n` : '') + (proxy
+    ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(bareHost(proxy))}, ${Number(proxy.port || 8080)}${t.https ? context : ''})\n` +
       (t.https ? `conn.set_tunnel(${pythonStr(t.hostname)}, ${t.port})\n` : '')
-    : `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(t.hostname)}, ${t.port}${t.https ? ', context=ssl.create_default_context()' : ''})\n`;
+    : `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(t.hostname)}, ${t.port}${t.https ? context : ''})\n`);
   const path = proxy && !t.https ? t.absolute : t.path;
   const search = options.searchString
     ? `needle = ${pythonBytes(options.searchString)}.lower()\nfor line in data.splitlines(True):\n    if needle in line.lower():\n        sys.stdout.buffer.write(line)\n`
@@ -184,7 +196,9 @@ function php(request: CodeRequest, options: CodeOptions): string {
     `$method = ${phpBytes(request.method)};\n` +
     `$head = ${phpBytes(head)};\n` +
     `$body = ${body};\n` +
-    `$context = stream_context_create(['ssl' => ['peer_name' => ${phpBytes(t.hostname)}]]);\n` +
+    (t.https && options.untrustedCertificate
+      ? `// ${UNCHECKED}\n$context = stream_context_create(['ssl' => ['peer_name' => ${phpBytes(t.hostname)}, 'verify_peer' => false, 'verify_peer_name' => false]]);\n`
+      : `$context = stream_context_create(['ssl' => ['peer_name' => ${phpBytes(t.hostname)}]]);\n`) +
     `$socket = stream_socket_client(${phpBytes(`${t.https && !proxy ? 'ssl' : 'tcp'}://${connect}`)}, $errno, $error, 30, STREAM_CLIENT_CONNECT, $context);\n` +
     'if ($socket === false) {\n    fwrite(STDERR, "$error\\n");\n    exit(1);\n}\n' +
     tunnel +
@@ -246,6 +260,7 @@ function ruby(request: CodeRequest, options: CodeOptions): string {
     'end\n\n' +
     connect +
     (t.https ? 'http.use_ssl = true\n' : '') +
+    (t.https && options.untrustedCertificate ? `# ${UNCHECKED}\nhttp.verify_mode = OpenSSL::SSL::VERIFY_NONE\n` : '') +
     `request = RecordedRequest.new(method, ${hasBody(request)}, path, head)\n` +
     (hasBody(request) ? 'request.body = body\n' : '') +
     'response = http.request(request)\n' +
@@ -267,6 +282,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
     '// Node.js 18 or later (fetch sends no Host, Connection nor framing header of ours: it sets them itself)\n' +
     // the proxy's origin only, as a URL writes it (ASCII: a line separator in a path would end the comment)
     (options.proxy ? `// through a proxy: run with a dispatcher for ${new URL(options.proxy).origin} (undici's ProxyAgent)\n` : '') +
+    (new URL(request.url).protocol === 'https:' && options.untrustedCertificate ? `// ${UNCHECKED}\nprocess.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';\n` : '') +
     `const response = await fetch(${jsString(request.url)}, {\n` +
     `  method: ${jsString(request.method)},\n` +
     `  headers: [\n${headers.map(([n, v]) => `    [${jsString(n)}, ${jsByteString(v)}],\n`).join('')}  ],\n` +

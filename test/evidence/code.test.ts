@@ -9,13 +9,15 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
-import { harOf, importHar } from './helpers.ts';
+import { makeCertificates } from '../engine/fixtures/certs.ts';
+import { entryOf, harOf, importHar } from './helpers.ts';
 
 const execFileAsync = promisify(execFile);
 /** An interpreter run without c8's coverage variable: a node child would write a profile for nothing, slowly. */
@@ -32,6 +34,9 @@ interface Received {
 let assessd: TestServer;
 let site: Server;
 let origin: string;
+/** The same site over https, with a self-signed certificate (a lab's). */
+let secureSite: Server;
+let secureOrigin: string;
 let work: string;
 const received: Received[] = [];
 let canary: string;
@@ -39,7 +44,7 @@ let canary: string;
 before(async () => {
   work = await mkdtemp(join(tmpdir(), 'assessd-code-'));
   canary = join(work, 'CANARY');
-  site = createServer((req: IncomingMessage, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -50,8 +55,12 @@ before(async () => {
       res.writeHead(200, { 'Content-Type': 'text/plain', Connection: 'close' });
       res.end('the answer\nsecond line NEEDLE here\n');
     });
-  });
+  };
+  site = createServer(answer);
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  secureSite = createHttpsServer(makeCertificates().selfSigned, answer);
+  await new Promise<void>((resolve) => secureSite.listen(0, '127.0.0.1', resolve));
+  secureOrigin = `https://127.0.0.1:${(secureSite.address() as AddressInfo).port}`;
   origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   assessd = await startServer();
   await request(assessd.url, '/api/v1/targets/', { method: 'POST', form: { target_url: `${origin}/` } });
@@ -59,6 +68,7 @@ before(async () => {
 after(async () => {
   await assessd.close();
   site.close();
+  secureSite.close();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -285,5 +295,30 @@ test('a recorded header name HTTP cannot carry (a HAR may hold any; curl reads -
     const raw = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language: 'raw' } });
     assert.equal(raw.status, 200);
     assert.ok(raw.raw.toString('latin1').includes(`\r\n${name}: 1\r\n`));
+  }
+});
+
+test("a request recorded with the target's certificate not trusted (a lab's self-signed one): the code checks it no more than the replay does, and says so; one recorded without keeps the check", async () => {
+  // the proxy's record of a lab target, as a bundle carries it (its _tls_problem is read back from assessd's own files only)
+  const entry = (path: string, problem?: string) => ({ ...entryOf({ url: `${secureOrigin}${path}`, method: 'GET', headers: [['X-Lab', '1']] }), _source: 'proxy', ...(problem ? { _tls_problem: problem } : {}) });
+  const bundle = { format: 'assessd-session', version: 1, session: { name: 'lab' }, targets: [{ target_url: `${secureOrigin}/`, transactions: [entry('/lab?self=signed', 'DEPTH_ZERO_SELF_SIGNED_CERT'), entry('/trusted')] }] };
+  const imported = await request(assessd.url, '/api/v1/bundles/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bundle) });
+  assert.equal(imported.status, 201, imported.text);
+  const target = (await request(assessd.url, `/api/v1/targets/?session_id=${imported.json.data.id}`)).json.data[0].id;
+  const list = (await request(assessd.url, `/api/v1/targets/${target}/transactions/`)).json.data as { id: number; url: string; tls_problem?: string }[];
+  const lab = list.find((t) => t.url.endsWith('/lab?self=signed'))!;
+  assert.equal(lab.tls_problem, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+  const trusted = list.find((t) => t.url.endsWith('/trusted'))!;
+  const unchecked = /--insecure|_create_unverified_context|'verify_peer' => false|VERIFY_NONE|NODE_TLS_REJECT_UNAUTHORIZED/;
+  for (const language of ['bash', 'python', 'php', 'ruby', 'fetch']) {
+    const code = await request(assessd.url, `/api/v1/targets/${target}/transactions/hrt/${lab.id}/`, { method: 'POST', form: { language } });
+    assert.equal(code.status, 200, code.text);
+    assert.match(code.text, /certificate was not trusted when this request was recorded/, language);
+    received.length = 0;
+    await runCode(language, code.raw);
+    assert.equal(received.length, 1, `${language}: the lab target got the request`);
+    assert.equal(received[0]!.target, '/lab?self=signed');
+    const kept = await request(assessd.url, `/api/v1/targets/${target}/transactions/hrt/${trusted.id}/`, { method: 'POST', form: { language } });
+    assert.doesNotMatch(kept.text, unchecked, `${language}: the check stays for a request recorded without a problem`);
   }
 });
