@@ -133,18 +133,22 @@ export function runMarker(dataDir: string): string {
 export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
 
 /**
- * Kills (SIGKILL) what a run left: every process still in its group (`leader`'s), and every
+ * Ends what a run left, once its leader has exited and its group was sent SIGKILL: kills every
  * process whose environment holds `entry` (`ASSESSD_RUN=<marker>:<id>`, inherited by everything a
- * run starts), so that a child that left the group (setsid) ends with its run too. Every pid is
- * read, whatever its number: pids wrap past `pid_max` (32768 on many boxes), so a run's child may
- * have a lower pid than its leader. Two passes, for what a killed process forked meanwhile. Then
- * waits (bounded) until each is gone or a zombie: SIGKILL is acted on only when its process next
- * runs, which on a busy box can be long after, and a run reported ended must leave nothing
- * running. Answers how many it killed.
+ * run starts), so that a child that left the group (setsid) ends with its run too, and waits
+ * (bounded) until those and the group's members that the group's SIGKILL reached are gone or
+ * zombies: SIGKILL is acted on only when its process next runs, which on a busy box can be long
+ * after, and a run reported ended must leave nothing running. The group's number is never
+ * signalled here: its leader is gone, so a new process may have it by now. Every pid is read,
+ * whatever its number: pids wrap past `pid_max` (32768 on many boxes), so a run's child may have
+ * a lower pid than its leader. Two passes, for what a killed process forked meanwhile. Answers
+ * how many it killed.
  */
 export async function killLeftovers(leader: number, entry?: string, waitMs = 2000): Promise<number> {
   const { readdir, readFile } = fsPromises();
   const killed: number[] = [];
+  /** Members of the group dying of its SIGKILL: waited for, never signalled. */
+  const dying: number[] = [];
   /** Whether `pid` carries the entry: `undefined` while its environment reads empty (an execve under way shows none). */
   const marked = async (pid: number): Promise<boolean | undefined> => {
     if (entry === undefined) return false;
@@ -180,8 +184,9 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
       if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid) continue;
       const stat = parseProcStat(await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => ''));
       if (!stat || stat.state === 'Z' || stat.state === 'X') continue;
-      const verdict = stat.pgrp === leader || (await marked(pid));
+      const verdict = await marked(pid);
       if (verdict) found += kill(pid);
+      else if (stat.pgrp === leader && pass === 0 && killPending(pid)) dying.push(pid);
       else if (verdict === undefined) unread.push(pid);
     }
     // read again what was between two programs; a process whose environment stays empty is not the run's
@@ -197,9 +202,22 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
     }
     if (found === 0) break;
   }
-  const deadline = Date.now() + waitMs;
-  while (killed.some((pid) => isRunning(pid)) && Date.now() < deadline) await delay(5);
+  const deadline = performance.now() + waitMs;
+  while ([...killed, ...dying].some((pid) => isRunning(pid)) && performance.now() < deadline) await delay(5);
   return killed.length;
+}
+
+/** Whether a SIGKILL waits for `pid` (`/proc/<pid>/status`, ShdPnd or SigPnd): one its group was sent, not a later process of that number. */
+function killPending(pid: number): boolean {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'latin1');
+  } catch {
+    return false;
+  }
+  // a mask of pending signals in hex, signal n at bit n - 1: SIGKILL (9) is 0x100
+  for (const m of status.matchAll(/^(?:ShdPnd|SigPnd):\s*([0-9a-f]+)$/gm)) if ((BigInt(`0x${m[1]}`) & 0x100n) !== 0n) return true;
+  return false;
 }
 
 /** A kernel thread (flag PF_KTHREAD in `/proc/<pid>/stat`): its environment is always empty. */

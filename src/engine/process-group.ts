@@ -74,6 +74,8 @@ export interface RunHandle {
 const fsyncFd = promisify(fsync);
 const closeFd = promisify(close);
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** At most this long is spent ending what a run left (its scan of /proc and the wait for the killed). */
+const LEFTOVERS_MS = 5000;
 
 function createOutputFile(path: string): number {
   // the run's tool may write in this directory: a symlink it left here is replaced, never followed
@@ -205,7 +207,8 @@ export function runProgram(options: RunOptions): RunHandle {
 
   async function settle(result: Pick<RunEnd, 'outcome' | 'exitCode' | 'signal' | 'reason' | 'errno'>): Promise<RunEnd> {
     // the group's rest, and what left the group, end with it (and let go of the pipes they may hold)
-    if (pid > 0) await killLeftovers(pid, options.marker).catch(() => 0);
+    // bounded: a read of /proc can wait on a process stuck in the kernel
+    if (pid > 0) await Promise.race([killLeftovers(pid, options.marker).catch(() => 0), delay(LEFTOVERS_MS, 0, { ref: false })]);
     // bounded: a process that left the group may hold the pipes open for ever
     const drained = Promise.all([out.ended, err.ended]);
     const cancel = new AbortController();

@@ -62,6 +62,16 @@ function target(url: string): { https: boolean; host: string; hostname: string; 
   return { https, host: u.host, hostname, port, path: `${u.pathname}${u.search}`, absolute: `${u.origin}${u.pathname}${u.search}` };
 }
 
+/**
+ * The proxy's host and port, as the text names them: an explicit port even when it is its
+ * scheme's default (`http://proxy:80`, which a URL writes without it), else 8080.
+ */
+function proxyAddress(proxy: string): { host: string; port: number } {
+  const url = new URL(proxy);
+  const written = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?(?:\[[^\]]*\]|[^/?#:]*):(\d+)/i.exec(proxy);
+  return { host: bareHost(url), port: url.port !== '' ? Number(url.port) : written ? Number(written[1]) : 8080 };
+}
+
 // ---- quoting, one function per language ----
 
 /** Shell: single quotes, each `'` as `'\''` (shlex.quote's way): nothing in it is expanded. */
@@ -128,11 +138,11 @@ function python(request: CodeRequest, options: CodeOptions): string {
   const headers = withHost(request, sendable(request));
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
-  const proxy = options.proxy ? new URL(options.proxy) : undefined;
+  const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
   const unchecked = t.https && options.untrustedCertificate;
   const context = unchecked ? ', context=ssl._create_unverified_context()' : ', context=ssl.create_default_context()';
   const connect = (unchecked ? `# ${UNCHECKED}\n` : '') + (proxy
-    ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(bareHost(proxy))}, ${Number(proxy.port || 8080)}${t.https ? context : ''})\n` +
+    ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(proxy.host)}, ${proxy.port}${t.https ? context : ''})\n` +
       (t.https ? `conn.set_tunnel(${pythonStr(t.hostname)}, ${t.port})\n` : '')
     : `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(t.hostname)}, ${t.port}${t.https ? context : ''})\n`);
   const path = proxy && !t.https ? t.absolute : t.path;
@@ -177,16 +187,18 @@ function wireHead(request: CodeRequest, absolute: boolean): Buffer {
  */
 function php(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
-  const proxy = options.proxy ? new URL(options.proxy) : undefined;
+  const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
   const head = wireHead(request, proxy !== undefined && !t.https);
   const body = request.body.length === 0 ? '""' : isText(request.body) ? phpBytes(request.body) : `base64_decode(${phpBytes(request.body.toString('base64'))})`;
   const authority = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const connect = proxy ? authority(bareHost(proxy), Number(proxy.port || 8080)) : authority(t.hostname, t.port);
+  const connect = proxy ? authority(proxy.host, proxy.port) : authority(t.hostname, t.port);
   const search = options.searchString
     ? `foreach (preg_split('/(?<=\\n)/', $response) as $line) {\n    if (stripos($line, ${phpBytes(options.searchString)}) !== false) echo $line;\n}\n`
     : 'echo $response;\n';
   const tunnel = proxy && t.https
     ? `fwrite($socket, ${phpBytes(`CONNECT ${authority(t.hostname, t.port)} HTTP/1.1\r\nHost: ${authority(t.hostname, t.port)}\r\n\r\n`)});\n` +
+      '$answer = rtrim((string) fgets($socket), "\\r\\n");\n' +
+      "if ((int) substr($answer, 9, 3) !== 200) {\n    fwrite(STDERR, \"the proxy refused the tunnel: $answer\\n\");\n    exit(1);\n}\n" +
       "while (($line = fgets($socket)) !== false && rtrim($line, \"\\r\\n\") !== '') {\n}\n" +
       'stream_socket_enable_crypto($socket, true, STREAM_CRYPTO_METHOD_TLS_CLIENT);\n'
     : '';
@@ -210,7 +222,7 @@ function php(request: CodeRequest, options: CodeOptions): string {
     '    $length = null;\n    $chunked = false;\n' +
     "    while (($line = fgets($socket)) !== false && ($line = rtrim($line, \"\\r\\n\")) !== '') {\n" +
     "        [$name, $value] = array_pad(explode(':', $line, 2), 2, '');\n" +
-    "        if (strcasecmp(trim($name), 'content-length') === 0) $length = (int) trim($value);\n" +
+    "        if (strcasecmp(trim($name), 'content-length') === 0 && preg_match('/^[0-9]+$/', trim($value))) $length = (int) trim($value);\n" +
     "        if (strcasecmp(trim($name), 'transfer-encoding') === 0 && stripos($value, 'chunked') !== false) $chunked = true;\n" +
     '    }\n' +
     '} while ($code >= 100 && $code < 200 && $code !== 101);\n' +
@@ -233,12 +245,13 @@ function php(request: CodeRequest, options: CodeOptions): string {
  */
 function ruby(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
-  const proxy = options.proxy ? new URL(options.proxy) : undefined;
+  const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
   const head = wireHead(request, proxy !== undefined && !t.https);
   const body = isText(request.body) ? rubyBytes(request.body) : `${rubyBytes(request.body.toString('base64'))}.unpack1('m0')`;
   const connect = proxy
-    ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(bareHost(proxy))}, ${Number(proxy.port || 8080)})\n`
-    : `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port})\n`;
+    ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(proxy.host)}, ${proxy.port})\n`
+    : // nil: no proxy from http_proxy either (the head, written as it is, is not one for a proxy)
+      `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, nil)\n`;
   const search = options.searchString
     ? `needle = ${rubyBytes(options.searchString)}.downcase\nresponse.body.to_s.b.each_line { |line| print line if line.downcase.include?(needle) }\n`
     : 'print response.body\n';

@@ -218,6 +218,15 @@ test('a process with an empty environment, outside the group, is read again a fe
   assert.ok(alive(bare.pid!), 'a process that is not the run\'s is never signalled');
 });
 
+test("the group's number is never signalled once its leader is gone: a process now holding that number (a reused pid) is left alone", async () => {
+  // a group of its own, alive, no SIGKILL waiting: what a later process with the old leader's number looks like
+  const later = spawn('sleep', ['100'], { detached: true, stdio: 'ignore' });
+  groups.add(later.pid!);
+  await until(() => readProcStat(later.pid!)?.pgrp === later.pid, 'its own group');
+  assert.equal(await killLeftovers(later.pid!), 0);
+  assert.ok(alive(later.pid!), 'a process the run did not start is never signalled');
+});
+
 test('an output directory that cannot be made throws before anything starts', () => {
   const file = tool('a-file', 'x', 0o644);
   assert.throws(() => runProgram({ program: 'true', argv: [], outputDir: join(file, 'out'), maxOutputBytes: MiB, timeoutMs: 1000 }), { code: 'ENOTDIR' });

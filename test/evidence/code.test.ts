@@ -322,3 +322,13 @@ test("a request recorded with the target's certificate not trusted (a lab's self
     assert.doesNotMatch(kept.text, unchecked, `${language}: the check stays for a request recorded without a problem`);
   }
 });
+
+test('a proxy named on its scheme\'s default port is reached on that port (http://proxy:80 or proxy:80), 8080 only when none is named', async () => {
+  const code = async (language: string, proxy: string) => (await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language, proxy } })).text;
+  for (const proxy of ['http://127.0.0.1:80', '127.0.0.1:80']) {
+    assert.match(await code('python', proxy), /HTTPConnection\('127\.0\.0\.1', 80\)/, proxy);
+    assert.match(await code('ruby', proxy), /"127\.0\.0\.1"\.b, 80\)/, proxy);
+    assert.match(await code('php', proxy), /tcp:\/\/127\.0\.0\.1:80"/, proxy);
+  }
+  assert.match(await code('python', 'http://127.0.0.1'), /HTTPConnection\('127\.0\.0\.1', 8080\)/);
+});
