@@ -4,6 +4,7 @@
  * to the event loop every few milliseconds. Out: exchanges written as HAR entries.
  */
 import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError, type BodyText } from './json-stream.js';
+import { STATUS_CODES } from 'node:http';
 import { dayExists } from '../store/dates.js';
 import { headerValue, SOURCES, TOKEN, type Exchange, type Header, type Source } from './record.js';
 
@@ -90,7 +91,7 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
     requestHeaders: headers(request.headers, 'request.headers', index),
     requestBody,
     status: status as number,
-    statusText: str(response.statusText ?? '', 'response.statusText', 1024).replace(/[\u0000-\u001f\u007f]/g, ' '),
+    statusText: reasonOf(status as number, str(response.statusText ?? '', 'response.statusText', 1024).replace(/[\u0000-\u001f\u007f]/g, ' '), httpVersion(response.httpVersion)),
     responseHttpVersion: httpVersion(response.httpVersion),
     responseHeaders: headers(response.headers, 'response.headers', index),
     responseBody: responseBody.bytes,
@@ -126,6 +127,14 @@ function readExtensions(value: Obj, exchange: Exchange): void {
 }
 
 /** `HTTP/1.1`, `HTTP/2`...: as recorded when it reads as one, else HTTP/1.1. */
+/**
+ * The reason phrase: as recorded, but for HTTP/2 and 3, which have none (a browser's HAR gives
+ * `""`): the status's standard one, as `response_status` shows it (`"204 No Content"`).
+ */
+function reasonOf(status: number, recorded: string, version: string): string {
+  return recorded === '' && /^HTTP\/[23]/.test(version) ? (STATUS_CODES[status] ?? '') : recorded;
+}
+
 function httpVersion(v: unknown): string {
   if (typeof v !== 'string') return 'HTTP/1.1';
   const text = v.trim();

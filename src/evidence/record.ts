@@ -5,7 +5,6 @@
  * sends, and a search finds them from the fixed header alone.
  */
 import { isUtf8 } from 'node:buffer';
-import { STATUS_CODES } from 'node:http';
 import { promisify } from 'node:util';
 import { runTime } from '../engine/output-text.js';
 import { zlib } from '../lazy-builtins.js';
@@ -316,11 +315,8 @@ export interface Transaction extends TransactionSummary {
   response_body: string;
 }
 
-/**
- * `"200 OK"`: the status and its reason; a reason left empty (HTTP/2 has none, so a browser's HAR
- * gives `""`) is the standard one, when the status has one.
- */
-export const responseStatus = (status: number, text: string) => (status === 0 ? '' : `${status} ${text || (STATUS_CODES[status] ?? '')}`.trimEnd());
+/** `"200 OK"`: the status and its reason as recorded (an HTTP/2 HAR's empty one was given the standard one at import: har.ts). */
+export const responseStatus = (status: number, text: string) => (status === 0 ? '' : `${status} ${text}`.trimEnd());
 
 /** Whether a body is shown as text (else base64, with `binary_response`). */
 export const isBinary = (body: Buffer) => !isUtf8(body);

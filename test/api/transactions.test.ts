@@ -422,14 +422,19 @@ test('a form POST whose HAR entry says its type only in postData (no Content-Typ
   assert.deepEqual(kinds, { '/typed': 'fuzzable', '/params': 'fuzzable', '/plain': 'page' });
 });
 
-test('a status without a reason phrase (an HTTP/2 HAR gives "") is shown with the standard one, and searched as shown', async () => {
+test('an HTTP/2 status without a reason phrase (a browser\'s HAR gives "") is shown with the standard one, and searched as shown; an HTTP/1.1 one as it came', async () => {
   const created = await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://h2.example/' } });
   assert.equal(created.status, 201);
   const target = (await get('/api/v1/targets/?target_url=https://h2.example/')).json.data[0].id;
-  const entries = [{ url: 'https://h2.example/none', status: 204, statusText: '' }, { url: 'https://h2.example/odd', status: 299, statusText: '' }];
-  assert.equal((await importHar(server.url, target, harOf(entries))).status, 201);
+  const h2 = (spec: EntrySpec) => {
+    const entry = entryOf(spec) as { response: Record<string, unknown> };
+    return { ...entry, response: { ...entry.response, httpVersion: 'h2' } };
+  };
+  const entries = [h2({ url: 'https://h2.example/none', status: 204, statusText: '' }), h2({ url: 'https://h2.example/odd', status: 299, statusText: '' }), entryOf({ url: 'https://h2.example/plain', status: 200, statusText: '' })];
+  const har = JSON.stringify({ log: { version: '1.2', creator: { name: 'test', version: '1' }, entries } });
+  assert.equal((await importHar(server.url, target, har)).status, 201);
   const list = (await get(`/api/v1/targets/${target}/transactions/`)).json.data;
-  assert.deepEqual(list.map((t: { response_status: string }) => t.response_status), ['204 No Content', '299']);
+  assert.deepEqual(list.map((t: { response_status: string }) => t.response_status), ['204 No Content', '299', '200']);
   const found = (await get(`/api/v1/targets/${target}/transactions/search/?response_status=no%20content`)).json.data;
   assert.deepEqual(found.data.map((t: { url: string }) => t.url), ['https://h2.example/none']);
 });
