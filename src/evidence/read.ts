@@ -14,9 +14,11 @@ export interface Stored {
 
 /**
  * Reads transaction `id` of a loaded target: the whole record, or with `bodyBytes` its head and
- * that many bytes of its body (one more, to know it is cut). Undefined when there is no such one.
+ * that many bytes of its body (one more, to know it is cut), and with `requestBytes` no more of
+ * its request body than that (the rest is not read: a list's rows may be 16 MiB uploads).
+ * Undefined when there is no such one.
  */
-export async function readStored(ev: Evidence, loaded: LoadedTarget, target: number, id: number, bodyBytes = Infinity): Promise<Stored | undefined> {
+export async function readStored(ev: Evidence, loaded: LoadedTarget, target: number, id: number, bodyBytes = Infinity, requestBytes = Infinity): Promise<Stored | undefined> {
   const { index } = loaded;
   const row = rowOfId(index, id);
   if (row === -1) return undefined;
@@ -25,7 +27,21 @@ export async function readStored(ev: Evidence, loaded: LoadedTarget, target: num
   const len = index.len[row];
   const facts: RowFacts = { id, target, scope: (index.flags[row] & FLAG_SCOPE) !== 0, binary: (index.flags[row] & FLAG_BINARY) !== 0 };
   let bytes: Buffer;
-  if (bodyBytes === Infinity) {
+  if (requestBytes !== Infinity && bodyBytes !== Infinity) {
+    // the record's start (its fixed head says where its parts are), then what follows the request body's cut
+    const first = await ev.read(segment, off, Math.min(len, FIRST_READ + requestBytes));
+    const requestEnd = recordHeadLength(first) - first.readUInt32LE(12);
+    const requestBody = first.readUInt32LE(8);
+    const missing = Math.max(0, requestBody - requestBytes);
+    if (missing > 0) {
+      const kept = requestEnd - missing;
+      const prefix = first.length >= kept ? first.subarray(0, kept) : await ev.read(segment, off, kept);
+      const rest = await ev.read(segment, off + requestEnd, Math.min(len - requestEnd, first.readUInt32LE(12) + bodyBytes + 1));
+      return { record: decodeRecord(Buffer.concat([prefix, rest]), missing), facts };
+    }
+    const wanted = Math.min(len, recordHeadLength(first) + bodyBytes + 1);
+    bytes = wanted > first.length ? await ev.read(segment, off, wanted) : first.subarray(0, wanted);
+  } else if (bodyBytes === Infinity) {
     bytes = await ev.read(segment, off, len);
   } else {
     bytes = await ev.read(segment, off, Math.min(len, FIRST_READ + bodyBytes + 1));
@@ -39,7 +55,7 @@ export async function readStored(ev: Evidence, loaded: LoadedTarget, target: num
 export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number): Promise<(Transaction | TransactionSummary)[]> {
   const views: (Transaction | TransactionSummary)[] = [];
   for (const id of ids) {
-    const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0);
+    const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0, LIST_BODY_CAP);
     if (stored) views.push(transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP));
   }
   return views;

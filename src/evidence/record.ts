@@ -208,6 +208,8 @@ export interface StoredRecord {
   parts: { request: number; responseHead: number; responseBody: number; end: number };
   /** The whole body's length: `exchange.responseBody` is shorter when only the record's start was read. */
   bodyLength: number;
+  /** The whole request body's length: `exchange.requestBody` is shorter when its end was not read. */
+  requestBodyLength: number;
 }
 
 export class CorruptRecordError extends Error {}
@@ -217,8 +219,11 @@ export function recordHeadLength(bytes: Buffer): number {
   return RECORD_HEADER + bytes.readUInt32LE(0) + bytes.readUInt32LE(4) + bytes.readUInt32LE(12);
 }
 
-/** Decodes a record, or its first bytes (at least up to its response body, which is then cut). */
-export function decodeRecord(bytes: Buffer): StoredRecord {
+/**
+ * Decodes a record, or its first bytes (at least up to its response body, which is then cut);
+ * `missing`: that many bytes of the request body's end were left out of `bytes` (not read).
+ */
+export function decodeRecord(bytes: Buffer, missing = 0): StoredRecord {
   if (bytes.length < RECORD_HEADER) throw new CorruptRecordError('record too short');
   const metaLength = bytes.readUInt32LE(0);
   let meta: Meta;
@@ -228,7 +233,7 @@ export function decodeRecord(bytes: Buffer): StoredRecord {
     throw new CorruptRecordError('record meta is not JSON');
   }
   const request = RECORD_HEADER + metaLength;
-  const responseHead = request + meta.ql;
+  const responseHead = request + meta.ql - missing;
   const responseBody = responseHead + meta.hl;
   const end = responseBody + meta.bl;
   if (responseBody > bytes.length) throw new CorruptRecordError('record shorter than its parts');
@@ -248,7 +253,7 @@ export function decodeRecord(bytes: Buffer): StoredRecord {
     ...(meta.tp ? { tlsProblem: meta.tp } : {}),
     ...(meta.er ? { error: meta.er } : {}),
   };
-  return { exchange, rawRequest, responseHead: bytes.subarray(responseHead, responseBody), parts: { request, responseHead, responseBody, end }, bodyLength: meta.bl };
+  return { exchange, rawRequest, responseHead: bytes.subarray(responseHead, responseBody), parts: { request, responseHead, responseBody, end }, bodyLength: meta.bl, requestBodyLength: meta.qb };
 }
 
 /** Bodies in lists and searches: at most this many bytes (the whole one from GET .../<id> or .../body). */
@@ -343,7 +348,7 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
   const x = record.exchange;
   const { id, target, scope, binary } = facts;
   // a list's request bodies are cut as its response bodies are (an upload may be 16 MiB), at a character's end
-  const requestCut = x.requestBody.length > requestCap;
+  const requestCut = record.requestBodyLength > requestCap;
   const requestBody = requestCut ? textCut(x.requestBody, requestCap) : x.requestBody;
   const summary: TransactionSummary = {
     id,
