@@ -99,7 +99,8 @@ describe('fetchPage', () => {
   test('a body that never ends is cut by the same time limit (connect to last byte)', async () => {
     const started = performance.now();
     await assert.rejects(fetchPage(new URL('/drip', target.url).href, { timeoutMs: 200 }), { name: 'NoAnswerError', message: /no complete answer within 200 ms/ });
-    assert.ok(performance.now() - started < 700);
+    // far under what a limit that did not hold would take (the drip never ends); loose, for a busy box
+    assert.ok(performance.now() - started < 5000);
   });
 
   test('a connection closed mid-answer is an error that says so', async () => {
@@ -114,7 +115,8 @@ describe('fetchPage', () => {
       setTimeout(() => controller.abort(), 20);
       const started = performance.now();
       await assert.rejects(pending, { name: 'AbortError' });
-      assert.ok(performance.now() - started < 500);
+      // far under the 10 s time limit it would otherwise wait for; loose, for a busy box
+      assert.ok(performance.now() - started < 5000);
     } finally {
       await silent.close();
     }

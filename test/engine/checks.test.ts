@@ -199,7 +199,8 @@ describe('a target that does not answer', () => {
       );
       setTimeout(() => controller.abort(), 50);
       await Promise.all(runs.map((run) => assert.rejects(run, { name: 'AbortError' })));
-      assert.ok(performance.now() - started < 1000);
+      // far under the 10 s time limits they would otherwise wait for; loose, for a busy box
+      assert.ok(performance.now() - started < 5000);
       // Already aborted: rejects without a request.
       await assert.rejects(CHECKS.robots!(inputFor(silent.url, 10_000, controller.signal)), { name: 'AbortError' });
     } finally {

@@ -175,7 +175,8 @@ test('a process that left the group and holds the pipes open does not hold the r
   const started = Date.now();
   const end = await handle.done;
   assert.deepEqual([end.outcome, end.exitCode], ['exited', 0]);
-  assert.ok(Date.now() - started < 3000);
+  // far under the 100 s the escaped sleeper holds the pipes; loose, for a busy box
+  assert.ok(Date.now() - started < 20_000);
   assert.notEqual(readProcStat(escaped)?.pgrp, handle.pid);
   assert.ok(alive(escaped), 'out of the group, out of reach');
   process.kill(-escaped, 'SIGKILL');
@@ -285,7 +286,8 @@ test('the time limit ends a sleeper with outcome timeout', async () => {
   const end = await handle.done;
   assert.equal(end.outcome, 'timeout');
   assert.match(end.reason ?? '', /time limit/);
-  assert.ok(Date.now() - started < 3000);
+  // far under the 100 s the sleeper would take; loose, for a busy box
+  assert.ok(Date.now() - started < 20_000);
 });
 
 test('paused time does not count toward the time limit', async () => {

@@ -131,8 +131,9 @@ test('a target’s transactions in the web application: list, filter, live, deta
     w.calls.take();
     const started = Date.now();
     await importEntries([0, 1, 2].map((i) => ({ url: `${origin}/live/${i}`, responseBody: 'new' })));
-    await eventually(async () => assert.equal(await page.locator('tr.tx').first().getAttribute('data-tx-id'), '123'), 3000);
-    assert.ok(Date.now() - started < 3000);
+    // a poll a second shows them within a few seconds; loose, for a busy box (the rate is held below)
+    await eventually(async () => assert.equal(await page.locator('tr.tx').first().getAttribute('data-tx-id'), '123'), 6000);
+    assert.ok(Date.now() - started < 6000);
     await shows(page.locator('#tx-count'), '123 transactions');
     assert.equal(await page.locator('tr.tx').count(), 50, 'the page keeps its length');
     await page.waitForTimeout(5000);
