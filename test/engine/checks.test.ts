@@ -159,14 +159,15 @@ describe('a target that does not answer', () => {
     try {
       const started = performance.now();
       const results = await Promise.all(
-        Object.entries(CHECKS).filter(([check]) => check !== 'tls').map(([, run]) => run(inputFor(silent.url, 300))),
+        Object.entries(CHECKS).filter(([check]) => check !== 'tls').map(([, run]) => run(inputFor(silent.url, 1000))),
       );
       const took = performance.now() - started;
-      assert.ok(took < 1000, `took ${took} ms for a 300 ms limit`);
+      // the limit once, not once a probe (six probes: 6 s); loose, for a busy box
+      assert.ok(took < 3000, `took ${took} ms for a 1000 ms limit`);
       for (const result of results) {
         const [finding] = findingsOf(result);
         assert.equal(finding!.title, 'Target did not answer');
-        assert.match(finding!.detail, /no complete answer within 300 ms \(time limit 300 ms\)/);
+        assert.match(finding!.detail, /no complete answer within 1000 ms \(time limit 1000 ms\)/);
       }
     } finally {
       await silent.close();
