@@ -36,14 +36,15 @@ const SEARCH_FIELDS: Record<string, Field> = {
 const IMAGE_TYPES = new Set(['image/png', 'image/gif', 'image/jpeg', 'image/webp', 'image/bmp', 'image/x-icon', 'image/avif']);
 
 /**
- * A proxy the generated code can connect to, as an http(s) URL with a host: `http://host:port`, or
+ * A proxy the generated code can connect to, as an http URL with a host: `http://host:port`, or
  * `host:port` as upstream's http-request-translator takes it (then http); undefined when it is neither.
  */
 function proxyUrl(text: string): string | undefined {
   const written = text.includes('://') ? text : `http://${text}`;
   try {
     const url = new URL(written);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' ? written : undefined;
+    // http only: the code speaks plain HTTP to the proxy (CONNECT for an https target)
+    return url.protocol === 'http:' && url.hostname !== '' ? written : undefined;
   } catch {
     return undefined;
   }

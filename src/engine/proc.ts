@@ -145,7 +145,8 @@ export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
  * how many it killed.
  */
 export async function killLeftovers(leader: number, entry?: string, waitMs = 2000): Promise<number> {
-  const { readdir, readFile } = fsPromises();
+  const { readdir } = fsPromises();
+  const readFile = procRead;
   const killed: number[] = [];
   /** Members of the group dying of its SIGKILL: waited for, never signalled. */
   const dying: number[] = [];
@@ -218,6 +219,30 @@ function killPending(pid: number): boolean {
   // a mask of pending signals in hex, signal n at bit n - 1: SIGKILL (9) is 0x100
   for (const m of status.matchAll(/^(?:ShdPnd|SigPnd):\s*([0-9a-f]+)$/gm)) if ((BigInt(`0x${m[1]}`) & 0x100n) !== 0n) return true;
   return false;
+}
+
+/**
+ * Processes whose /proc files did not read within a second (one stuck in the kernel holds its
+ * memory's lock, and a read of its environment waits with it): skipped from then on, so that each
+ * holds at most one of libuv's few threads, not one more at every run's end.
+ */
+const stuck = new Set<string>();
+const PROC_READ_MS = 1000;
+
+/** A /proc file's text, or a rejection when it cannot be read (gone, another user's) or did not read in time. */
+function procRead(path: string, encoding: 'latin1'): Promise<string> {
+  const pid = path.split('/')[2]!;
+  if (stuck.has(pid)) return Promise.reject(new Error(`${path}: did not read before`));
+  const { readFile } = fsPromises();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      stuck.add(pid);
+      reject(new Error(`${path}: no answer within ${PROC_READ_MS} ms`));
+    }, PROC_READ_MS);
+    timer.unref();
+  });
+  return Promise.race([readFile(path, encoding), late]).finally(() => clearTimeout(timer));
 }
 
 /** A kernel thread (flag PF_KTHREAD in `/proc/<pid>/stat`): its environment is always empty. */

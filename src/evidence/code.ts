@@ -68,7 +68,9 @@ function target(url: string): { https: boolean; host: string; hostname: string; 
  */
 function proxyAddress(proxy: string): { host: string; port: number } {
   const url = new URL(proxy);
-  const written = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?(?:\[[^\]]*\]|[^/?#:]*):(\d+)/i.exec(proxy);
+  // the authority as written, without its user info (which may hold digits after a colon)
+  const authority = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(proxy)?.[1] ?? '';
+  const written = /^(?:\[[^\]]*\]|[^:]*):(\d+)$/.exec(authority.slice(authority.lastIndexOf('@') + 1));
   return { host: bareHost(url), port: url.port !== '' ? Number(url.port) : written ? Number(written[1]) : 8080 };
 }
 

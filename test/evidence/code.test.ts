@@ -331,4 +331,11 @@ test('a proxy named on its scheme\'s default port is reached on that port (http:
     assert.match(await code('php', proxy), /tcp:\/\/127\.0\.0\.1:80"/, proxy);
   }
   assert.match(await code('python', 'http://127.0.0.1'), /HTTPConnection\('127\.0\.0\.1', 8080\)/);
+  // digits in a password are no port
+  assert.match(await code('python', 'http://user:1234@127.0.0.1'), /HTTPConnection\('127\.0\.0\.1', 8080\)/);
+  assert.match(await code('python', 'http://user:1234@127.0.0.1:3128'), /HTTPConnection\('127\.0\.0\.1', 3128\)/);
+  // the code speaks plain HTTP to a proxy: an https one is refused, not talked to in the clear
+  const https = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language: 'python', proxy: 'https://127.0.0.1:443' } });
+  assert.equal(https.status, 400);
+  assert.equal(https.json.message, 'Invalid parameter type provided');
 });

@@ -16,16 +16,18 @@ function exchange(requestBody: Buffer, responseBody: Buffer): Exchange {
 }
 
 /** One record in a segment of its own, and a store that counts the bytes it is asked for. */
-function storeOf(record: Buffer): { ev: Evidence; loaded: LoadedTarget; read: () => number } {
+function storeOf(record: Buffer): { ev: Evidence; loaded: LoadedTarget; read: () => number; reads: () => number } {
   let read = 0;
+  let reads = 0;
   const ev = {
     read: async (_segment: number, position: number, length: number) => {
       read += length;
+      reads++;
       return Buffer.from(record.subarray(position, position + length));
     },
   } as unknown as Evidence;
   const index = { n: 1, ids: Uint32Array.of(1), seg: Uint32Array.of(1), off: Float64Array.of(0), len: Uint32Array.of(record.length), flags: Uint8Array.of(0) };
-  return { ev, loaded: { index } as unknown as LoadedTarget, read: () => read };
+  return { ev, loaded: { index } as unknown as LoadedTarget, read: () => read, reads: () => reads };
 }
 
 test('a list row reads 64 KiB of a 16 MiB upload, not all of it, and shows the same as a whole read cut', async () => {
@@ -51,8 +53,9 @@ test('a list row reads 64 KiB of a 16 MiB upload, not all of it, and shows the s
 });
 
 test('a request body under the cap is read and shown whole, in one read', async () => {
-  const { ev, loaded } = storeOf(encodeRecord(exchange(Buffer.from('small'), Buffer.from('ok'))));
+  const { ev, loaded, reads } = storeOf(encodeRecord(exchange(Buffer.from('small'), Buffer.from('ok'))));
   const [row] = (await viewsOf(ev, loaded, 1, [1], true, LIST_BODY_CAP)) as Transaction[];
+  assert.equal(reads(), 1);
   assert.equal(row!.data, 'small');
   assert.equal(row!.request_body_truncated, undefined);
   assert.equal(row!.response_body, 'ok');
