@@ -229,8 +229,11 @@ function killPending(pid: number): boolean {
 const stuck = new Set<string>();
 const PROC_READ_MS = 1000;
 
-/** A /proc file's text, or a rejection when it cannot be read (gone, another user's) or did not read in time. */
-function procRead(path: string, encoding: 'latin1'): Promise<string> {
+/**
+ * A /proc file's text (`/proc/<pid>/...`), or a rejection when it cannot be read (gone, another
+ * user's) or did not read in time.
+ */
+export function procRead(path: string, encoding: 'latin1'): Promise<string> {
   const pid = path.split('/')[2]!;
   if (stuck.has(pid)) return Promise.reject(new Error(`${path}: did not read before`));
   const { readFile } = fsPromises();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkProgram, endStaleGroup, runProgram, type RunOptions } from '../../src/engine/process-group.ts';
-import { killLeftovers, parseProcStat, processStartTime, readProcStat } from '../../src/engine/proc.ts';
+import { killLeftovers, parseProcStat, procRead, processStartTime, readProcStat } from '../../src/engine/proc.ts';
 import { groupStopped } from '../helpers/engine.ts';
 
 const MiB = 1024 * 1024;
@@ -226,6 +226,17 @@ test("the group's number is never signalled once its leader is gone: a process n
   await until(() => readProcStat(later.pid!)?.pgrp === later.pid, 'its own group');
   assert.equal(await killLeftovers(later.pid!), 0);
   assert.ok(alive(later.pid!), 'a process the run did not start is never signalled');
+});
+
+test('a /proc file that does not read within a second is given up, and its process is not read again (one stuck thread, not one a run)', async () => {
+  // a FIFO without a writer reads as a process stuck in the kernel does: never
+  const fifo = join(dir, 'stuck-environ');
+  await new Promise<void>((resolve, reject) => spawn('mkfifo', [fifo]).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo ${code}`)))));
+  // procRead keys what it gives up by the path's third part (a pid under /proc; here the test's directory)
+  await assert.rejects(procRead(fifo, 'latin1'), /no answer within 1000 ms/);
+  await assert.rejects(procRead(fifo, 'latin1'), /did not read before/, 'not read a second time');
+  // let go of the thread the first read holds
+  writeFileSync(fifo, '');
 });
 
 test('an output directory that cannot be made throws before anything starts', () => {
