@@ -168,7 +168,8 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     // one Host (RFC 9112): two, and a redirect could name a host the client did not mean; none is
     // refused by the Host check (403), or here when that check is off
     const hosts = hostCount(req);
-    if (hosts > 1) throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
+    const oneHost = () => new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
+    if (hosts > 1) throw oneHost();
     if (url.length > MAX_URL) throw new HttpError(414, HTTP_MESSAGES.uriTooLong);
     const target = originForm(url);
     const q = target.indexOf('?');
@@ -176,9 +177,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     const query = q === -1 ? '' : target.slice(q + 1);
     const refused = access.refusal(req, method, path);
     if (refused) throw refused;
-    if (hosts === 0 && req.httpVersionMinor === 1) {
-      throw new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
-    }
+    if (hosts === 0 && req.httpVersionMinor === 1) throw oneHost();
     const match = router.match(method, path);
     if (match.kind === 'method-not-allowed') {
       throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: match.allow.join(', ') });
@@ -186,6 +185,10 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     if (match.kind === 'not-found') return pageFallback(web, method, path, req.headers['accept-encoding']);
     const { handler, params, rest } = match;
     const headers = req.headers;
+    // a coded body (gzip...) would be read as the body itself: a form's bytes taken for arguments, a
+    // bundle's or a HAR's for JSON (RFC 9110 8.4: 415)
+    const coding = headers['content-encoding']?.trim().toLowerCase();
+    if (coding !== undefined && coding !== '' && coding !== 'identity' && hasBody(req)) throw new HttpError(415, HTTP_MESSAGES.unsupportedContentCoding);
     if (handler.streamsBody) {
       // as long as it keeps coming (the request's time without a byte ends it): the handler reads it at its own pace
       whileStreaming(req, requestTimeout);
@@ -230,11 +233,6 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
           if (args) return args;
           if (body.length > 0 && !isFormContentType(headers['content-type'])) {
             throw new HttpError(415, HTTP_MESSAGES.unsupportedMediaType);
-          }
-          // a coded body (gzip...) was read as the form itself, its bytes taken for arguments (RFC 9110 8.4: 415)
-          const coding = headers['content-encoding']?.trim().toLowerCase();
-          if (body.length > 0 && coding !== undefined && coding !== '' && coding !== 'identity') {
-            throw new HttpError(415, HTTP_MESSAGES.unsupportedContentCoding);
           }
           return (args = parseFormArgs(query, body.toString('utf8')));
         },

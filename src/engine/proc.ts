@@ -15,6 +15,8 @@ export interface ProcStat {
   pgrp: number;
   /** Field 22: clock ticks since boot, as written (a pid and this name one process for ever). */
   startTime: string;
+  /** Field 9 has PF_KTHREAD: a kernel thread (its environment is always empty). */
+  kernelThread: boolean;
 }
 
 /**
@@ -24,10 +26,11 @@ export interface ProcStat {
 export function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
-  // after the name: field 3 (state) is index 0, field 5 (pgrp) index 2, field 22 (starttime) index 19
+  // after the name: field 3 (state) is index 0, field 5 (pgrp) index 2, field 9 (flags) index 6,
+  // field 22 (starttime) index 19
   const fields = text.slice(close + 1).trim().split(/\s+/);
   if (fields.length < 20 || !/^\d+$/.test(fields[19]!)) return undefined;
-  return { state: fields[0]!, pgrp: Number(fields[2]), startTime: fields[19]! };
+  return { state: fields[0]!, pgrp: Number(fields[2]), startTime: fields[19]!, kernelThread: (Number(fields[6]) & 0x00200000) !== 0 };
 }
 
 /** The stat of a live (or zombie) process; `undefined` when it is gone or there is no /proc. */
@@ -159,7 +162,7 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
     } catch {
       return false; // gone, or another user's
     }
-    if (environ === '') return isKernelThread(pid) ? false : undefined;
+    if (environ === '') return undefined;
     return environ.startsWith(`${entry}\0`) || environ.includes(`\0${entry}\0`);
   };
   const kill = (pid: number) => {
@@ -184,7 +187,7 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
       const pid = Number(name);
       if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid) continue;
       const stat = parseProcStat(await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => ''));
-      if (!stat || stat.state === 'Z' || stat.state === 'X') continue;
+      if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.kernelThread) continue;
       const verdict = await marked(pid);
       if (verdict) found += kill(pid);
       else if (stat.pgrp === leader && pass === 0 && killPending(pid)) dying.push(pid);
@@ -246,18 +249,6 @@ export function procRead(path: string, encoding: 'latin1'): Promise<string> {
     timer.unref();
   });
   return Promise.race([readFile(path, encoding), late]).finally(() => clearTimeout(timer));
-}
-
-/** A kernel thread (flag PF_KTHREAD in `/proc/<pid>/stat`): its environment is always empty. */
-function isKernelThread(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    // after the name: field 9 (flags) is index 6
-    const flags = Number(stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[6]);
-    return (flags & 0x00200000) !== 0;
-  } catch {
-    return true; // gone: nothing to wait for
-  }
 }
 
 /** Not gone and not a zombie. */

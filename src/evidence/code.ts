@@ -28,6 +28,7 @@ export interface CodeOptions {
   /**
    * The target's certificate was not trusted when the request was recorded (a lab's self-signed
    * one, through the proxy): the code does not check it either, and says so; as a replay does.
+   * Only an https request has one: requestAsCode clears it for any other.
    */
   untrustedCertificate?: boolean;
 }
@@ -112,8 +113,7 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   for (const name of ['Accept', 'User-Agent', 'Expect']) if (!has(headers, name.toLowerCase())) lines.push(`--header ${shellQuote(`${name}:`)}`);
   if (hasBody(request) && !has(headers, 'content-type')) lines.push(`--header ${shellQuote('Content-Type:')}`);
   if (options.proxy) lines.push(`--proxy ${shellQuote(options.proxy)}`);
-  const https = new URL(request.url).protocol === 'https:';
-  if (https && options.untrustedCertificate) lines.push('--insecure');
+  if (options.untrustedCertificate) lines.push('--insecure');
   let input = '';
   if (hasBody(request)) {
     // through standard input: any size, any bytes (an argument can hold no NUL, and at most 128 KiB)
@@ -124,7 +124,7 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   }
   lines.push(`--url ${shellQuote(request.url)}`);
   const grep = options.searchString ? ` | grep --ignore-case --fixed-strings -e ${shellQuote(options.searchString)}` : '';
-  return `#!/usr/bin/env bash\n${https && options.untrustedCertificate ? `# ${UNCHECKED}\n` : ''}${input}${lines.join(' \\\n  ')}${grep}\n`;
+  return `#!/usr/bin/env bash\n${options.untrustedCertificate ? `# ${UNCHECKED}\n` : ''}${input}${lines.join(' \\\n  ')}${grep}\n`;
 }
 
 /** The Host a request needs: the recorded one, else HTTP/2's :authority, else the URL's. */
@@ -141,9 +141,8 @@ function python(request: CodeRequest, options: CodeOptions): string {
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
   const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
-  const unchecked = t.https && options.untrustedCertificate;
-  const context = unchecked ? ', context=ssl._create_unverified_context()' : ', context=ssl.create_default_context()';
-  const connect = (unchecked ? `# ${UNCHECKED}\n` : '') + (proxy
+  const context = options.untrustedCertificate ? ', context=ssl._create_unverified_context()' : ', context=ssl.create_default_context()';
+  const connect = (options.untrustedCertificate ? `# ${UNCHECKED}\n` : '') + (proxy
     ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(proxy.host)}, ${proxy.port}${t.https ? context : ''})\n` +
       (t.https ? `conn.set_tunnel(${pythonStr(t.hostname)}, ${t.port})\n` : '')
     : `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(t.hostname)}, ${t.port}${t.https ? context : ''})\n`);
@@ -210,7 +209,7 @@ function php(request: CodeRequest, options: CodeOptions): string {
     `$method = ${phpBytes(request.method)};\n` +
     `$head = ${phpBytes(head)};\n` +
     `$body = ${body};\n` +
-    (t.https && options.untrustedCertificate
+    (options.untrustedCertificate
       ? `// ${UNCHECKED}\n$context = stream_context_create(['ssl' => ['peer_name' => ${phpBytes(t.hostname)}, 'verify_peer' => false, 'verify_peer_name' => false]]);\n`
       : `$context = stream_context_create(['ssl' => ['peer_name' => ${phpBytes(t.hostname)}]]);\n`) +
     `$socket = stream_socket_client(${phpBytes(`${t.https && !proxy ? 'ssl' : 'tcp'}://${connect}`)}, $errno, $error, 30, STREAM_CLIENT_CONNECT, $context);\n` +
@@ -275,7 +274,7 @@ function ruby(request: CodeRequest, options: CodeOptions): string {
     'end\n\n' +
     connect +
     (t.https ? 'http.use_ssl = true\n' : '') +
-    (t.https && options.untrustedCertificate ? `# ${UNCHECKED}\nhttp.verify_mode = OpenSSL::SSL::VERIFY_NONE\n` : '') +
+    (options.untrustedCertificate ? `# ${UNCHECKED}\nhttp.verify_mode = OpenSSL::SSL::VERIFY_NONE\n` : '') +
     `request = RecordedRequest.new(method, ${hasBody(request)}, path, head)\n` +
     (hasBody(request) ? 'request.body = body\n' : '') +
     'response = http.request(request)\n' +
@@ -297,7 +296,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
     '// Node.js 18 or later (fetch sends no Host, Connection nor framing header of ours: it sets them itself)\n' +
     // the proxy's origin only, as a URL writes it (ASCII: a line separator in a path would end the comment)
     (options.proxy ? `// through a proxy: run with a dispatcher for ${new URL(options.proxy).origin} (undici's ProxyAgent)\n` : '') +
-    (new URL(request.url).protocol === 'https:' && options.untrustedCertificate ? `// ${UNCHECKED}\nprocess.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';\n` : '') +
+    (options.untrustedCertificate ? `// ${UNCHECKED}\nprocess.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';\n` : '') +
     `const response = await fetch(${jsString(request.url)}, {\n` +
     `  method: ${jsString(request.method)},\n` +
     `  headers: [\n${headers.map(([n, v]) => `    [${jsString(n)}, ${jsByteString(v)}],\n`).join('')}  ],\n` +
@@ -319,7 +318,8 @@ function raw(request: CodeRequest, options: CodeOptions): Buffer {
 export class CodeError extends Error {}
 
 /** The code of each language asked for, in their order, one after another. */
-export function requestAsCode(request: CodeRequest, languages: readonly Language[], options: CodeOptions = {}): Buffer {
+export function requestAsCode(request: CodeRequest, languages: readonly Language[], given: CodeOptions = {}): Buffer {
+  const options = { ...given, untrustedCertificate: given.untrustedCertificate === true && target(request.url).https };
   // curl reads `-H @file` as a file of headers; the libraries refuse such names or send them altered
   const odd = languages.some((l) => l !== 'raw') ? sendable(request).find(([name]) => !TOKEN.test(name)) : undefined;
   if (odd) throw new CodeError(`${JSON.stringify(odd[0].slice(0, 100))} is not a header name HTTP can carry (the raw language writes it as recorded)`);

@@ -84,6 +84,7 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   const size = content.size;
   const postData = request.postData === undefined ? undefined : obj(request.postData, 'request.postData');
   const requestBody = postData ? requestBodyOf(postData, index) : Buffer.alloc(0);
+  const responseVersion = httpVersion(response.httpVersion);
   const exchange: Exchange = {
     url: url.href,
     method,
@@ -91,8 +92,8 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
     requestHeaders: headers(request.headers, 'request.headers', index),
     requestBody,
     status: status as number,
-    statusText: reasonOf(status as number, str(response.statusText ?? '', 'response.statusText', 1024).replace(/[\u0000-\u001f\u007f]/g, ' '), httpVersion(response.httpVersion)),
-    responseHttpVersion: httpVersion(response.httpVersion),
+    statusText: reasonOf(status as number, str(response.statusText ?? '', 'response.statusText', 1024).replace(/[\u0000-\u001f\u007f]/g, ' '), responseVersion),
+    responseHttpVersion: responseVersion,
     responseHeaders: headers(response.headers, 'response.headers', index),
     responseBody: responseBody.bytes,
     responseSize: typeof size === 'number' && Number.isSafeInteger(size) && size >= responseBody.bytes.length ? size : responseBody.bytes.length,
@@ -126,7 +127,6 @@ function readExtensions(value: Obj, exchange: Exchange): void {
   if (tlsProblem) exchange.tlsProblem = tlsProblem;
 }
 
-/** `HTTP/1.1`, `HTTP/2`...: as recorded when it reads as one, else HTTP/1.1. */
 /**
  * The reason phrase: as recorded, but for HTTP/2 and 3, which have none (a browser's HAR gives
  * `""`): the status's standard one, as `response_status` shows it (`"204 No Content"`).
@@ -135,6 +135,7 @@ function reasonOf(status: number, recorded: string, version: string): string {
   return recorded === '' && /^HTTP\/[23]/.test(version) ? (STATUS_CODES[status] ?? '') : recorded;
 }
 
+/** `HTTP/1.1`, `HTTP/2`...: as recorded when it reads as one, else HTTP/1.1. */
 function httpVersion(v: unknown): string {
   if (typeof v !== 'string') return 'HTTP/1.1';
   const text = v.trim();

@@ -14,8 +14,8 @@ export interface Stored {
 
 /**
  * Reads transaction `id` of a loaded target: the whole record, or with `bodyBytes` its head and
- * that many bytes of its body (one more, to know it is cut), and with `requestBytes` no more of
- * its request body than that (the rest is not read: a list's rows may be 16 MiB uploads).
+ * that many bytes of its body (one more, to know it is cut), and then with `requestBytes` no more
+ * of its request body than that (the rest is not read: a list's rows may be 16 MiB uploads).
  * Undefined when there is no such one.
  */
 export async function readStored(ev: Evidence, loaded: LoadedTarget, target: number, id: number, bodyBytes = Infinity, requestBytes = Infinity): Promise<Stored | undefined> {
@@ -26,29 +26,22 @@ export async function readStored(ev: Evidence, loaded: LoadedTarget, target: num
   const off = index.off[row];
   const len = index.len[row];
   const facts: RowFacts = { id, target, scope: (index.flags[row] & FLAG_SCOPE) !== 0, binary: (index.flags[row] & FLAG_BINARY) !== 0 };
-  let bytes: Buffer;
-  if (requestBytes !== Infinity && bodyBytes !== Infinity) {
-    // the record's start (its fixed head says where its parts are), then what follows the request body's cut
-    const first = await ev.read(segment, off, Math.min(len, FIRST_READ + requestBytes));
-    const requestEnd = recordHeadLength(first) - first.readUInt32LE(12);
-    const requestBody = first.readUInt32LE(8);
-    const missing = Math.max(0, requestBody - requestBytes);
-    if (missing > 0) {
-      const kept = requestEnd - missing;
-      const prefix = first.length >= kept ? first.subarray(0, kept) : await ev.read(segment, off, kept);
-      const rest = await ev.read(segment, off + requestEnd, Math.min(len - requestEnd, first.readUInt32LE(12) + bodyBytes + 1));
-      return { record: decodeRecord(Buffer.concat([prefix, rest]), missing), facts };
-    }
-    const wanted = Math.min(len, recordHeadLength(first) + bodyBytes + 1);
-    bytes = wanted > first.length ? await ev.read(segment, off, wanted) : first.subarray(0, wanted);
-  } else if (bodyBytes === Infinity) {
-    bytes = await ev.read(segment, off, len);
-  } else {
-    bytes = await ev.read(segment, off, Math.min(len, FIRST_READ + bodyBytes + 1));
-    const wanted = Math.min(len, recordHeadLength(bytes) + bodyBytes + 1);
-    if (wanted > bytes.length) bytes = await ev.read(segment, off, wanted);
+  if (bodyBytes === Infinity) return { record: decodeRecord(await ev.read(segment, off, len)), facts };
+  // the record's start: its fixed head says where its parts are
+  const first = await ev.read(segment, off, Math.min(len, FIRST_READ + bodyBytes + 1));
+  const headLength = recordHeadLength(first);
+  const responseHeadLength = first.readUInt32LE(12);
+  const missing = Math.max(0, first.readUInt32LE(8) - requestBytes);
+  if (missing > 0) {
+    // the request up to the cut, then its response head and body's start: the rest of the request body is not read
+    const requestEnd = headLength - responseHeadLength;
+    const kept = requestEnd - missing;
+    const prefix = first.length >= kept ? first.subarray(0, kept) : await ev.read(segment, off, kept);
+    const rest = await ev.read(segment, off + requestEnd, Math.min(len - requestEnd, responseHeadLength + bodyBytes + 1));
+    return { record: decodeRecord(Buffer.concat([prefix, rest]), missing), facts };
   }
-  return { record: decodeRecord(bytes), facts };
+  const wanted = Math.min(len, headLength + bodyBytes + 1);
+  return { record: decodeRecord(wanted > first.length ? await ev.read(segment, off, wanted) : first), facts };
 }
 
 /** The views of transactions by id (ids deleted meanwhile are left out). */

@@ -20,7 +20,7 @@ export const HTTP_MESSAGES = {
   badRequest: 'Bad request',
   payloadTooLarge: 'Request body too large',
   unsupportedMediaType: 'Unsupported media type: send application/x-www-form-urlencoded',
-  unsupportedContentCoding: 'Unsupported content coding: send the form without Content-Encoding',
+  unsupportedContentCoding: 'Unsupported content coding: send the body without Content-Encoding',
   uriTooLong: 'Request URI too long',
   headersTooLarge: 'Request header fields too large',
   timeout: 'Request timeout',

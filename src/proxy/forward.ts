@@ -237,7 +237,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   });
 
   let settled = false;
-  const finish = (answer: { status: number; statusText: string; responseHeaders: Header[]; body?: ReturnType<typeof capture>; error?: string; socket?: Socket }) => {
+  // the answer's raw header list: made into the record's pairs only when the exchange is recorded
+  const finish = (answer: { status: number; statusText: string; rawHeaders: readonly string[]; body?: ReturnType<typeof capture>; error?: string; socket?: Socket }) => {
     if (settled) return;
     settled = true;
     if (target === undefined || !ctx.recorder) {
@@ -245,6 +246,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       return;
     }
     const { body } = answer;
+    const responseHeaders = pairs(answer.rawHeaders);
     const exchange = async (): Promise<ProxyExchange> => ({
       url: url.href,
       method: req.method ?? 'GET',
@@ -254,8 +256,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       requestSize: requestBody!.size,
       status: answer.status,
       statusText: answer.statusText,
-      responseHeaders: answer.responseHeaders,
-      responseBody: body ? await decodedBody(body.bytes(), headerValue(answer.responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
+      responseHeaders,
+      responseBody: body ? await decodedBody(body.bytes(), headerValue(responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
       responseSize: body?.size ?? 0,
       truncated: body?.truncated ?? false,
       startedAt,
@@ -285,7 +287,6 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     relayed = answer;
     // read now: a kept-alive socket goes back to its pool once the answer has ended
     const socket = answer.socket;
-    const responseHeaders = pairs(answer.rawHeaders);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
     res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
@@ -298,7 +299,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       answer.pipe(res);
       countStreamed(answer);
     }
-    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', responseHeaders, body, socket, ...(error ? { error } : {}) });
+    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body, socket, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
       if (answer.complete) return;
@@ -334,7 +335,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const [status, text] = err.code === 'LOOP' ? [403, 'Forbidden'] : [502, 'Bad Gateway'];
     res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Assessd-Proxy-Error': failureKind(failure) });
     res.end(`${status} ${text}: ${failure}\n`);
-    finish({ status: 0, statusText: '', responseHeaders: [], error: failure });
+    finish({ status: 0, statusText: '', rawHeaders: [], error: failure });
   }
 }
 

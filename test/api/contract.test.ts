@@ -328,6 +328,8 @@ const table: Row[] = [
   { name: 'POST of a session with a JSON body', method: 'POST', path: '/api/v1/sessions/', body: '{"name":"json"}', headers: { 'content-type': 'application/json' }, expect: { status: 415, message: H.unsupportedMediaType }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
   // its bytes were taken for the form itself
   { name: 'ext: POST of a session with a gzip-coded form', method: 'POST', path: '/api/v1/sessions/', body: 'name=coded', headers: { 'content-encoding': 'gzip' }, expect: { status: 415, message: H.unsupportedContentCoding }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
+  // a bundle's or a HAR's coded bytes would be read as JSON: refused the same way, before any is read
+  { name: 'ext: POST of a gzip-coded bundle', method: 'POST', path: '/api/v1/bundles/', body: '{"format":"assessd-session","version":1,"session":{"name":"coded"},"targets":[]}', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, expect: { status: 415, message: H.unsupportedContentCoding }, then: [{ path: '/api/v1/sessions/', data: [session(1, 'default session', true)] }] },
 
   // Access control, before routing
   { name: 'A Host that names no allowed host (DNS rebinding)', method: 'GET', path: '/api/v1/sessions/', headers: { host: 'rebound.example:8009' }, expect: { status: 403, message: H.hostNotAllowed } },

@@ -365,7 +365,9 @@ test('checkProgram tells missing, not executable, a directory, and finds a name 
 
 test('/proc/<pid>/stat is split after the last ")": a command name may hold spaces and parentheses', async () => {
   const line = '4242 (a) b (c) S) R 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 200 18446744073709551615';
-  assert.deepEqual(parseProcStat(line), { state: 'R', pgrp: 4242, startTime: '987654' });
+  assert.deepEqual(parseProcStat(line), { state: 'R', pgrp: 4242, startTime: '987654', kernelThread: false });
+  // field 9 with PF_KTHREAD (0x200000): a kernel thread, whose environment reads empty for ever
+  assert.equal(parseProcStat(line.replace(' 4194560 ', ' 2129984 '))?.kernelThread, true);
   assert.equal(parseProcStat('garbage'), undefined);
   const odd = join(dir, 'x) S 1 (y');
   copyFileSync('/bin/sleep', odd);
