@@ -63,3 +63,17 @@ stream.on('test:fail', () => {
   process.exitCode = 1;
 });
 stream.compose(spec).pipe(process.stdout);
+
+// TEST_TIMES=1: at the end, each file's top-level tests' durations summed, longest first (to keep
+// SLOWEST right; run() reports a file's tests once the file has ended, so no start time is known).
+if (process.env.TEST_TIMES) {
+  const sums = new Map();
+  const ended = (data) => {
+    if (data.file && data.nesting === 0) sums.set(data.file, (sums.get(data.file) ?? 0) + data.details.duration_ms);
+  };
+  stream.on('test:pass', ended);
+  stream.on('test:fail', ended);
+  process.on('exit', () => {
+    for (const [file, ms] of [...sums].sort((a, b) => b[1] - a[1])) process.stderr.write(`${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(root, file)}\n`);
+  });
+}
