@@ -7,7 +7,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { TOKEN, type Header } from './record.js';
-import { bareHost } from './scope.js';
+import { bareHost, pathAsWritten } from './scope.js';
 
 export const LANGUAGES = ['bash', 'python', 'php', 'ruby', 'fetch', 'raw'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -60,7 +60,9 @@ function target(url: string): { https: boolean; host: string; hostname: string; 
   const https = u.protocol === 'https:';
   const port = u.port === '' ? (https ? 443 : 80) : Number(u.port);
   const hostname = bareHost(u);
-  return { https, host: u.host, hostname, port, path: `${u.pathname}${u.search}`, absolute: `${u.origin}${u.pathname}${u.search}` };
+  // the path as recorded: `..` and `\` kept, as the request that was sent had them
+  const path = pathAsWritten(url);
+  return { https, host: u.host, hostname, port, path, absolute: `${u.origin}${path}` };
 }
 
 /**

@@ -267,6 +267,12 @@ export function localTimestamp(ms: number): string {
   return `${pad(d.getDate())}-${pad(d.getMonth() + 1)} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+/**
+ * The cookie attributes a browser reads (RFC 6265bis 5.6), as `session_tokens` names them; any
+ * other is ignored, as a browser ignores it (a target's `name=evil` attribute renamed the cookie).
+ */
+const COOKIE_ATTRIBUTES = new Set(['expires', 'max_age', 'domain', 'path', 'secure', 'httponly', 'samesite', 'partitioned']);
+
 /** A response's cookies, as upstream's `session_tokens`: a JSON array of what each Set-Cookie says. */
 export function sessionTokens(headers: readonly Header[]): string {
   const cookies = [];
@@ -278,7 +284,7 @@ export function sessionTokens(headers: readonly Header[]): string {
     for (const attribute of attributes) {
       const at = attribute.indexOf('=');
       const key = (at === -1 ? attribute : attribute.slice(0, at)).trim().toLowerCase().replace('-', '_');
-      if (key === '') continue;
+      if (!COOKIE_ATTRIBUTES.has(key)) continue;
       cookie[key] = at === -1 ? true : attribute.slice(at + 1).trim();
     }
     cookies.push(cookie);

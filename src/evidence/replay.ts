@@ -8,7 +8,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
 import { decodedBody, hasControlCharacter, headerPairs, onTheWire, TOKEN, type Exchange, type Header } from './record.js';
-import { hostAndPort } from './scope.js';
+import { bareHost, hostAndPort, pathAsWritten } from './scope.js';
 
 /** What may change of the recorded request. */
 export interface ReplayEdits {
@@ -57,7 +57,12 @@ export function parseHeaderLines(text: string): Header[] {
 /** A request ready to send again. */
 export interface ReplayRequest {
   method: string;
+  /** The URL parsed (scheme, host, port); its path is `path`'s. */
   url: URL;
+  /** The path and query as written (`..` and `\` kept: a URL parser would change them). */
+  path: string;
+  /** The URL as sent and recorded: `url`'s origin with `path`. */
+  href: string;
   headers: Header[];
   body: Buffer;
 }
@@ -88,7 +93,8 @@ export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'reque
   }
   const headers: Header[] = [['Host', url.host], ...given];
   if (body.length > 0 || !['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE'].includes(method.toUpperCase())) headers.push(['Content-Length', String(body.length)]);
-  return { method, url, headers, body };
+  const path = pathAsWritten(text);
+  return { method, url, path, href: `${url.origin}${path}`, headers, body };
 }
 
 /**
@@ -97,7 +103,7 @@ export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'reque
  * does not answer within `timeoutMs` (connect to last byte), or answers with what is not HTTP.
  */
 export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Exchange> {
-  const { method, url, headers, body } = req;
+  const { method, url, path, href, headers, body } = req;
   const startedAt = Date.now();
   const started = performance.now();
   const raw: string[] = headers.flatMap(([name, value]) => [name, onTheWire(value)]);
@@ -109,9 +115,12 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
       done = true;
       clearTimeout(timer);
       outgoing.destroy();
-      reject(new NoAnswer(`${method} ${url.href}: ${why}`));
+      reject(new NoAnswer(`${method} ${href}: ${why}`));
     };
-    const outgoing = send(url, {
+    const outgoing = send({
+      host: bareHost(url),
+      port: url.port || (url.protocol === 'https:' ? 443 : 80),
+      path,
       method,
       headers: raw,
       // labs use self-signed certificates: the replay is evidence, not trust
@@ -133,7 +142,7 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
         const wire = Buffer.concat(chunks);
         const responseBody = truncated ? wire : await decodedBody(wire, res.headers['content-encoding'], BODY_CAP);
         resolve({
-          url: url.href, method, httpVersion: 'HTTP/1.1', requestHeaders: headers, requestBody: body,
+          url: href, method, httpVersion: 'HTTP/1.1', requestHeaders: headers, requestBody: body,
           status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', responseHttpVersion: `HTTP/${res.httpVersion}`,
           responseHeaders, responseBody: responseBody.length > BODY_CAP ? responseBody.subarray(0, BODY_CAP) : responseBody,
           responseSize: received, truncated: truncated || responseBody.length > BODY_CAP,

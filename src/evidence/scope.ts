@@ -25,3 +25,29 @@ export function scopeTest(hostName: string, portNumber: string): (url: string) =
     return hp !== undefined && hp.host === host && hp.port === portNumber;
   };
 }
+
+/**
+ * The path and query of a request target as written (an absolute URL's, or an origin-form
+ * target's), without a fragment: what goes on the request line. A URL parser would resolve `..`
+ * and `.`, turn `\` into `/` and percent-encode what it dislikes, so a tester's payload
+ * (`/a/../../etc/passwd`, `?q=<script>`) would never reach the target as written. Characters a
+ * request line cannot carry (space, controls, past Latin-1 for a string typed by a user) are
+ * percent-encoded as their UTF-8 bytes, as a URL parser would; `latin1` keeps U+0080-U+00FF as
+ * the one byte each stands for (what node's parser made of the bytes a client sent).
+ */
+export function pathAsWritten(target: string, { latin1 = false } = {}): string {
+  let path = target;
+  if (!path.startsWith('/')) {
+    // absolute form: the path starts where the authority ends (a URL parser ends it at `\` too)
+    const scheme = path.indexOf('//');
+    const rest = scheme === -1 ? '' : path.slice(scheme + 2);
+    const end = rest.search(/[/\\?#]/);
+    path = end === -1 ? '' : rest.slice(end);
+    if (path.startsWith('\\')) path = `/${path.slice(1)}`;
+  }
+  const fragment = path.indexOf('#');
+  if (fragment !== -1) path = path.slice(0, fragment);
+  if (!path.startsWith('/')) path = `/${path}`;
+  const unsafe = latin1 ? /[^\x21-\x7e\x80-\xff]/gu : /[^\x21-\x7e]/gu;
+  return path.replace(unsafe, (c) => [...Buffer.from(c, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}

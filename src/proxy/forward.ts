@@ -8,7 +8,7 @@ import { request as httpRequest, type Agent, type ClientRequest, type IncomingMe
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerValue } from '../evidence/record.js';
-import { bareHost } from '../evidence/scope.js';
+import { bareHost, pathAsWritten } from '../evidence/scope.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
 import { pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
@@ -109,6 +109,9 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
   }
 }
 
+/** What a record says when the client closed its connection before the answer had ended. */
+const CLIENT_LEFT = 'the client closed its connection before the answer had ended';
+
 /** A login cookie of assessd's web application (`assessd-<port>`, src/http/access.ts). */
 const LOGIN_COOKIE = /^\s*assessd-\d+=/;
 
@@ -153,20 +156,34 @@ function tlsProblem(socket: Socket | undefined): string | undefined {
   return String(tls.authorizationError ?? 'not trusted');
 }
 
+/** Bytes of an answer's head the proxy reads, as of a request's (a valid answer is relayed, not refused at node's 16 KiB). */
+const MAX_HEADER_BYTES = 64 * 1024;
+
 /**
- * The request to the target at `url`, with the headers as given (Host among them: node adds none),
- * over https (intercepted CONNECTs) or plain http; `extra` says which agent.
+ * The request to the target at `url`, for `path` as the client wrote it, with the headers as given
+ * (Host among them: node adds none), over https (intercepted CONNECTs) or plain http; `extra`
+ * says which agent.
  */
-function upstreamRequest(ctx: ForwardContext, url: URL, https: boolean, method: string | undefined, headers: string[], extra: RequestOptions): ClientRequest {
+function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boolean, method: string | undefined, headers: string[], extra: RequestOptions): ClientRequest {
   return (https ? ctx.https!.request : httpRequest)({
     host: bareHost(url),
     port: url.port || (https ? 443 : 80),
     method,
-    path: `${url.pathname}${url.search}`,
+    path,
     headers,
     setHost: false,
+    maxHeaderSize: MAX_HEADER_BYTES,
     ...extra,
   } as RequestOptions);
+}
+
+/**
+ * The path and query as the client wrote them (`url` is parsed: `..` resolved, `\` made `/`), and
+ * the URL recorded: the parsed scheme and authority with that path.
+ */
+function asWritten(req: IncomingMessage, url: URL): { path: string; href: string } {
+  const path = pathAsWritten(req.url ?? '/', { latin1: true });
+  return { path, href: `${url.protocol}//${url.host}${path}` };
 }
 
 /**
@@ -212,7 +229,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const started = performance.now();
   // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here
   const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT))];
-  const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
+  const { path, href } = asWritten(req, url);
+  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
   refuseLoops(ctx, upstream);
@@ -231,9 +249,13 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     upstream.end();
     req.resume();
   }
-  // the client went away before the answer ended: the target's connection goes too
+  // the client went away before the answer ended: the target's connection goes too, and the
+  // record says who left (the target did not fail)
+  let clientGone = false;
   res.on('close', () => {
-    if (!res.writableFinished) upstream.destroy();
+    if (res.writableFinished) return;
+    clientGone = true;
+    upstream.destroy();
   });
 
   let settled = false;
@@ -248,7 +270,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const { body } = answer;
     const responseHeaders = pairs(answer.rawHeaders);
     const exchange = async (): Promise<ProxyExchange> => ({
-      url: url.href,
+      url: href,
       method: req.method ?? 'GET',
       httpVersion: `HTTP/${req.httpVersion}`,
       requestHeaders: pairs(headers),
@@ -277,6 +299,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
 
   /** The answer being relayed, once its head is known to be relayable. */
   let relayed: IncomingMessage | undefined;
+  /** Ends the client's answer when the target's was cut short. */
+  let cutShort = () => void res.destroy();
   upstream.on('response', (answer) => {
     const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
     if (unrelayable !== undefined) {
@@ -290,9 +314,11 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
     res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
+    /** A small answer's head and body so far, held back to go to the client in one write. */
+    let held: Buffer[] | undefined;
     if (Number(answer.headers['content-length']) <= WHOLE_ANSWER_BYTES && answer.headers['transfer-encoding'] === undefined) {
       // a small answer goes to the client whole: head and body in one write, without a pipe's listeners
-      const chunks: Buffer[] = [];
+      const chunks: Buffer[] = (held = []);
       answer.on('data', (chunk: Buffer) => chunks.push(chunk));
       answer.on('end', () => res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     } else {
@@ -303,10 +329,20 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     answer.on('end', () => ended());
     answer.on('close', () => {
       if (answer.complete) return;
-      // cut short by the target: the client's answer is cut too (it cannot be finished)
-      res.destroy();
+      if (clientGone) return ended(CLIENT_LEFT);
+      cutShort();
       ended('the answer was cut short');
     });
+    // Cut short by the target: the client's answer is cut too (it cannot be finished), after what
+    // came of it (a small answer's head and body were held back), as from the target itself.
+    cutShort = () => {
+      // once: the target's error and the answer's close both come here
+      cutShort = () => {};
+      // (writeHead only made the head: nothing of a held answer went out yet.) Node corks the
+      // connection for a write and uncorks on the next tick: destroyed at once, it would send nothing.
+      if (held) res.write(Buffer.concat(held), () => res.destroy());
+      else res.destroy();
+    };
   });
   // A 101 the client did not ask for (an upgrade is forwardUpgrade's): node's client hands over
   // the socket and says nothing more, which would leave the client waiting for ever.
@@ -319,7 +355,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       // Bytes after a whole answer (a body past its Content-Length, one on a HEAD's or a 204's
       // answer): the answer itself is relayed as it came; the target's connection is not reused.
       if (relayed?.complete) return;
-      res.destroy();
+      cutShort();
       return;
     }
     failed(err);
@@ -327,8 +363,10 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
 
   /** The target failed before an answer could be relayed: a 502 that says what failed. */
   function failed(err: NodeJS.ErrnoException): void {
-    // the client went away first: nothing to answer, nothing recorded
+    // the client went away while sending its request: nothing to answer, nothing recorded
     if (req.destroyed && !req.complete) return releaseCaptures();
+    // the client went away while the target had not answered: the target failed at nothing
+    if (clientGone) return finish({ status: 0, statusText: '', rawHeaders: [], error: CLIENT_LEFT });
     ctx.counts.upstreamErrors++;
     const failure = upstreamFailure(err, url);
     // a loop is refused as the URL check refuses one; anything else is the target's failure
@@ -351,14 +389,15 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const startedAt = Date.now();
   const started = performance.now();
   const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, UPGRADE, HOST))];
+  const { path, href } = asWritten(req, url);
   // an upgraded connection is never given back to a pool
-  const upstream = upstreamRequest(ctx, url, https, req.method, headers, { agent: false, ...(https ? { rejectUnauthorized: false } : {}) });
+  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: false, ...(https ? { rejectUnauthorized: false } : {}) });
   refuseLoops(ctx, upstream);
   const record = (status: number, statusText: string, responseHeaders: Header[], socket: Socket | undefined) => {
     if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
     ctx.recorder.record(target, {
       // the handshake is an HTTP exchange: recorded under its http(s) URL
-      url: url.href.replace(/^ws(s?):/, 'http$1:'),
+      url: href.replace(/^ws(s?):/, 'http$1:'),
       method: req.method ?? 'GET',
       httpVersion: `HTTP/${req.httpVersion}`,
       requestHeaders: pairs(headers),

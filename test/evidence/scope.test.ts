@@ -1,7 +1,8 @@
 /** Scope: the host and port a URL names, as the proxy's recorder, the bundle import and the forwarder read them. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bareHost, hostAndPort, scopeTest } from '../../src/evidence/scope.ts';
+import { bareHost, hostAndPort, pathAsWritten, scopeTest } from '../../src/evidence/scope.ts';
+import { sessionTokens } from '../../src/evidence/record.ts';
 
 test('hostAndPort: lower case, IPv6 without brackets, the scheme\'s port when none is given (ws and wss as http and https)', () => {
   assert.deepEqual(hostAndPort('http://Shop.Example/a'), { host: 'shop.example', port: '80' });
@@ -26,4 +27,26 @@ test('scopeTest: the target\'s host and port, whatever the scheme says of the po
   assert.equal(inScope('http://shop.example/'), false);
   assert.equal(inScope('https://shop.example:8443/'), false);
   assert.equal(inScope('https://other.example/'), false);
+});
+
+test('pathAsWritten: the path and query as written (dot segments, backslashes and quotes kept), no fragment, what a request line cannot carry percent-encoded', () => {
+  assert.equal(pathAsWritten('http://h:1/echo/../../etc/passwd'), '/echo/../../etc/passwd');
+  assert.equal(pathAsWritten('http://h/a\\..\\b?x=<script>"\''), '/a\\..\\b?x=<script>"\'');
+  assert.equal(pathAsWritten('http://h/%2e%2e/./x'), '/%2e%2e/./x');
+  assert.equal(pathAsWritten('http://h'), '/');
+  assert.equal(pathAsWritten('http://h?x=1'), '/?x=1');
+  assert.equal(pathAsWritten('http://user:pw@h/x#part'), '/x');
+  // a URL parser ends the authority at a backslash too: the same host, the same path
+  assert.equal(pathAsWritten('http://h\\p/q'), '/p/q');
+  assert.equal(pathAsWritten('/a/./b?c'), '/a/./b?c');
+  assert.equal(pathAsWritten('http://h/a b\u0001'), '/a%20b%01');
+  assert.equal(pathAsWritten('http://h/\u00e9\u{1F600}'), '/%C3%A9%F0%9F%98%80');
+  assert.equal(pathAsWritten('http://h/\u00e9\u{1F600}', { latin1: true }), '/\u00e9%F0%9F%98%80');
+  assert.equal(pathAsWritten('http://h/\ud800'), '/%EF%BF%BD');
+});
+
+test('sessionTokens: the attributes a browser reads, no other (an attribute named name or value does not rename the cookie)', () => {
+  assert.deepEqual(JSON.parse(sessionTokens([['Set-Cookie', 'real=1; name=evil; value=forged; constructor=y; Path=/; HttpOnly; Max-Age=5']])), [
+    { name: 'real', value: '1', path: '/', httponly: true, max_age: '5' },
+  ]);
 });
