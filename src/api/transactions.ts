@@ -7,7 +7,7 @@ import { and, FilterError, parseFilter, substring, type Expr, type Field } from 
 import { exchangeToEntry, harPieces, HarError, readHar } from '../evidence/har.js';
 import { findRows, type RowMatches } from '../evidence/query.js';
 import { readStored, viewsOf } from '../evidence/read.js';
-import { LIST_BODY_CAP, transactionView } from '../evidence/record.js';
+import { cutRequestBody, LIST_BODY_CAP, transactionView } from '../evidence/record.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
@@ -209,6 +209,8 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const proxyArg = ctx.args.get('proxy') || undefined;
     const proxy = proxyArg === undefined ? undefined : proxyUrl(proxyArg);
     if (proxyArg !== undefined && proxy === undefined) throw new HttpError(400, M.invalidParameterType, { proxy: 'expected http://host:port or host:port' });
+    // the code would send another request than the one recorded (and a Content-Length that lies)
+    if (data === null && x.requestSize !== undefined) throw new HttpError(400, noCode(cutRequestBody(x.requestSize, x.requestBody.length)));
     let code: Buffer;
     try {
       code = requestAsCode(

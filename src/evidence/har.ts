@@ -113,6 +113,9 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   }
   if (typeof value.serverIPAddress === 'string' && value.serverIPAddress.length <= 64 && value.serverIPAddress !== '') exchange.serverIPAddress = value.serverIPAddress;
   if (extensions) readExtensions(value, exchange);
+  // a request body an export stored cut: its size as sent comes back with it
+  const sent = request.bodySize;
+  if (extensions && value._request_truncated === true && typeof sent === 'number' && Number.isSafeInteger(sent) && sent > requestBody.length) exchange.requestSize = sent;
   return exchange;
 }
 
@@ -280,7 +283,7 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
         postData: requestIsText ? { mimeType: requestType, text: requestText } : { mimeType: requestType, text: x.requestBody.toString('base64'), encoding: 'base64' },
       }),
       headersSize: -1,
-      bodySize: x.requestBody.length,
+      bodySize: x.requestSize ?? x.requestBody.length,
     },
     response: {
       status: x.status,
@@ -303,6 +306,7 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
     _id: facts.id,
     _source: x.source,
     ...(x.truncated ? { _truncated: true } : {}),
+    ...(x.requestSize !== undefined ? { _request_truncated: true } : {}),
     ...(x.error ? { _error: x.error } : {}),
     ...(x.tlsProblem ? { _tls_problem: x.tlsProblem } : {}),
   };

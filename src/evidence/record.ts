@@ -24,6 +24,8 @@ export interface Exchange {
   httpVersion: string;
   requestHeaders: Header[];
   requestBody: Buffer;
+  /** Bytes of the request body as sent, when more than `requestBody` holds (stored cut). */
+  requestSize?: number;
   /** 0: no response. */
   status: number;
   statusText: string;
@@ -78,6 +80,8 @@ interface Meta {
   ip?: string;
   tp?: string;
   er?: string;
+  /** The request body's size as sent, when it was stored cut. */
+  rz?: number;
 }
 
 const CRLF = '\r\n';
@@ -176,6 +180,11 @@ export function rawRequestHead(x: Pick<Exchange, 'method' | 'url' | 'httpVersion
   return `${x.method} ${x.url} ${x.httpVersion}${CRLF}${x.requestHeaders.map(([n, v]) => `${n}: ${v}${CRLF}`).join('')}${CRLF}`;
 }
 
+/** Why a request whose body was stored cut cannot be sent again as recorded (replay, code). */
+export function cutRequestBody(sent: number, stored: number): string {
+  return `the request's body was stored cut (${stored} of the ${sent} bytes sent): give a body of your own to send`;
+}
+
 /** The record's bytes. */
 export function encodeRecord(x: Exchange): Buffer {
   const head = Buffer.from(rawRequestHead(x));
@@ -188,6 +197,7 @@ export function encodeRecord(x: Exchange): Buffer {
     ...(x.serverIPAddress ? { ip: x.serverIPAddress } : {}),
     ...(x.tlsProblem ? { tp: x.tlsProblem } : {}),
     ...(x.error ? { er: x.error } : {}),
+    ...(x.requestSize !== undefined && x.requestSize > x.requestBody.length ? { rz: x.requestSize } : {}),
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
   const fixed = Buffer.alloc(RECORD_HEADER);
@@ -252,6 +262,7 @@ export function decodeRecord(bytes: Buffer, missing = 0): StoredRecord {
     ...(meta.ip ? { serverIPAddress: meta.ip } : {}),
     ...(meta.tp ? { tlsProblem: meta.tp } : {}),
     ...(meta.er ? { error: meta.er } : {}),
+    ...(meta.rz !== undefined ? { requestSize: meta.rz } : {}),
   };
   return { exchange, rawRequest, responseHead: bytes.subarray(responseHead, responseBody), parts: { request, responseHead, responseBody, end }, bodyLength: meta.bl, requestBodyLength: meta.qb };
 }
@@ -379,7 +390,7 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
   };
   const cut = record.bodyLength > bodyCap;
   if (x.truncated || (raw && cut)) summary.response_body_truncated = true;
-  if (requestCut) summary.request_body_truncated = true;
+  if (requestCut || x.requestSize !== undefined) summary.request_body_truncated = true;
   if (!raw) return summary;
   const body = cut ? x.responseBody.subarray(0, bodyCap) : x.responseBody;
   const rawRequest = requestCut ? record.rawRequest.subarray(0, record.rawRequest.length - x.requestBody.length + requestBody.length) : record.rawRequest;

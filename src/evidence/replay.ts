@@ -7,7 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
-import { decodedBody, hasControlCharacter, headerPairs, onTheWire, TOKEN, type Exchange, type Header } from './record.js';
+import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, onTheWire, TOKEN, type Exchange, type Header } from './record.js';
 import { bareHost, hostAndPort, pathAsWritten } from './scope.js';
 
 /** What may change of the recorded request. */
@@ -67,7 +67,7 @@ export interface ReplayRequest {
   body: Buffer;
 }
 
-export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | 'requestBody'>, edits: ReplayEdits, target: { host: string; port: string }): ReplayRequest {
+export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'requestHeaders' | 'requestBody' | 'requestSize'>, edits: ReplayEdits, target: { host: string; port: string }): ReplayRequest {
   const method = edits.method?.trim() || recorded.method;
   if (!TOKEN.test(method) || method.length > 32) throw new ReplayError('method', `${JSON.stringify(method.slice(0, 40))} is not an HTTP method`);
   const text = edits.url?.trim() || recorded.url;
@@ -83,6 +83,8 @@ export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'reque
     const show = (h: string, p: string) => `${h.includes(':') ? `[${h}]` : h}:${p}`;
     throw new ReplayError('url', `a replay goes to the target's own host and port (${show(target.host, target.port)}), not to ${show(where.host, where.port)}`);
   }
+  // what was stored of a cut body is not the request that was sent
+  if (edits.body === undefined && recorded.requestSize !== undefined) throw new ReplayError('body', cutRequestBody(recorded.requestSize, recorded.requestBody.length));
   const body = edits.body ?? recorded.requestBody;
   // HTTP/2's pseudo-headers and this connection's own are not sent again; Host and Content-Length are made anew
   const given = (edits.headers ?? recorded.requestHeaders).filter(([name]) => !name.startsWith(':') && !NOT_SENT.has(name.toLowerCase()));

@@ -51,6 +51,8 @@ function asExchange(x: ProxyExchange): Exchange {
     ...(x.serverIPAddress ? { serverIPAddress: x.serverIPAddress } : {}),
     ...(x.tlsProblem ? { tlsProblem: x.tlsProblem } : {}),
     ...(x.error ? { error: x.error } : {}),
+    // a body past the cap was forwarded whole and stored cut: the record says how much was sent
+    ...(x.requestSize > x.requestBody.length ? { requestSize: x.requestSize } : {}),
   };
 }
 
@@ -131,7 +133,7 @@ export function evidenceRecorder(options: { store: Store; evidence: Evidence; lo
         const left = Math.max(0, MAX_QUEUED_BYTES - queuedBytes);
         const requestBody = x.requestBody.subarray(0, left);
         const responseBody = x.responseBody.subarray(0, left - requestBody.length);
-        x = { ...x, requestBody, responseBody, truncated: true };
+        x = { ...x, requestBody, responseBody, truncated: true, ...(requestBody.length < x.requestBody.length ? { requestSize: x.requestSize ?? x.requestBody.length } : {}) };
         bytes = requestBody.length + responseBody.length;
         cut++;
         if (Date.now() - lastCutLog >= LOG_EVERY_MS) {

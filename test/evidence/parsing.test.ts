@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError } from '../../src/evidence/json-stream.ts';
 import { evaluate, FilterError, parseFilter, type Subject } from '../../src/evidence/filter.ts';
-import { harPieces } from '../../src/evidence/har.ts';
+import { entryToExchange, exchangeToEntry, harPieces } from '../../src/evidence/har.ts';
+import { decodeRecord, encodeRecord, transactionView, type Exchange } from '../../src/evidence/record.ts';
 import { compileRegex, RegexError } from '../../src/evidence/regex.ts';
 
 function parseInPieces(doc: Buffer, size: number, limits = DEFAULT_JSON_LIMITS): unknown[] {
@@ -122,4 +123,25 @@ test('a HAR export that was cut says so in its log comment; a whole one has none
   const whole = await text();
   assert.equal('comment' in whole.log, false);
   assert.equal(whole.log.creator.version, '1.2.3');
+});
+
+test('a request body stored cut keeps the size sent: through the record, the transaction view, an export and its import back', () => {
+  const x: Exchange = {
+    url: 'http://shop.example/upload', method: 'POST', httpVersion: 'HTTP/1.1', requestHeaders: [['Content-Length', '10']], requestBody: Buffer.from('uuuu'), requestSize: 10,
+    status: 200, statusText: 'OK', responseHttpVersion: 'HTTP/1.1', responseHeaders: [], responseBody: Buffer.alloc(0), responseSize: 0, truncated: false,
+    mimeType: '', startedAt: 1_763_719_200_000, time: 1, source: 'proxy',
+  };
+  const record = decodeRecord(encodeRecord(x));
+  assert.equal(record.exchange.requestSize, 10);
+  const facts = { id: 1, target: 1, scope: true, binary: false };
+  assert.equal(transactionView(facts, record, false).request_body_truncated, true);
+  const entry = exchangeToEntry(record.exchange, { id: 1, binary: false });
+  assert.equal((entry.request as { bodySize: number }).bodySize, 10);
+  assert.equal(entry._request_truncated, true);
+  assert.equal(entryToExchange(entry, 0, true)!.requestSize, 10, 'read back from assessd\'s own files');
+  assert.equal(entryToExchange(entry, 0, false)!.requestSize, undefined, 'not from another tool\'s HAR');
+  // a body stored whole says nothing
+  const whole = decodeRecord(encodeRecord({ ...x, requestSize: undefined, requestBody: Buffer.from('u'.repeat(10)) }));
+  assert.equal(whole.exchange.requestSize, undefined);
+  assert.equal(transactionView(facts, whole, false).request_body_truncated, undefined);
 });

@@ -544,6 +544,35 @@ describe('recording: exchanges with a target\'s host and port become its transac
     assert.equal(big.response_body_truncated, true);
   });
 
+  test('a request body past the storage cap is forwarded whole and stored cut, saying so everywhere; its replay and its code need a body of one\'s own', async () => {
+    const plain = await targetId(`http://127.0.0.1:${httpPort}/`);
+    const payload = Buffer.alloc(17 * 1024 * 1024, 'u');
+    httpSeen.length = 0;
+    const child = spawn('curl', ['-sS', '-o', '/dev/null', '-x', proxyUrl, '--data-binary', '@-', `http://127.0.0.1:${httpPort}/upload?cut`]);
+    child.stdin.end(payload);
+    await new Promise((resolve) => child.on('close', resolve));
+    assert.equal(httpSeen[0]!.bytes, payload.length, 'forwarded whole');
+    const [up] = await stored(plain, 1, '/upload?cut');
+    assert.equal(up.request_body_truncated, true, 'the list says so');
+    const base = `/api/v1/targets/${plain}/transactions`;
+    const full = (await request(assessd.url, `${base}/${up.id}`)).json.data;
+    assert.equal(full.request_body_truncated, true, 'the transaction says so');
+    assert.equal(full.data.length, 16 * 1024 * 1024);
+    const entry = JSON.parse((await request(assessd.url, `${base}/har`)).text).log.entries.find((e: any) => e._id === up.id);
+    assert.equal(entry.request.bodySize, payload.length, 'the HAR gives the size sent');
+    assert.equal(entry._request_truncated, true);
+    const code = await request(assessd.url, `${base}/hrt/${up.id}`, { method: 'POST', form: { language: 'bash' } });
+    assert.equal(code.status, 400);
+    assert.match(code.json.message, /stored cut \(16777216 of the 17825792 bytes sent\)/);
+    const replay = await request(assessd.url, `${base}/${up.id}/replay`, { method: 'POST', form: {} });
+    assert.equal(replay.status, 400);
+    assert.match(replay.json.message, /stored cut/);
+    httpSeen.length = 0;
+    const edited = await request(assessd.url, `${base}/${up.id}/replay`, { method: 'POST', form: { body: 'mine' } });
+    assert.equal(edited.status, 201, edited.text);
+    assert.equal(httpSeen[0]!.bytes, 4);
+  });
+
   test('eight 12 MiB downloads at once (each under the 16 MiB cap, together past the 64 MiB kept for records): each forwarded whole and stored, cut only where the room ran out; the room comes back', async () => {
     const plain = await targetId(`http://127.0.0.1:${httpPort}/`);
     const bytes = 12 * 1024 * 1024;
