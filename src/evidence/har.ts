@@ -7,6 +7,7 @@ import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError, typ
 import { STATUS_CODES } from 'node:http';
 import { dayExists } from '../store/dates.js';
 import { headerValue, SOURCES, TOKEN, type Exchange, type Header, type Source } from './record.js';
+import { pathAsWritten } from './scope.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
 export const BODY_CAP = 16 * 1024 * 1024;
@@ -86,7 +87,8 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   const requestBody = postData ? requestBodyOf(postData, index) : Buffer.alloc(0);
   const responseVersion = httpVersion(response.httpVersion);
   const exchange: Exchange = {
-    url: url.href,
+    // the path and query as the tool recorded them: a traversal payload stays one
+    url: `${url.origin}${pathAsWritten(rawUrl.trim())}`,
     method,
     httpVersion: httpVersion(request.httpVersion),
     requestHeaders: headers(request.headers, 'request.headers', index),

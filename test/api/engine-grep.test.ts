@@ -274,5 +274,5 @@ test('the report carries grep findings with the request line of each evidence tr
   assert.ok(finding !== -1);
   const evidence = res.text.slice(finding, res.text.indexOf('</ol>', finding));
   assert.ok(evidence.includes(`<li><code>#${first}</code> GET https://report.example/ → 200 OK</li>`), evidence);
-  assert.ok(evidence.includes(`<li><code>#${second}</code> POST https://report.example/%3Cscript%3Ealert(1)%3C/script%3E?a=%22b%22&amp;c=1 → 500 Oops &lt;b&gt;</li>`), evidence);
+  assert.ok(evidence.includes(`<li><code>#${second}</code> POST https://report.example/&lt;script&gt;alert(1)&lt;/script&gt;?a=&quot;b&quot;&amp;c=1 → 500 Oops &lt;b&gt;</li>`), evidence);
 });

@@ -83,8 +83,8 @@ test("a HAR in mitmproxy's savehar shape (pretty-printed, null timings, base64 b
   const doc = JSON.parse(har.toString());
   assert.equal(res.json.data.imported, doc.log.entries.length);
   const rows = await list(1);
-  // the URL as the WHATWG parser writes it (the quote escaped)
-  const missing = rows.find((t: { url: string }) => t.url.includes('/missing?id=1%27'));
+  // the path and query as the HAR has them (a URL parser would escape the quote: %27)
+  const missing = rows.find((t: { url: string }) => t.url.includes("/missing?id=1'"));
   assert.equal(missing.response_status, '404 Not Found');
   const post = rows.filter((t: { data: string }) => t.data === 'user=bob&pass=p%40ss');
   assert.equal(post.length, 1);

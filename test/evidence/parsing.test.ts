@@ -145,3 +145,14 @@ test('a request body stored cut keeps the size sent: through the record, the tra
   assert.equal(whole.exchange.requestSize, undefined);
   assert.equal(transactionView(facts, whole, false).request_body_truncated, undefined);
 });
+
+test('a HAR entry\'s URL keeps its path and query as the tool recorded them (a traversal payload stays one); scheme, host and port as a URL parser reads them', () => {
+  const entry = (url: string) => ({
+    startedDateTime: '2026-11-27T10:00:00.000Z', time: 1,
+    request: { method: 'GET', url, httpVersion: 'HTTP/1.1', headers: [] },
+    response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [], content: { size: 0, mimeType: '' } },
+  });
+  assert.equal(entryToExchange(entry('http://Shop.Example:80/a/../../etc/passwd?q=<x>"'), 0)!.url, 'http://shop.example/a/../../etc/passwd?q=<x>"');
+  assert.equal(entryToExchange(entry('https://shop.example:8443/%2e%2e/x#frag'), 0)!.url, 'https://shop.example:8443/%2e%2e/x');
+  assert.equal(entryToExchange(entry(' http://shop.example '), 0)!.url, 'http://shop.example/');
+});
