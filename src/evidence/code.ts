@@ -285,6 +285,17 @@ function ruby(request: CodeRequest, options: CodeOptions): string {
   );
 }
 
+/**
+ * fetch parses its URL: `..` resolved, `\\` made `/`, quotes encoded. When that changes the
+ * recorded path, a comment says what goes instead (both are printable ASCII: no line ends in them).
+ */
+function fetchPathNote(url: string): string {
+  const parsed = new URL(url);
+  const recorded = pathAsWritten(url);
+  const sent = `${parsed.pathname}${parsed.search}`;
+  return sent === recorded ? '' : `// fetch sends the path ${sent}, not the recorded ${recorded} (it resolves and encodes a URL's path; the other languages send it as recorded)\n`;
+}
+
 function fetchCode(request: CodeRequest, options: CodeOptions): string {
   const headers = sendable(request).filter(([name]) => !FETCH_DROPS.has(name.toLowerCase()));
   const bodyAllowed = request.method !== 'GET' && request.method !== 'HEAD';
@@ -299,6 +310,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
     // the proxy's origin only, as a URL writes it (ASCII: a line separator in a path would end the comment)
     (options.proxy ? `// through a proxy: run with a dispatcher for ${new URL(options.proxy).origin} (undici's ProxyAgent)\n` : '') +
     (options.untrustedCertificate ? `// ${UNCHECKED}\nprocess.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';\n` : '') +
+    fetchPathNote(request.url) +
     `const response = await fetch(${jsString(request.url)}, {\n` +
     `  method: ${jsString(request.method)},\n` +
     `  headers: [\n${headers.map(([n, v]) => `    [${jsString(n)}, ${jsByteString(v)}],\n`).join('')}  ],\n` +

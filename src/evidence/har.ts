@@ -117,7 +117,7 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   if (extensions) readExtensions(value, exchange);
   // a request body an export stored cut: its size as sent comes back with it
   const sent = request.bodySize;
-  if (extensions && value._request_truncated === true && typeof sent === 'number' && Number.isSafeInteger(sent) && sent > requestBody.length) exchange.requestSize = sent;
+  if (extensions && value._request_truncated === true) exchange.requestSize = typeof sent === 'number' && Number.isSafeInteger(sent) && sent > requestBody.length ? sent : -1;
   return exchange;
 }
 

@@ -24,7 +24,10 @@ export interface Exchange {
   httpVersion: string;
   requestHeaders: Header[];
   requestBody: Buffer;
-  /** Bytes of the request body as sent, when more than `requestBody` holds (stored cut). */
+  /**
+   * Set when the request body was stored cut: the bytes sent (more than `requestBody` holds), or
+   * -1 when not known (the client was still sending a chunked body when the answer ended).
+   */
   requestSize?: number;
   /** 0: no response. */
   status: number;
@@ -182,7 +185,8 @@ export function rawRequestHead(x: Pick<Exchange, 'method' | 'url' | 'httpVersion
 
 /** Why a request whose body was stored cut cannot be sent again as recorded (replay, code). */
 export function cutRequestBody(sent: number, stored: number): string {
-  return `the request's body was stored cut (${stored} of the ${sent} bytes sent): give a body of your own to send`;
+  const of = sent < 0 ? `${stored} bytes of a longer body` : `${stored} of the ${sent} bytes sent`;
+  return `the request's body was stored cut (${of}): give a body of your own to send`;
 }
 
 /** The record's bytes. */
@@ -197,7 +201,7 @@ export function encodeRecord(x: Exchange): Buffer {
     ...(x.serverIPAddress ? { ip: x.serverIPAddress } : {}),
     ...(x.tlsProblem ? { tp: x.tlsProblem } : {}),
     ...(x.error ? { er: x.error } : {}),
-    ...(x.requestSize !== undefined && x.requestSize > x.requestBody.length ? { rz: x.requestSize } : {}),
+    ...(x.requestSize !== undefined && (x.requestSize < 0 || x.requestSize > x.requestBody.length) ? { rz: x.requestSize } : {}),
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
   const fixed = Buffer.alloc(RECORD_HEADER);

@@ -38,9 +38,10 @@ export function scopeTest(hostName: string, portNumber: string): (url: string) =
 export function pathAsWritten(target: string, { latin1 = false } = {}): string {
   let path = target;
   if (!path.startsWith('/')) {
-    // absolute form: the path starts where the authority ends (a URL parser ends it at `\` too)
-    const scheme = path.indexOf('//');
-    const rest = scheme === -1 ? '' : path.slice(scheme + 2);
+    // Absolute form: the path starts where the authority ends. As a URL parser reads an http(s)
+    // URL, the scheme is followed by any run of `/` and `\` (none too: `http:host/x`), and the
+    // authority ends at `/`, `\`, `?` or `#`.
+    const rest = path.replace(/^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*/, '');
     const end = rest.search(/[/\\?#]/);
     path = end === -1 ? '' : rest.slice(end);
     if (path.startsWith('\\')) path = `/${path.slice(1)}`;

@@ -52,7 +52,7 @@ function asExchange(x: ProxyExchange): Exchange {
     ...(x.tlsProblem ? { tlsProblem: x.tlsProblem } : {}),
     ...(x.error ? { error: x.error } : {}),
     // a body past the cap was forwarded whole and stored cut: the record says how much was sent
-    ...(x.requestSize > x.requestBody.length ? { requestSize: x.requestSize } : {}),
+    ...(x.requestSize < 0 || x.requestSize > x.requestBody.length ? { requestSize: x.requestSize } : {}),
   };
 }
 

@@ -182,8 +182,21 @@ function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boo
  * the URL recorded: the parsed scheme and authority with that path.
  */
 function asWritten(req: IncomingMessage, url: URL): { path: string; href: string } {
+  // `OPTIONS *` (inside a tunnel: a plain proxy request is absolute) asks the server itself
+  if (req.url === '*') return { path: '*', href: `${url.protocol}//${url.host}/*` };
   const path = pathAsWritten(req.url ?? '/', { latin1: true });
   return { path, href: `${url.protocol}//${url.host}${path}` };
+}
+
+/**
+ * Bytes of a request's body as sent, for the record: all of it once the request is complete;
+ * while the client is still sending it (the target answered first), its Content-Length, or -1
+ * when it has none (chunked): the record then says its body is cut.
+ */
+function requestSizeOf(req: IncomingMessage, seen: number): number {
+  if (req.complete) return seen;
+  const declared = Number(req.headers['content-length']);
+  return Number.isSafeInteger(declared) && declared > seen ? declared : -1;
 }
 
 /**
@@ -252,8 +265,10 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   // the client went away before the answer ended: the target's connection goes too, and the
   // record says who left (the target did not fail)
   let clientGone = false;
+  /** The target cut its answer short: the proxy closed the client's connection itself. */
+  let targetCut = false;
   res.on('close', () => {
-    if (res.writableFinished) return;
+    if (res.writableFinished || targetCut) return;
     clientGone = true;
     upstream.destroy();
   });
@@ -275,7 +290,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       httpVersion: `HTTP/${req.httpVersion}`,
       requestHeaders: pairs(headers),
       requestBody: requestBody!.bytes(),
-      requestSize: requestBody!.size,
+      requestSize: requestSizeOf(req, requestBody!.size),
       status: answer.status,
       statusText: answer.statusText,
       responseHeaders,
@@ -338,6 +353,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     cutShort = () => {
       // once: the target's error and the answer's close both come here
       cutShort = () => {};
+      targetCut = true;
       // (writeHead only made the head: nothing of a held answer went out yet.) Node corks the
       // connection for a write and uncorks on the next tick: destroyed at once, it would send nothing.
       if (held) res.write(Buffer.concat(held), () => res.destroy());

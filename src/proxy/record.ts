@@ -15,6 +15,7 @@ export interface ProxyExchange {
   requestHeaders: Header[];
   /** Up to the cap. */
   requestBody: Buffer;
+  /** Bytes of the body as sent; -1: the client was still sending one of no stated length when the answer ended. */
   requestSize: number;
   /** 0: no answer (the upstream failed; `error` says how). */
   status: number;

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bareHost, hostAndPort, pathAsWritten, scopeTest } from '../../src/evidence/scope.ts';
 import { sessionTokens } from '../../src/evidence/record.ts';
+import { requestAsCode } from '../../src/evidence/code.ts';
 
 test('hostAndPort: lower case, IPv6 without brackets, the scheme\'s port when none is given (ws and wss as http and https)', () => {
   assert.deepEqual(hostAndPort('http://Shop.Example/a'), { host: 'shop.example', port: '80' });
@@ -39,6 +40,11 @@ test('pathAsWritten: the path and query as written (dot segments, backslashes an
   // a URL parser ends the authority at a backslash too: the same host, the same path
   assert.equal(pathAsWritten('http://h\\p/q'), '/p/q');
   assert.equal(pathAsWritten('/a/./b?c'), '/a/./b?c');
+  // the scheme followed by any run of slashes and backslashes, or none, as a URL parser reads http(s)
+  for (const [url, path] of [['http:///h:1/y', '/y'], ['http:////x/y', '/y'], ['http:/x/a//b', '/a//b'], ['http:x/y', '/y'], ['HTTP:\\\\x\\y', '/y'], ['http://x?q', '/?q']]) {
+    assert.equal(pathAsWritten(url!), path, url);
+    assert.equal(new URL(url!).host === 'x' || new URL(url!).host === 'h:1', true, `${url}: the host a URL parser reads is the one skipped`);
+  }
   assert.equal(pathAsWritten('http://h/a b\u0001'), '/a%20b%01');
   assert.equal(pathAsWritten('http://h/\u00e9\u{1F600}'), '/%C3%A9%F0%9F%98%80');
   assert.equal(pathAsWritten('http://h/\u00e9\u{1F600}', { latin1: true }), '/\u00e9%F0%9F%98%80');
@@ -49,4 +55,10 @@ test('sessionTokens: the attributes a browser reads, no other (an attribute name
   assert.deepEqual(JSON.parse(sessionTokens([['Set-Cookie', 'real=1; name=evil; value=forged; constructor=y; Path=/; HttpOnly; Max-Age=5']])), [
     { name: 'real', value: '1', path: '/', httponly: true, max_age: '5' },
   ]);
+});
+
+test('copy as fetch: when fetch would change the recorded path (it resolves .. and encodes quotes), a comment says what it sends instead', () => {
+  const code = (url: string) => requestAsCode({ method: 'GET', url, headers: [], body: Buffer.alloc(0) }, ['fetch']).toString();
+  assert.match(code('http://h/a/../b?q=\'x'), /^\/\/ fetch sends the path \/b\?q=%27x, not the recorded \/a\/\.\.\/b\?q='x \(/m);
+  assert.doesNotMatch(code('http://h/a/b?q=1'), /fetch sends the path/);
 });

@@ -26,6 +26,8 @@ let targetId: number;
  */
 const answers = new Map<string, string | string[]>();
 const CUT = '\0cut';
+/** In a list: the connection is reset there (RST). */
+const RESET = '\0reset';
 const received: string[] = [];
 
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
@@ -78,10 +80,15 @@ before(async () => {
       head = '';
       const answer = answers.get(path);
       if (answer === undefined) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
-      else if (typeof answer === 'string') socket.write(Buffer.from(answer, 'latin1'));
+      else if (typeof answer === 'string' && answer.endsWith(RESET)) {
+        // written, then reset at once
+        socket.write(Buffer.from(answer.slice(0, -RESET.length), 'latin1'));
+        socket.resetAndDestroy();
+      } else if (typeof answer === 'string') socket.write(Buffer.from(answer, 'latin1'));
       else void (async () => {
         for (const piece of answer) {
           if (piece === CUT) return socket.destroy();
+          if (piece === RESET) return socket.resetAndDestroy();
           socket.write(Buffer.from(piece, 'latin1'));
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
@@ -178,6 +185,36 @@ describe('small answers, relayed once whole', () => {
 });
 
 describe('answers and clients that stop', () => {
+  test('an answer the target resets part-way, small (held back) or large (streamed), five times each: every record says it was cut short, none that the client left', async () => {
+    const large = 'x'.repeat(300_000);
+    for (let i = 0; i < 5; i++) {
+      // reset at once after the bytes, or 100 ms later
+      const cut = (bytes: string) => (i % 2 === 0 ? `${bytes}${RESET}` : [bytes, RESET]);
+      answers.set(`/reset-small-${i}`, cut('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello-partial'));
+      answers.set(`/reset-large-${i}`, cut(`HTTP/1.1 200 OK\r\nContent-Length: ${2 * large.length}\r\n\r\n${large}`));
+      const [small, big] = await Promise.all([rawThroughProxy(get(`/reset-small-${i}`)), rawThroughProxy(get(`/reset-large-${i}`))]);
+      assert.ok(small.ended && big.ended);
+      assert.ok(small.text.endsWith('\r\n\r\nhello-partial'), JSON.stringify(small.text.slice(-60)));
+    }
+    for (let i = 0; i < 5; i++) {
+      for (const path of [`/reset-small-${i}`, `/reset-large-${i}`]) assert.equal((await stored(path)).error, 'the answer was cut short', path);
+    }
+    await healthy();
+  });
+
+  test('a target that answers while the client is still sending its body (413 at once): the record keeps what came and says the body is cut', async () => {
+    answers.set('/early', 'HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n');
+    const head = `POST http://127.0.0.1:${targetPort}/early HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nContent-Length: 100000\r\n\r\n`;
+    const { text } = await rawThroughProxy(head + 'e'.repeat(1000), 1000);
+    assert.match(text, /^HTTP\/1\.1 413 /);
+    const tx = await stored('/early');
+    assert.equal(tx.request_body_truncated, true);
+    assert.ok(tx.data.length <= 1000);
+    const code = await request(assessd.url, `/api/v1/targets/${targetId}/transactions/hrt/${tx.id}`, { method: 'POST', form: { language: 'bash' } });
+    assert.equal(code.status, 400);
+    assert.match(code.json.message, new RegExp(`stored cut \\(${tx.data.length} of the 100000 bytes sent\\)`));
+  });
+
   test('an answer with 20 KiB of headers (past node\'s 16 KiB) is relayed and stored, not a 502', async () => {
     answers.set('/big-head', `HTTP/1.1 200 OK\r\nX-Big: ${'b'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\nok`);
     const { text } = await rawThroughProxy(get('/big-head'));
