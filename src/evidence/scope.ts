@@ -30,12 +30,12 @@ export function scopeTest(hostName: string, portNumber: string): (url: string) =
  * The path and query of a request target as written (an absolute URL's, or an origin-form
  * target's), without a fragment: what goes on the request line. A URL parser would resolve `..`
  * and `.`, turn `\` into `/` and percent-encode what it dislikes, so a tester's payload
- * (`/a/../../etc/passwd`, `?q=<script>`) would never reach the target as written. Characters a
- * request line cannot carry (space, controls, past Latin-1 for a string typed by a user) are
- * percent-encoded as their UTF-8 bytes, as a URL parser would; `latin1` keeps U+0080-U+00FF as
- * the one byte each stands for (what node's parser made of the bytes a client sent).
+ * (`/a/../../etc/passwd`, `?q=<script>`) would never reach the target as written. What a request
+ * line cannot carry (a space, a control, a character past ASCII: node's parser refuses such bytes
+ * from a client, a user may type them in a replay's URL or a HAR may hold them) is percent-encoded
+ * as its UTF-8 bytes, as a URL parser would.
  */
-export function pathAsWritten(target: string, { latin1 = false } = {}): string {
+export function pathAsWritten(target: string): string {
   let path = target;
   if (!path.startsWith('/')) {
     // Absolute form: the path starts where the authority ends. As a URL parser reads an http(s)
@@ -49,6 +49,5 @@ export function pathAsWritten(target: string, { latin1 = false } = {}): string {
   const fragment = path.indexOf('#');
   if (fragment !== -1) path = path.slice(0, fragment);
   if (!path.startsWith('/')) path = `/${path}`;
-  const unsafe = latin1 ? /[^\x21-\x7e\x80-\xff]/gu : /[^\x21-\x7e]/gu;
-  return path.replace(unsafe, (c) => [...Buffer.from(c, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+  return path.replace(/[^\x21-\x7e]/gu, (c) => [...Buffer.from(c, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }

@@ -184,7 +184,7 @@ function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boo
 function asWritten(req: IncomingMessage, url: URL): { path: string; href: string } {
   // `OPTIONS *` (inside a tunnel: a plain proxy request is absolute) asks the server itself
   if (req.url === '*') return { path: '*', href: `${url.protocol}//${url.host}/*` };
-  const path = pathAsWritten(req.url ?? '/', { latin1: true });
+  const path = pathAsWritten(req.url ?? '/');
   return { path, href: `${url.protocol}//${url.host}${path}` };
 }
 
