@@ -37,6 +37,12 @@ const MAX_VALUES = 1000;
 const MAX_VALUE = 1000;
 const MAX_TITLE_VALUE = 120;
 const SLICE_MS = 8;
+/**
+ * Milliseconds one rule may read one transaction (as a search's test of one): a body a target
+ * crafted (16 MiB of `/*`, a match every five bytes) is then left unread past it, and said so,
+ * rather than holding the server for seconds.
+ */
+const RULE_READ_MS = 500;
 const BATCH_ROWS = 256;
 const BATCH_BYTES = 4 * 1024 * 1024;
 /** A record read for its headers alone: its first bytes hold them nearly always. */
@@ -61,6 +67,8 @@ interface RuleState {
   types: Map<number, boolean>;
   /** slowest: [row, ms], longest first. */
   slowest: [number, number][];
+  /** Transactions the rule could not read whole within RULE_READ_MS. */
+  unread: number;
 }
 
 const flat = (text: string) => text.replace(/\s+/g, ' ').trim();
@@ -129,7 +137,18 @@ function headerLines(bytes: Buffer, start: number, end: number): [number, number
   return lines;
 }
 
+/** Applies a rule to one transaction for RULE_READ_MS at most (the run's deadline still ends the run). */
 function applyRule(state: RuleState, bytes: Buffer, parts: ReturnType<typeof recordParts>, id: number, deadline?: number): void {
+  const own = performance.now() + RULE_READ_MS;
+  try {
+    readWith(state, bytes, parts, id, deadline === undefined ? own : Math.min(own, deadline));
+  } catch (err) {
+    if (!(err instanceof SearchTimeout) || (deadline !== undefined && performance.now() > deadline)) throw err;
+    state.unread++;
+  }
+}
+
+function readWith(state: RuleState, bytes: Buffer, parts: ReturnType<typeof recordParts>, id: number, deadline: number): void {
   const { rule } = state;
   if (rule.kind === 'body') {
     const [start, end] = parts.responseBody;
@@ -159,7 +178,7 @@ export async function runGrep(input: GrepInput): Promise<GrepResult> {
   const { loaded, read, signal, deadline } = input;
   const { index, interner } = loaded;
   const started = performance.now();
-  const states: RuleState[] = input.rules.map((spec) => ({ rule: compileRule(spec), values: new Map(), unlisted: 0, applies: 0, appliedIds: [], types: new Map(), slowest: [] }));
+  const states: RuleState[] = input.rules.map((spec) => ({ rule: compileRule(spec), values: new Map(), unlisted: 0, applies: 0, appliedIds: [], types: new Map(), slowest: [], unread: 0 }));
   const check = () => {
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     if (deadline !== undefined && performance.now() > deadline) throw new SearchTimeout('the grep took too long');
@@ -193,7 +212,15 @@ export async function runGrep(input: GrepInput): Promise<GrepResult> {
     for (const { row, rules } of batch) {
       const { bytes, start } = records.get(row)!;
       const parts = recordParts(bytes, start);
-      for (const state of rules) applyRule(state, bytes, parts, index.ids[row], deadline);
+      for (const state of rules) {
+        applyRule(state, bytes, parts, index.ids[row], deadline);
+        // a batch of large bodies is read with the event loop given back between them too
+        if (performance.now() - slice >= SLICE_MS) {
+          check();
+          await new Promise((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
+      }
     }
     batch = [];
     batchBytes = 0;
@@ -264,7 +291,8 @@ export async function runGrep(input: GrepInput): Promise<GrepResult> {
         ...(seen.count > seen.ids.length ? { transactions_total: seen.count } : {}),
       });
     }
-    const absent = state.values.size === 0 && state.unlisted === 0;
+    // a transaction not read whole may hold it: nothing is said absent then
+    const absent = state.values.size === 0 && state.unlisted === 0 && state.unread === 0;
     if (absent && spec.rank_when_absent !== undefined && state.applies > 0) {
       findings.push({
         rank: spec.rank_when_absent,
@@ -275,7 +303,8 @@ export async function runGrep(input: GrepInput): Promise<GrepResult> {
       });
     }
     const unlisted = state.unlisted > 0 ? ` (and ${plural(state.unlisted, 'match', 'matches')} of values past the first ${MAX_VALUES}, not listed)` : '';
-    lines.push(`${spec.title}: ${state.applies === 0 ? 'no transaction to read' : absent ? `not seen in ${plural(state.applies, 'transaction')}` : `${plural(state.values.size, 'distinct value')} in ${plural(state.applies, 'transaction')} read${unlisted}`}.`);
+    const unread = state.unread > 0 ? `; ${plural(state.unread, 'transaction')} not read whole (the rule stops reading one after ${RULE_READ_MS / 1000} s)` : '';
+    lines.push(`${spec.title}: ${state.applies === 0 ? 'no transaction to read' : absent ? `not seen in ${plural(state.applies, 'transaction')}` : `${plural(state.values.size, 'distinct value')} in ${plural(state.applies, 'transaction')} read${unlisted}`}${unread}.`);
   }
   lines.push('', ...(findings.length === 0 ? ['Nothing found.'] : findings.map((f) => `[rank ${f.rank}] ${f.title}`)));
   return { findings, summary: lines.join('\n'), read: readCount };

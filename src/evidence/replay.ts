@@ -169,6 +169,8 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
       res.on('end', () => void finish());
       res.on('error', (err) => fail(err.message));
     });
+    // every header line, not node's first 1,000 (maxHeaderSize bounds them)
+    outgoing.maxHeadersCount = 0;
     const timer = setTimeout(() => fail(`no complete answer within ${timeoutMs / 1000} s`), timeoutMs);
     outgoing.on('error', (err: NodeJS.ErrnoException) => fail(err.code?.startsWith('HPE_') ? `the answer is not valid HTTP (${err.code})` : err.message));
     outgoing.end(body);

@@ -40,6 +40,7 @@ function createInnerServer(ctx: ConnectContext): Server {
   });
   inner.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => forwardUpgrade(ctx, req, socket, head, urlOf(req, 'wss')));
   inner.on('clientError', (_err, socket: Socket) => socket.destroy());
+  inner.maxHeadersCount = 0;
   return inner;
 }
 

@@ -165,7 +165,7 @@ const MAX_HEADER_BYTES = 64 * 1024;
  * says which agent.
  */
 function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boolean, method: string | undefined, headers: string[], extra: RequestOptions): ClientRequest {
-  return (https ? ctx.https!.request : httpRequest)({
+  const upstream = (https ? ctx.https!.request : httpRequest)({
     host: bareHost(url),
     port: url.port || (https ? 443 : 80),
     method,
@@ -175,6 +175,9 @@ function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boo
     maxHeaderSize: MAX_HEADER_BYTES,
     ...extra,
   } as RequestOptions);
+  // every header line of the answer, not node's first 1,000 (MAX_HEADER_BYTES bounds them)
+  upstream.maxHeadersCount = 0;
+  return upstream;
 }
 
 /**

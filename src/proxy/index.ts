@@ -185,6 +185,8 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
   });
   server.maxConnections = options.maxConnections ?? 1024;
+  // every header line of a request, not node's first 1,000 (maxHeaderSize bounds them)
+  server.maxHeadersCount = 0;
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     socket.setNoDelay(true);

@@ -53,7 +53,8 @@ function startSite(): Promise<Server> {
     res.setHeader('X-Fixture', path);
     if (path === '/robots.txt') return void res.writeHead(200, { 'Content-Type': 'text/plain' }).end(ROBOTS);
     if (path === '/start/') return void res.writeHead(302, { Location: '/mid' }).end();
-    if (path === '/mid') return void res.writeHead(302, { Location: '/final', 'Set-Cookie': 'sid=mid123; Path=/' }).end('moved');
+    // the fragment never leaves the client: the next hop's transaction is of /final
+    if (path === '/mid') return void res.writeHead(302, { Location: '/final#part', 'Set-Cookie': 'sid=mid123; Path=/' }).end('moved');
     if (path === '/final') return void res.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>final</p>');
     if (path === '/big/') return void res.writeHead(200, { 'Content-Type': 'text/plain', Server: 'Big/1.0' }).end('x'.repeat(BIG));
     if (req.headers.origin === 'null') {
@@ -146,7 +147,7 @@ test('http-methods: every probe is a transaction; the write-method finding names
   assert.match(shown[0]!.raw_request, /\r\nif-match: "[0-9a-f]+"\r\n/i);
 });
 
-test('cookies through redirects: each hop is its own transaction, in order; the cookie finding names the hop that set it', async () => {
+test('cookies through redirects: each hop is its own transaction, in order, as sent (no fragment); the cookie finding names the hop that set it', async () => {
   const target = await addTarget(api, `${origin}/start/`);
   const output = await runCheck(api, target, 'OWTF-SM-002');
   assert.equal(output.owtf_rank, 2);

@@ -140,6 +140,22 @@ describe('header variants', () => {
   }
 });
 
+test('a target sending 1,100 header lines before its X-Frame-Options: every line is read (node keeps 1,000 unless told), so framing is ranked on what was sent', async () => {
+  const target = await serveHttp((_req, res) => {
+    const headers: string[] = [];
+    for (let i = 0; i < 1100; i++) headers.push(`X-F${i}`, '1');
+    res.writeHead(200, [...headers, 'Content-Type', 'text/html', 'X-Frame-Options', 'DENY', 'Content-Security-Policy', "frame-ancestors 'none'"]);
+    res.end('<html></html>');
+  });
+  try {
+    const findings = findingsOf(await CHECKS.framing!(inputFor(target.url)));
+    assert.equal(highestRank(findings), 0, details(findings));
+    assert.ok(details(findings).includes('X-Frame-Options'), details(findings));
+  } finally {
+    target.close();
+  }
+});
+
 describe('a target that does not answer', () => {
   test('a refused connection: every check ends Successful with one unranked "Target did not answer" (never Passing)', async () => {
     const url = await refusedUrl();

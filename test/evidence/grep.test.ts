@@ -141,3 +141,31 @@ test('an aborted run stops at its next slice with the signal’s reason', async 
     await server.close();
   }
 });
+
+test('a body a target crafted (16 MiB of /*: a match every five bytes) is read by each rule for 0.5 s at most: the rest is said unread, nothing is said absent, and the event loop turns between the rules', async () => {
+  const server = await startServer();
+  try {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://big.example/' } });
+    const body = Buffer.alloc(16 * 1024 * 1024, '/*');
+    await server.evidence.importExchanges(1, (async function* () {
+      yield { ...exchange(0), responseBody: body, responseSize: body.length };
+      yield { ...exchange(1), url: 'https://big.example/plain' };
+    })());
+    const rules = readGrepRules([
+      { title: 'Comment', body: '/\\*[\\s\\S]*?\\*/', rank: 1 },
+      // no value kept: without the cut, the run would say none of the transactions shows one
+      { title: 'Secret comment', body: '/\\*[\\s\\S]*?\\*/', matching: 'secret', rank: 2, rank_when_absent: 0 },
+    ]);
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const loaded = await server.evidence.load(1);
+    const result = await runGrep({ loaded, read: (s, p, l) => server.evidence.read(s, p, l), rules }).finally(() => clearInterval(ticker));
+    assert.equal(result.read, 2);
+    assert.match(result.summary, /Comment: 1 distinct value in 2 transactions read; 1 transaction not read whole \(the rule stops reading one after 0\.5 s\)\./);
+    assert.match(result.summary, /Secret comment: 0 distinct values in 2 transactions read; 1 transaction not read whole/);
+    assert.ok(!result.findings.some((f) => f.title === 'No Secret comment'), 'not said absent: the unread rest may hold it');
+    assert.ok(turns >= 2, `the event loop turned between the rules (${turns} times)`);
+  } finally {
+    await server.close();
+  }
+});

@@ -204,6 +204,14 @@ async function followRedirects(startUrl: string, options: FetchOptions, deadline
   }
 }
 
+/** The URL as sent: a fragment (a redirect's Location may have one) never leaves the client. */
+function withoutFragment(url: URL): string {
+  if (!url.href.includes('#')) return url.href;
+  const sent = new URL(url.href);
+  sent.hash = '';
+  return sent.href;
+}
+
 function isRedirect(status: number): boolean {
   return status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
 }
@@ -241,6 +249,9 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       maxHeaderSize: MAX_HEADER_BYTES,
       insecureHTTPParser: true,
     });
+    // node keeps the first 1,000 header lines and drops the rest unsaid: a target with 1,100 would
+    // hide its X-Frame-Options from the checks (the head's size, MAX_HEADER_BYTES, bounds them)
+    request.maxHeadersCount = 0;
     const requestHeaders = request.getRawHeaderNames().map((name): [string, string] => [name, String(request.getHeader(name))]);
     let answer: Answer | undefined;
     let settled = false;
@@ -257,7 +268,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
         truncated: answer.truncated,
       };
       const tlsProblem = answer?.tls && !answer.tls.authorized ? (answer.tls.authorizationError ?? 'not trusted') : undefined;
-      const sent: Sent = { url: url.href, method, requestHeaders, startedAt, time: Math.round(performance.now() - started), ...(response ? { response } : {}), ...(tlsProblem ? { tlsProblem } : {}), ...(error ? { error } : {}) };
+      const sent: Sent = { url: withoutFragment(url), method, requestHeaders, startedAt, time: Math.round(performance.now() - started), ...(response ? { response } : {}), ...(tlsProblem ? { tlsProblem } : {}), ...(error ? { error } : {}) };
       return options.transcript.push(sent) - 1;
     };
     const fail = () => request.destroy(deadline.reason);
