@@ -156,6 +156,18 @@ test('a target sending 1,100 header lines before its X-Frame-Options: every line
   }
 });
 
+test('a body that is not UTF-8 is said as the bytes that came (not as its text, where each bad byte is three)', async () => {
+  const body = Buffer.from([0x3c, 0x70, 0x3e, 0x00, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]);
+  const target = await serveHttp((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(body));
+  try {
+    const result = await CHECKS.banners!(inputFor(target.url));
+    assert.equal(result.status, 'Successful');
+    assert.match(result.status === 'Successful' ? result.summary : '', new RegExp(`: 200, ${body.length} bytes`));
+  } finally {
+    target.close();
+  }
+});
+
 describe('a target that does not answer', () => {
   test('a refused connection: every check ends Successful with one unranked "Target did not answer" (never Passing)', async () => {
     const url = await refusedUrl();

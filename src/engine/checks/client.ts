@@ -76,6 +76,8 @@ export interface Hop {
 export interface Page extends Hop {
   method: string;
   body: string;
+  /** Bytes of the body as read (`body` may be longer: bytes that are not UTF-8 read as U+FFFD). */
+  bodyBytes?: number;
   /** The body went past `maxBytes` and was cut there. */
   truncated: boolean;
   /** The redirects followed, oldest first (each a response before this one). */
@@ -295,6 +297,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
           status: response.statusCode ?? 0,
           headerLines: pairLines(response.rawHeaders),
           body: Buffer.concat(got.chunks).toString('utf8'),
+          bodyBytes: got.size,
           truncated: got.truncated,
           ...(tls ? { tls } : {}),
           ...(sent === undefined ? {} : { sent }),

@@ -52,7 +52,7 @@ export function lineHolding(text: string, needle: string): string | undefined {
 /** `GET https://host/robots.txt: 200, 123 bytes` (and a cut body or a stopped redirect). */
 export function describeRequest(page: Page): string {
   const via = page.redirects.map((hop) => `${hop.url} (${hop.status}) -> `).join('');
-  const size = Buffer.byteLength(page.body);
+  const size = page.bodyBytes ?? Buffer.byteLength(page.body);
   let line = `${page.method} ${via}${page.url}: ${page.status}, ${size} bytes${page.truncated ? ' (body cut at the size cap)' : ''}`;
   if (page.stoppedRedirect) line += `; redirect to ${page.stoppedRedirect.location} not followed (${page.stoppedRedirect.reason})`;
   return line;
