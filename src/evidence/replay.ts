@@ -7,7 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
-import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, onTheWire, TOKEN, type Exchange, type Header } from './record.js';
+import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, type Exchange, type Header } from './record.js';
 import { bareHost, hostAndPort, pathAsWritten } from './scope.js';
 
 /** What may change of the recorded request. */
@@ -145,7 +145,7 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
         const responseBody = truncated ? wire : await decodedBody(wire, res.headers['content-encoding'], BODY_CAP);
         resolve({
           url: href, method, httpVersion: 'HTTP/1.1', requestHeaders: headers, requestBody: body,
-          status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', responseHttpVersion: `HTTP/${res.httpVersion}`,
+          status: res.statusCode ?? 0, statusText: headerText(res.statusMessage ?? ''), responseHttpVersion: `HTTP/${res.httpVersion}`,
           responseHeaders, responseBody: responseBody.length > BODY_CAP ? responseBody.subarray(0, BODY_CAP) : responseBody,
           responseSize: received, truncated: truncated || responseBody.length > BODY_CAP,
           mimeType: String(res.headers['content-type'] ?? ''), startedAt, time: Math.round(performance.now() - started), source: 'replay',

@@ -7,7 +7,7 @@
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { decodedBody, hasControlCharacter, headerValue } from '../evidence/record.js';
+import { decodedBody, hasControlCharacter, headerText, headerValue } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
@@ -343,7 +343,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       answer.pipe(res);
       countStreamed(answer);
     }
-    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body, socket, ...(error ? { error } : {}) });
+    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: headerText(answer.statusMessage ?? ''), rawHeaders: answer.rawHeaders, body, socket, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
       if (answer.complete) return;
@@ -454,7 +454,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     client.on('error', close);
     socket.on('close', close);
     client.on('close', close);
-    record(answer.statusCode ?? 101, answer.statusMessage ?? '', pairs(answer.rawHeaders), socket);
+    record(answer.statusCode ?? 101, headerText(answer.statusMessage ?? ''), pairs(answer.rawHeaders), socket);
   });
   upstream.on('response', (answer) => {
     // the target declined the upgrade: its answer goes back as an answer
@@ -464,7 +464,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     client.write(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`);
     answer.pipe(client);
     answer.on('close', () => client.destroy());
-    record(answer.statusCode ?? 0, answer.statusMessage ?? '', pairs(answer.rawHeaders), answer.socket);
+    record(answer.statusCode ?? 0, headerText(answer.statusMessage ?? ''), pairs(answer.rawHeaders), answer.socket);
   });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     ctx.counts.upstreamErrors++;

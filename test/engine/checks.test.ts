@@ -156,6 +156,18 @@ test('a target sending 1,100 header lines before its X-Frame-Options: every line
   }
 });
 
+test('header bytes that are UTF-8 are quoted in a finding as the text they spell (Débian), as the evidence stores them', async () => {
+  // node writes a header string one byte per character: these are the UTF-8 bytes of é
+  const server = Buffer.from('Apache/2.4.41 (Débian)').toString('latin1');
+  const target = await serveHttp((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html', Server: server }).end('<p>x</p>'));
+  try {
+    const findings = findingsOf(await CHECKS.banners!(inputFor(target.url)));
+    assert.ok(details(findings).includes('Server: Apache/2.4.41 (Débian)'), details(findings));
+  } finally {
+    target.close();
+  }
+});
+
 test('a body that is not UTF-8 is said as the bytes that came (not as its text, where each bad byte is three)', async () => {
   const body = Buffer.from([0x3c, 0x70, 0x3e, 0x00, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]);
   const target = await serveHttp((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(body));

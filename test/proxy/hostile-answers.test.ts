@@ -215,6 +215,13 @@ describe('answers and clients that stop', () => {
     assert.match(code.json.message, new RegExp(`stored cut \\(${tx.data.length} of the 100000 bytes sent\\)`));
   });
 
+  test('a reason phrase in UTF-8 is stored as the text it spells (Ça va), as header values are', async () => {
+    answers.set('/reason-utf8', `HTTP/1.1 200 ${Buffer.from('Ça va').toString('latin1')}\r\nContent-Length: 2\r\n\r\nok`);
+    const { text } = await rawThroughProxy(get('/reason-utf8'));
+    assert.ok(text.startsWith(`HTTP/1.1 200 ${Buffer.from('Ça va').toString('latin1')}\r\n`), 'relayed as its bytes');
+    assert.equal((await stored('/reason-utf8')).response_status, '200 Ça va');
+  });
+
   test('an answer with 20 KiB of headers (past node\'s 16 KiB) is relayed and stored, not a 502', async () => {
     answers.set('/big-head', `HTTP/1.1 200 OK\r\nX-Big: ${'b'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\nok`);
     const { text } = await rawThroughProxy(get('/big-head'));

@@ -479,9 +479,11 @@ new PerformanceObserver((list) => { for (const e of list.getEntries()) if (e.det
   test('the server killed mid-download: the client sees its connection end', async () => {
     const other = await tempDir();
     const server = await spawnServer(['--port', '0', '--data-dir', other]);
-    const child = spawn('curl', ['-sS', '-x', proxyOf(server), '-o', '/dev/null', `http://127.0.0.1:${httpPort}/endless`]);
+    const child = spawn('curl', ['-sS', '-x', proxyOf(server), `http://127.0.0.1:${httpPort}/endless`]);
     const ended = new Promise<number | null>((resolve) => child.on('close', resolve));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // killed once the download is under way (a busy machine may take a while to start it)
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.resume();
     server.proc.kill('SIGKILL');
     const code = await ended;
     assert.ok(code === 18 || code === 56, `curl ended with ${code}`);

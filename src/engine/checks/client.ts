@@ -2,7 +2,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { DetailedPeerCertificate, SecureContext, TLSSocket } from 'node:tls';
-import { headerPairs } from '../../evidence/record.js';
+import { headerPairs, headerText } from '../../evidence/record.js';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 export const MAX_REDIRECTS = 5;
@@ -262,7 +262,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       if (!options.transcript) return undefined;
       const response = answer && {
         status: answer.response.statusCode ?? 0,
-        statusText: answer.response.statusMessage ?? '',
+        statusText: headerText(answer.response.statusMessage ?? ''),
         httpVersion: `HTTP/${answer.response.httpVersion}`,
         headers: headerPairs(answer.response.rawHeaders),
         body: Buffer.concat(answer.chunks),
@@ -342,6 +342,7 @@ function tlsInfo(response: IncomingMessage): TlsInfo | undefined {
 
 function pairLines(raw: string[]): string[] {
   const lines: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${raw[i]}: ${raw[i + 1]}`);
+  // bytes that are UTF-8 as the text they spell (as the stored evidence has them), in findings too
+  for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${headerText(raw[i]!)}: ${headerText(raw[i + 1]!)}`);
   return lines;
 }
