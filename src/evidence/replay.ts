@@ -172,7 +172,13 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
     // every header line, not node's first 1,000 (maxHeaderSize bounds them)
     outgoing.maxHeadersCount = 0;
     const timer = setTimeout(() => fail(`no complete answer within ${timeoutMs / 1000} s`), timeoutMs);
-    outgoing.on('error', (err: NodeJS.ErrnoException) => fail(err.code?.startsWith('HPE_') ? `the answer is not valid HTTP (${err.code})` : err.message));
+    outgoing.on('error', (err: NodeJS.ErrnoException) =>
+      fail(
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? `the answer's headers are over the ${MAX_RESPONSE_HEADERS / 1024} KiB a replay reads (${err.code})`
+          : err.code?.startsWith('HPE_') ? `the answer is not valid HTTP (${err.code})` : err.message,
+      ),
+    );
     outgoing.end(body);
   });
 }

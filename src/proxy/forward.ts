@@ -103,6 +103,8 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
       if (err.code?.startsWith('ERR_SSL') || err.code?.startsWith('ERR_TLS') || err.code === 'EPROTO') {
         return `TLS: the handshake with ${where} failed (${(err as { reason?: string }).reason ?? err.code})`;
       }
+      // HTTP, only past what the proxy reads of a head
+      if (err.code === 'HPE_HEADER_OVERFLOW') return `invalid answer: ${where} sent headers over ${MAX_HEADER_BYTES / 1024} KiB (${err.code})`;
       // node's parser refused the answer's bytes
       if (err.code?.startsWith('HPE_')) return `invalid answer: ${where} sent what is not HTTP (${err.code})`;
       return `failed: ${where}: ${err.code ?? err.message}`;

@@ -168,6 +168,17 @@ test('header bytes that are UTF-8 are quoted in a finding as the text they spell
   }
 });
 
+test('an answer whose headers are past what a check reads (300 KB) is said to be that, not "not valid HTTP"', async () => {
+  const target = await serveHttp((_req, res) => res.writeHead(200, { 'Content-Security-Policy': 'a'.repeat(300_000) }).end('x'));
+  try {
+    const findings = findingsOf(await CHECKS.framing!(inputFor(target.url)));
+    assert.equal(highestRank(findings), -1);
+    assert.match(findings[0]!.detail, /headers larger than the 256 KiB a check reads \(HPE_HEADER_OVERFLOW\)/, details(findings));
+  } finally {
+    target.close();
+  }
+});
+
 test('a body that is not UTF-8 is said as the bytes that came (not as its text, where each bad byte is three)', async () => {
   const body = Buffer.from([0x3c, 0x70, 0x3e, 0x00, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]);
   const target = await serveHttp((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(body));

@@ -230,6 +230,11 @@ describe('answers and clients that stop', () => {
     const tx = await stored('/big-head');
     assert.equal(tx.response_status, '200 OK');
     assert.equal(tx.error, undefined);
+    // past the 64 KiB the proxy reads: a 502 that says so, not that the answer was not HTTP
+    answers.set('/huge-head', `HTTP/1.1 200 OK\r\nX-Big: ${'b'.repeat(70_000)}\r\nContent-Length: 2\r\n\r\nok`);
+    const huge = await rawThroughProxy(get('/huge-head'));
+    assert.match(huge.text, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    assert.match(huge.text, /invalid answer: 127\.0\.0\.1:\d+ sent headers over 64 KiB \(HPE_HEADER_OVERFLOW\)/);
   });
 
   test('a client that leaves while the target says nothing: stored as the client\'s leaving, not as a target failure', async () => {

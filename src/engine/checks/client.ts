@@ -120,6 +120,8 @@ export function isNoAnswer(error: unknown): error is NoAnswerError {
 export function failureReason(cause: unknown): { reason: string; title: string } {
   if (!(cause instanceof Error)) return { reason: String(cause), title: NO_ANSWER };
   const { code, reason } = cause as NodeJS.ErrnoException & { reason?: string };
+  // an answer whose head is past what a check reads: HTTP, only too large to read (said as such)
+  if (code === 'HPE_HEADER_OVERFLOW') return { reason: `headers larger than the ${MAX_HEADER_BYTES / 1024} KiB a check reads (${code})`, title: NOT_HTTP };
   if (typeof code === 'string' && code.startsWith('HPE_')) {
     return { reason: `not valid HTTP (${code}: ${cause.message.replace(/^Parse Error: /, '')})`, title: NOT_HTTP };
   }
