@@ -118,6 +118,9 @@ function originForm(url: string): string {
   }
 }
 
+/** A request with two Host headers, or an HTTP/1.1 one with none (RFC 9112 3.2). */
+const oneHostRequired = () => new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
+
 /** The HTTP server, and its route table (for the API's documents and their tests). */
 export type AssessdHttpServer = Server & { routes(): RouteEntry<RouteDoc>[] };
 
@@ -168,8 +171,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     // one Host (RFC 9112): two, and a redirect could name a host the client did not mean; none is
     // refused by the Host check (403), or here when that check is off
     const hosts = hostCount(req);
-    const oneHost = () => new HttpError(400, HTTP_MESSAGES.badRequest, { host: 'exactly one Host header is required' }, { Connection: 'close' });
-    if (hosts > 1) throw oneHost();
+    if (hosts > 1) throw oneHostRequired();
     if (url.length > MAX_URL) throw new HttpError(414, HTTP_MESSAGES.uriTooLong);
     const target = originForm(url);
     const q = target.indexOf('?');
@@ -177,7 +179,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     const query = q === -1 ? '' : target.slice(q + 1);
     const refused = access.refusal(req, method, path);
     if (refused) throw refused;
-    if (hosts === 0 && req.httpVersionMinor === 1) throw oneHost();
+    if (hosts === 0 && req.httpVersionMinor === 1) throw oneHostRequired();
     const match = router.match(method, path);
     if (match.kind === 'method-not-allowed') {
       throw new HttpError(405, HTTP_MESSAGES.methodNotAllowed, undefined, { Allow: match.allow.join(', ') });

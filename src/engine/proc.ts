@@ -149,7 +149,6 @@ export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
  */
 export async function killLeftovers(leader: number, entry?: string, waitMs = 2000): Promise<number> {
   const { readdir } = fsPromises();
-  const readFile = procRead;
   const killed: number[] = [];
   /** Members of the group dying of its SIGKILL: waited for, never signalled. */
   const dying: number[] = [];
@@ -158,7 +157,7 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
     if (entry === undefined) return false;
     let environ: string;
     try {
-      environ = await readFile(`/proc/${pid}/environ`, 'latin1');
+      environ = await procRead(`/proc/${pid}/environ`, 'latin1');
     } catch {
       return false; // gone, or another user's
     }
@@ -186,11 +185,11 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
     for (const name of names) {
       const pid = Number(name);
       if (!Number.isSafeInteger(pid) || pid <= 1 || pid === process.pid) continue;
-      const stat = parseProcStat(await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => ''));
+      const stat = parseProcStat(await procRead(`/proc/${pid}/stat`, 'latin1').catch(() => ''));
       if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.kernelThread) continue;
       const verdict = await marked(pid);
       if (verdict) found += kill(pid);
-      else if (stat.pgrp === leader && pass === 0 && killPending(pid)) dying.push(pid);
+      else if (stat.pgrp === leader && pass === 0 && (await killPending(pid))) dying.push(pid);
       else if (verdict === undefined) unread.push(pid);
     }
     // read again what was between two programs; a process whose environment stays empty is not the run's
@@ -211,14 +210,13 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
   return killed.length;
 }
 
-/** Whether a SIGKILL waits for `pid` (`/proc/<pid>/status`, ShdPnd or SigPnd): one its group was sent, not a later process of that number. */
-function killPending(pid: number): boolean {
-  let status: string;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, 'latin1');
-  } catch {
-    return false;
-  }
+/**
+ * Whether a SIGKILL waits for `pid` (`/proc/<pid>/status`, ShdPnd or SigPnd): one its group was
+ * sent, not a later process of that number. Read as the scan's other /proc files are (procRead:
+ * never on the event loop, given up on a process stuck in the kernel).
+ */
+async function killPending(pid: number): Promise<boolean> {
+  const status = await procRead(`/proc/${pid}/status`, 'latin1').catch(() => '');
   // a mask of pending signals in hex, signal n at bit n - 1: SIGKILL (9) is 0x100
   for (const m of status.matchAll(/^(?:ShdPnd|SigPnd):\s*([0-9a-f]+)$/gm)) if ((BigInt(`0x${m[1]}`) & 0x100n) !== 0n) return true;
   return false;

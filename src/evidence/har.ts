@@ -114,18 +114,20 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
     else if (postData.text === undefined && Array.isArray(postData.params)) exchange.requestType = 'application/x-www-form-urlencoded';
   }
   if (typeof value.serverIPAddress === 'string' && value.serverIPAddress.length <= 64 && value.serverIPAddress !== '') exchange.serverIPAddress = value.serverIPAddress;
-  if (extensions) readExtensions(value, exchange);
-  // a request body an export stored cut: its size as sent comes back with it
-  const sent = request.bodySize;
-  if (extensions && value._request_truncated === true) exchange.requestSize = typeof sent === 'number' && Number.isSafeInteger(sent) && sent > requestBody.length ? sent : -1;
+  if (extensions) readExtensions(value, request, exchange);
   return exchange;
 }
 
 /** An export's own fields back into the exchange; what does not read as one is ignored. */
-function readExtensions(value: Obj, exchange: Exchange): void {
+function readExtensions(value: Obj, request: Obj, exchange: Exchange): void {
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v.slice(0, MAX_SHORT) : undefined);
   if ((SOURCES as readonly unknown[]).includes(value._source)) exchange.source = value._source as Source;
   if (value._truncated === true) exchange.truncated = true;
+  // a request body stored cut: its size as sent (-1: unknown) comes back with it
+  if (value._request_truncated === true) {
+    const sent = request.bodySize;
+    exchange.requestSize = typeof sent === 'number' && Number.isSafeInteger(sent) && sent > exchange.requestBody.length ? sent : -1;
+  }
   const error = text(value._error);
   if (error) exchange.error = error;
   const tlsProblem = text(value._tls_problem);

@@ -201,7 +201,7 @@ export function encodeRecord(x: Exchange): Buffer {
     ...(x.serverIPAddress ? { ip: x.serverIPAddress } : {}),
     ...(x.tlsProblem ? { tp: x.tlsProblem } : {}),
     ...(x.error ? { er: x.error } : {}),
-    ...(x.requestSize !== undefined && (x.requestSize < 0 || x.requestSize > x.requestBody.length) ? { rz: x.requestSize } : {}),
+    ...(x.requestSize !== undefined ? { rz: x.requestSize } : {}),
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
   const fixed = Buffer.alloc(RECORD_HEADER);
@@ -355,15 +355,16 @@ export interface RowFacts {
   binary: boolean;
 }
 
-/**
- * A transaction's fields; with `raw`, raw_request, response_headers and response_body, the body
- * cut at `bodyCap` bytes (lists and searches: 64 KiB; the record may hold only that much of it).
- */
 /** The first `cap` bytes of `bytes`, less a character they would cut in two. */
 function textCut(bytes: Buffer, cap: number): Buffer {
   const head = bytes.subarray(0, cap);
   return head.subarray(0, head.length - incompleteTail(head));
 }
+
+/**
+ * A transaction's fields; with `raw`, raw_request, response_headers and response_body, the body
+ * cut at `bodyCap` bytes (lists and searches: 64 KiB; the record may hold only that much of it).
+ */
 
 export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity, requestCap = Infinity): Transaction | TransactionSummary {
   const x = record.exchange;

@@ -11,7 +11,7 @@ import { decodedBody, hasControlCharacter, headerText, headerValue } from '../ev
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
-import { pairs, type Header, type ProxyExchange, type Recorder } from './record.js';
+import { pairs, type ProxyExchange, type Recorder } from './record.js';
 
 export interface ForwardContext {
   /** A keep-alive agent to plain targets. */
@@ -183,14 +183,16 @@ function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boo
 }
 
 /**
- * The path and query as the client wrote them (`url` is parsed: `..` resolved, `\` made `/`), and
- * the URL recorded: the parsed scheme and authority with that path.
+ * The path and query as the client wrote them (`url` is parsed: `..` resolved, `\` made `/`);
+ * `OPTIONS *` (inside a tunnel: a plain proxy request is absolute) asks the server itself.
  */
-function asWritten(req: IncomingMessage, url: URL): { path: string; href: string } {
-  // `OPTIONS *` (inside a tunnel: a plain proxy request is absolute) asks the server itself
-  if (req.url === '*') return { path: '*', href: `${url.protocol}//${url.host}/*` };
-  const path = pathAsWritten(req.url ?? '/');
-  return { path, href: `${url.protocol}//${url.host}${path}` };
+function pathOf(req: IncomingMessage): string {
+  return req.url === '*' ? '*' : pathAsWritten(req.url ?? '/');
+}
+
+/** The URL recorded: the parsed scheme and authority with the path as written (made for a recorded exchange only). */
+function recordedUrl(url: URL, path: string): string {
+  return `${url.protocol}//${url.host}${path === '*' ? '/*' : path}`;
 }
 
 /**
@@ -247,7 +249,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const started = performance.now();
   // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here
   const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT))];
-  const { path, href } = asWritten(req, url);
+  const path = pathOf(req);
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
@@ -270,8 +272,23 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   // the client went away before the answer ended: the target's connection goes too, and the
   // record says who left (the target did not fail)
   let clientGone = false;
-  /** The target cut its answer short: the proxy closed the client's connection itself. */
+  /** The target cut its answer short: the proxy closed the client's connection itself (cutShort). */
   let targetCut = false;
+  /** A small answer's head and body so far, held back to go to the client in one write. */
+  let held: Buffer[] | undefined;
+  /**
+   * Cut short by the target: the client's answer is cut too (it cannot be finished), after what
+   * came of it, as from the target itself. Once: the target's error and the answer's close both
+   * come here.
+   */
+  const cutShort = () => {
+    if (targetCut) return;
+    targetCut = true;
+    // (writeHead only made the head: nothing of a held answer went out yet.) Node corks the
+    // connection for a write and uncorks on the next tick: destroyed at once, it would send nothing.
+    if (held) res.write(Buffer.concat(held), () => res.destroy());
+    else res.destroy();
+  };
   res.on('close', () => {
     if (res.writableFinished || targetCut) return;
     clientGone = true;
@@ -290,14 +307,14 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const { body } = answer;
     const responseHeaders = pairs(answer.rawHeaders);
     const exchange = async (): Promise<ProxyExchange> => ({
-      url: href,
+      url: recordedUrl(url, path),
       method: req.method ?? 'GET',
       httpVersion: `HTTP/${req.httpVersion}`,
       requestHeaders: pairs(headers),
       requestBody: requestBody!.bytes(),
       requestSize: requestSizeOf(req, requestBody!.size),
       status: answer.status,
-      statusText: answer.statusText,
+      statusText: headerText(answer.statusText),
       responseHeaders,
       responseBody: body ? await decodedBody(body.bytes(), headerValue(responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
       responseSize: body?.size ?? 0,
@@ -319,8 +336,6 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
 
   /** The answer being relayed, once its head is known to be relayable. */
   let relayed: IncomingMessage | undefined;
-  /** Ends the client's answer when the target's was cut short. */
-  let cutShort = () => void res.destroy();
   upstream.on('response', (answer) => {
     const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
     if (unrelayable !== undefined) {
@@ -334,8 +349,6 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
     res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
-    /** A small answer's head and body so far, held back to go to the client in one write. */
-    let held: Buffer[] | undefined;
     if (Number(answer.headers['content-length']) <= WHOLE_ANSWER_BYTES && answer.headers['transfer-encoding'] === undefined) {
       // a small answer goes to the client whole: head and body in one write, without a pipe's listeners
       const chunks: Buffer[] = (held = []);
@@ -345,7 +358,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       answer.pipe(res);
       countStreamed(answer);
     }
-    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: headerText(answer.statusMessage ?? ''), rawHeaders: answer.rawHeaders, body, socket, ...(error ? { error } : {}) });
+    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body, socket, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
       if (answer.complete) return;
@@ -353,17 +366,6 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       cutShort();
       ended('the answer was cut short');
     });
-    // Cut short by the target: the client's answer is cut too (it cannot be finished), after what
-    // came of it (a small answer's head and body were held back), as from the target itself.
-    cutShort = () => {
-      // once: the target's error and the answer's close both come here
-      cutShort = () => {};
-      targetCut = true;
-      // (writeHead only made the head: nothing of a held answer went out yet.) Node corks the
-      // connection for a write and uncorks on the next tick: destroyed at once, it would send nothing.
-      if (held) res.write(Buffer.concat(held), () => res.destroy());
-      else res.destroy();
-    };
   });
   // A 101 the client did not ask for (an upgrade is forwardUpgrade's): node's client hands over
   // the socket and says nothing more, which would leave the client waiting for ever.
@@ -410,23 +412,24 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const startedAt = Date.now();
   const started = performance.now();
   const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, UPGRADE, HOST))];
-  const { path, href } = asWritten(req, url);
+  const path = pathOf(req);
   // an upgraded connection is never given back to a pool
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: false, ...(https ? { rejectUnauthorized: false } : {}) });
   refuseLoops(ctx, upstream);
-  const record = (status: number, statusText: string, responseHeaders: Header[], socket: Socket | undefined) => {
+  // the answer as node hands it over: made text only when the handshake is recorded
+  const record = (status: number, statusMessage: string, rawHeaders: readonly string[], socket: Socket | undefined) => {
     if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
     ctx.recorder.record(target, {
       // the handshake is an HTTP exchange: recorded under its http(s) URL
-      url: href.replace(/^ws(s?):/, 'http$1:'),
+      url: recordedUrl(url, path).replace(/^ws(s?):/, 'http$1:'),
       method: req.method ?? 'GET',
       httpVersion: `HTTP/${req.httpVersion}`,
       requestHeaders: pairs(headers),
       requestBody: Buffer.alloc(0),
       requestSize: 0,
       status,
-      statusText,
-      responseHeaders,
+      statusText: headerText(statusMessage),
+      responseHeaders: pairs(rawHeaders),
       responseBody: Buffer.alloc(0),
       responseSize: 0,
       truncated: false,
@@ -456,7 +459,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     client.on('error', close);
     socket.on('close', close);
     client.on('close', close);
-    record(answer.statusCode ?? 101, headerText(answer.statusMessage ?? ''), pairs(answer.rawHeaders), socket);
+    record(answer.statusCode ?? 101, answer.statusMessage ?? '', answer.rawHeaders, socket);
   });
   upstream.on('response', (answer) => {
     // the target declined the upgrade: its answer goes back as an answer
@@ -466,7 +469,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     client.write(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`);
     answer.pipe(client);
     answer.on('close', () => client.destroy());
-    record(answer.statusCode ?? 0, headerText(answer.statusMessage ?? ''), pairs(answer.rawHeaders), answer.socket);
+    record(answer.statusCode ?? 0, answer.statusMessage ?? '', answer.rawHeaders, answer.socket);
   });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     ctx.counts.upstreamErrors++;

@@ -215,6 +215,19 @@ describe('answers and clients that stop', () => {
     assert.match(code.json.message, new RegExp(`stored cut \\(${tx.data.length} of the 100000 bytes sent\\)`));
   });
 
+  test('an answer of 1,100 header lines (past the 1,000 node keeps unless told): every line reaches the client and the record, and a replay records them all too', async () => {
+    const lines = Array.from({ length: 1100 }, (_, i) => `X-F${i}: 1\r\n`).join('');
+    answers.set('/many-lines', `HTTP/1.1 200 OK\r\n${lines}X-Frame-Options: DENY\r\nContent-Length: 2\r\n\r\nok`);
+    const { text } = await rawThroughProxy(get('/many-lines'));
+    assert.ok(text.includes('\r\nX-F1099: 1\r\nX-Frame-Options: DENY\r\n'), 'relayed whole');
+    const tx = await stored('/many-lines');
+    assert.match(tx.response_headers, /\r\nX-Frame-Options: DENY(\r\n|$)/, 'recorded whole');
+    const replayed = await request(assessd.url, `/api/v1/targets/${targetId}/transactions/${tx.id}/replay`, { method: 'POST', form: {} });
+    assert.equal(replayed.status, 201, replayed.text);
+    const again = (await request(assessd.url, `/api/v1/targets/${targetId}/transactions/${replayed.json.data.id}`)).json.data;
+    assert.match(again.response_headers, /\r\nX-Frame-Options: DENY(\r\n|$)/, 'the replay recorded whole');
+  });
+
   test('a reason phrase in UTF-8 is stored as the text it spells (Ça va), as header values are', async () => {
     answers.set('/reason-utf8', `HTTP/1.1 200 ${Buffer.from('Ça va').toString('latin1')}\r\nContent-Length: 2\r\n\r\nok`);
     const { text } = await rawThroughProxy(get('/reason-utf8'));

@@ -210,10 +210,9 @@ async function followRedirects(startUrl: string, options: FetchOptions, deadline
 
 /** The URL as sent: a fragment (a redirect's Location may have one) never leaves the client. */
 function withoutFragment(url: URL): string {
-  if (!url.href.includes('#')) return url.href;
-  const sent = new URL(url.href);
-  sent.hash = '';
-  return sent.href;
+  // a serialized URL has `#` only where its fragment starts
+  const hash = url.href.indexOf('#');
+  return hash === -1 ? url.href : url.href.slice(0, hash);
 }
 
 function isRedirect(status: number): boolean {
@@ -342,9 +341,7 @@ function tlsInfo(response: IncomingMessage): TlsInfo | undefined {
   };
 }
 
+/** `Name: value` lines, bytes that are UTF-8 as the text they spell (as the stored evidence has them), in findings too. */
 function pairLines(raw: string[]): string[] {
-  const lines: string[] = [];
-  // bytes that are UTF-8 as the text they spell (as the stored evidence has them), in findings too
-  for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${headerText(raw[i]!)}: ${headerText(raw[i + 1]!)}`);
-  return lines;
+  return headerPairs(raw).map(([name, value]) => `${name}: ${value}`);
 }
