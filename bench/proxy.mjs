@@ -1,7 +1,8 @@
 // The intercepting proxy under load (npm run bench:proxy), side by side in one run: small requests
 // through it against the same client going to the target directly (wrk, 32 connections), the
 // latency it adds (1 connection), a new TLS connection's setup through it, and the same clients
-// through mitmproxy's mitmdump (Debian's mitmproxy package) for HTTP and HTTPS; a 1 GiB answer
+// through mitmproxy's mitmdump (Debian's mitmproxy package) for HTTP and HTTPS, and through a ten-line
+// node:http proxy (node:http's own floor) for HTTP; a 1 GiB answer
 // and the server's RSS; the health probe's worst answer while the proxy runs at full rate.
 // Figures, not assertions: the machine is shared. Traffic only to 127.0.0.1.
 import { execFile, spawn } from 'node:child_process';
@@ -74,6 +75,25 @@ const http = createServer(handler).listen(0, '127.0.0.1', () => {
     console.log('ports', http.address().port, https.address().port);
   });
 });
+`;
+
+/**
+ * node:http's own floor: the least a proxy on node:http does (parse the request, send it on a kept-alive
+ * agent, stream the answer back), nothing recorded, nothing checked. assessd's proxy is measured
+ * against it too: how much of the gap to direct is node:http's, and how much is assessd's.
+ */
+const FLOOR = `
+import { Agent, createServer, request } from 'node:http';
+const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+const server = createServer((req, res) => {
+  const url = new URL(req.url);
+  const upstream = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: req.method, headers: req.headers, agent }, (answer) => {
+    res.writeHead(answer.statusCode, answer.rawHeaders);
+    answer.pipe(res);
+  });
+  upstream.on('error', () => res.destroy());
+  req.pipe(upstream);
+}).listen(0, '127.0.0.1', () => console.log('floor', server.address().port));
 `;
 
 async function wrk(url, { connections = 32, path, latency = false } = {}) {
@@ -163,6 +183,7 @@ async function main() {
   const cert = join(dir, 'cert.pem');
   await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-subj', '/CN=localhost', '-days', '2', '-addext', 'subjectAltName=DNS:localhost']);
   await writeFile(join(dir, 'target.mjs'), TARGET);
+  await writeFile(join(dir, 'floor.mjs'), FLOOR);
   const target = await launch(process.execPath, [join(dir, 'target.mjs'), key, cert], /ports (\d+) (\d+)/);
   const [httpPort, httpsPort] = [Number(target.match[1]), Number(target.match[2])];
   const assessd = await launch(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', join(dir, 'data'), '--no-token'], /listening on (http:\/\/\S+) .*proxy on http:\/\/127\.0\.0\.1:(\d+)/);
@@ -179,6 +200,13 @@ async function main() {
     const direct = await wrk(targetUrl);
     const proxied = await wrk(`http://127.0.0.1:${proxyPort}/`, { path: targetUrl });
     say('Small requests, 32 connections: through the proxy / direct', `${(proxied.rate / direct.rate).toFixed(2)}x (${proxied.rate.toFixed(0)} vs ${direct.rate.toFixed(0)} req/s)`, 'goal >= 0.5x');
+    const floor = await launch(process.execPath, [join(dir, 'floor.mjs')], /floor (\d+)/);
+    try {
+      const viaFloor = await wrk(`http://127.0.0.1:${floor.match[1]}/`, { path: targetUrl });
+      say('The same through a ten-line node:http proxy (node:http\'s floor): its rate / direct; the proxy / it', `${(viaFloor.rate / direct.rate).toFixed(2)}x; ${(proxied.rate / viaFloor.rate).toFixed(2)}x (${viaFloor.rate.toFixed(0)} req/s)`, 'context');
+    } finally {
+      floor.proc.kill('SIGTERM');
+    }
     const directOne = await wrk(targetUrl, { connections: 1, latency: true });
     const proxiedOne = await wrk(`http://127.0.0.1:${proxyPort}/`, { connections: 1, latency: true, path: targetUrl });
     say('Added p50 latency, 1 connection', `${(proxiedOne.p50 - directOne.p50).toFixed(3)} ms (${proxiedOne.p50.toFixed(3)} vs ${directOne.p50.toFixed(3)} ms)`, 'goal <= 1 ms');
