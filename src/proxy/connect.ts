@@ -17,6 +17,8 @@ import { forward, forwardUpgrade, type ForwardContext } from './forward.js';
 
 export interface ConnectContext extends ForwardContext {
   ca: ProxyCa;
+  /** Milliseconds a decrypted connection has to send a request's headers (then 408), as the proxy's own. */
+  headersTimeoutMs: number;
   counts: ForwardContext['counts'] & { tunnels: number; intercepted: number; tunnelBytes: number };
 }
 
@@ -28,17 +30,68 @@ const MAX_CONTEXTS = 1000;
 
 /** Sets `ctx.https` up, and answers what handles each CONNECT. */
 export function interception(ctx: ConnectContext): (socket: Socket, head: Buffer, host: string, port: number) => void {
-  ctx.https ??= { request: httpsRequest, agent: new HttpsAgent({ keepAlive: true, scheduling: 'lifo', maxSockets: 256, maxFreeSockets: 64, timeout: ctx.upstreamTimeoutMs, rejectUnauthorized: false }) };
+  // No TLS session resumed: node checks a resumed session's host name against nothing, so a target's
+  // wrong-host certificate would go unsaid (tls_problem) on every connection after the first.
+  ctx.https ??= {
+    request: httpsRequest,
+    agent: new HttpsAgent({ keepAlive: true, scheduling: 'lifo', maxSockets: 256, maxFreeSockets: 64, timeout: ctx.upstreamTimeoutMs, rejectUnauthorized: false, maxCachedSessions: 0 }),
+  };
   return createConnectHandler(ctx, createInnerServer(ctx));
+}
+
+/**
+ * A decrypted connection's requests in flight, and its wait for the next request's headers: the
+ * inner server never listens, so node's own headersTimeout (the proxy's 408) does not run there,
+ * and a client sending a byte every few seconds would hold the connection for ever.
+ */
+interface Waiting {
+  inFlight: number;
+  timer?: NodeJS.Timeout;
+}
+const waiting = new WeakMap<Socket, Waiting>();
+
+/** From now, `tls` has `ms` to finish a request's headers; then it is answered 408 and closed. */
+function awaitHeaders(tls: Socket, ms: number): void {
+  const state = waiting.get(tls) ?? { inFlight: 0 };
+  waiting.set(tls, state);
+  clearTimeout(state.timer);
+  state.timer = setTimeout(() => {
+    if (tls.writable) tls.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', () => tls.destroy());
+    else tls.destroy();
+  }, ms);
+  state.timer.unref();
+}
+
+/** A request's headers came on `socket`: no deadline until its answer has gone, nor idle time (the target's timeout runs). */
+function headersCame(socket: Socket): Waiting | undefined {
+  const state = waiting.get(socket);
+  if (!state) return undefined;
+  clearTimeout(state.timer);
+  state.inFlight++;
+  // the idle limit is for a connection that sends nothing: a request waiting for its target is
+  // the target's timeout to end (a 502), not the client's connection
+  socket.setTimeout(0);
+  return state;
 }
 
 /** The server that reads the requests inside intercepted tunnels (it never listens). */
 function createInnerServer(ctx: ConnectContext): Server {
+  // the authority was checked when the CONNECT came (a URL parser takes it)
   const urlOf = (req: IncomingMessage, scheme: string) => new URL(`${scheme}://${authorities.get(req.socket)}${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`);
   const inner = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, keepAliveTimeout: 30_000 }, (req: IncomingMessage, res: ServerResponse) => {
+    const state = headersCame(req.socket);
+    if (state) {
+      res.once('close', () => {
+        // answered, the next request's headers have their time again (idle keep-alive ends it sooner)
+        if (--state.inFlight === 0 && !req.socket.destroyed) awaitHeaders(req.socket, ctx.headersTimeoutMs);
+      });
+    }
     forward(ctx, req, res, urlOf(req, 'https'));
   });
-  inner.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => forwardUpgrade(ctx, req, socket, head, urlOf(req, 'wss')));
+  inner.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    headersCame(socket);
+    forwardUpgrade(ctx, req, socket, head, urlOf(req, 'wss'));
+  });
   inner.on('clientError', (_err, socket: Socket) => socket.destroy());
   inner.maxHeadersCount = 0;
   return inner;
@@ -108,7 +161,9 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
     tls.once('secure', () => {
       socket.setTimeout(0);
       tls.setTimeout(ctx.upstreamTimeoutMs, () => tls.destroy());
+      awaitHeaders(tls, ctx.headersTimeoutMs);
     });
+    tls.once('close', () => clearTimeout(waiting.get(tls)?.timer));
     inner.emit('connection', tls);
   }
 

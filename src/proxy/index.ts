@@ -92,6 +92,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     ...(options.recorder ? { recorder: options.recorder } : {}),
     counts,
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 60_000,
+    headersTimeoutMs: options.headersTimeoutMs ?? 60_000,
     loops: (host, port) => loops(host, port),
   };
   const needsToken = options.token !== undefined && !isLoopback(options.host);
@@ -143,7 +144,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     }
   }
 
-  const headersTimeout = options.headersTimeoutMs ?? 60_000;
+  const headersTimeout = ctx.headersTimeoutMs;
   // node looks for connections past the headers' time every connectionsCheckingInterval (30 s by
   // default, which made a 60 s limit up to 90): every 2 s here
   const httpOptions = { maxHeaderSize: 64 * 1024, requestTimeout: 0, headersTimeout, keepAliveTimeout: 30_000, connectionsCheckingInterval: Math.min(2_000, headersTimeout / 2) };
@@ -157,9 +158,11 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     if (!authorized(req)) return refuseRaw(socket, '407 Proxy Authentication Required', 'the token as the password (Proxy-Authorization: Basic)', `Proxy-Authenticate: ${REALM}\r\n`);
+    // the host a URL parser takes too (`a%zz` and `[1.2.3.4]` pass the pattern only): the requests
+    // inside are forwarded to https://host:port
     const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s/]+):([0-9]{1,5})$/.exec(req.url ?? '');
     const port = Number(match?.[2]);
-    if (!match || !(port > 0 && port < 65536)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port');
+    if (!match || !(port > 0 && port < 65536) || !URL.canParse(`https://${match[1]}:${port}/`)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port');
     if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);
     connectHandler().then(
       (handle) => handle(socket, head, match[1]!, port),

@@ -1,0 +1,177 @@
+// Inside an intercepted CONNECT, held to what the proxy promises outside one: a host the URL parser
+// refuses is a 400 (it crashed the process), a silent target is the target's 502 (not the
+// client's leaving), headers sent a byte at a time get 408, and every connection to a target whose
+// certificate names another host says so (a resumed TLS session skipped the check).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { connect as connectTls, type TLSSocket } from 'node:tls';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openCa } from '../../src/proxy/ca.ts';
+import { startProxy, type ProxyServer } from '../../src/proxy/index.ts';
+import { makeCertificates } from '../engine/fixtures/certs.ts';
+import { request, spawnServer, tempDir } from '../helpers/server.ts';
+
+const certificates = makeCertificates();
+let proxy: ProxyServer;
+let target: HttpsServer;
+let targetPort: number;
+
+before(async () => {
+  const ca = await openCa(await tempDir());
+  proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 1500, headersTimeoutMs: 600, log: () => {} });
+  // /silent: never answered; /slow: answered after 1 s (past the headers' time, within the target's); else at once
+  target = createHttpsServer(certificates.selfSigned, (req, res) => {
+    if (req.url === '/silent') return;
+    const answer = () => res.end('ok');
+    if (req.url === '/slow') setTimeout(answer, 1000);
+    else answer();
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  targetPort = (target.address() as AddressInfo).port;
+});
+
+after(async () => {
+  await proxy.close();
+  target.closeAllConnections();
+  target.close();
+});
+
+/** What the proxy answers `bytes` with, once it closed the connection or `waitMs` passed. */
+function raw(bytes: string, waitMs = 3000): Promise<{ text: string; ended: boolean }> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect(proxy.port, '127.0.0.1');
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, ended: false });
+    }, waitMs);
+    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, ended: true });
+    });
+    socket.on('error', () => {});
+    socket.write(bytes);
+  });
+}
+
+/** A TLS connection through a CONNECT to the target, read by the proxy. */
+function intercepted(authority = `localhost:${targetPort}`): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(proxy.port, '127.0.0.1');
+    socket.once('error', reject);
+    socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+    socket.once('data', (chunk: Buffer) => {
+      if (!chunk.toString('latin1').startsWith('HTTP/1.1 200')) return reject(new Error(chunk.toString('latin1')));
+      const secure = connectTls({ socket, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+      secure.once('secureConnect', () => resolve(secure)).once('error', reject);
+    });
+  });
+}
+
+/** What came on `tls` until it closed or `waitMs` passed, after `bytes` were written (one at a time, `gapMs` apart, with a gap). */
+async function readAll(tls: TLSSocket, bytes: string, waitMs: number, gapMs = 0): Promise<{ text: string; ended: boolean }> {
+  let text = '';
+  let ended = false;
+  tls.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+  tls.on('error', () => {});
+  tls.once('close', () => (ended = true));
+  if (gapMs === 0) tls.write(bytes);
+  else {
+    for (const byte of bytes) {
+      if (ended) break;
+      tls.write(byte);
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+    }
+  }
+  for (const deadline = Date.now() + waitMs; !ended && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+  tls.destroy();
+  return { text, ended };
+}
+
+describe('a CONNECT whose host a URL parser refuses', () => {
+  for (const authority of ['a%zz:443', '[1.2.3.4]:443', '[1::2::3]:443']) {
+    test(`CONNECT ${authority}: 400, and the proxy goes on (it threw in the request inside, and the process died)`, async () => {
+      const { text, ended } = await raw(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+      assert.ok(ended);
+      assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n[^]*CONNECT needs host:port/);
+      const tls = await intercepted();
+      assert.match((await readAll(tls, 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', 3000)).text, /^HTTP\/1\.1 200 OK\r\n[^]*ok$/);
+    });
+  }
+});
+
+describe('inside an intercepted CONNECT', () => {
+  test('a target that never answers: a 502 saying the target timed out, counted as its failure (the client was cut off, and blamed)', async () => {
+    const before = proxy.counts().upstreamErrors;
+    const tls = await intercepted();
+    const { text } = await readAll(tls, 'GET /silent HTTP/1.1\r\nHost: localhost\r\n\r\n', 6000);
+    assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    assert.match(text, /timeout: localhost:\d+ did not answer in time/);
+    assert.equal(proxy.counts().upstreamErrors, before + 1);
+  });
+
+  test('headers sent a byte at a time, each before the idle time: 408 at the headers\' time, and closed (it held the connection for ever)', async () => {
+    const tls = await intercepted();
+    // a byte every 150 ms: the idle time (1.5 s) never passes, the headers' time (600 ms) does
+    const { text, ended } = await readAll(tls, 'GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ' + 'a'.repeat(40), 3000, 150);
+    assert.ok(ended, `closed (got ${JSON.stringify(text)})`);
+    assert.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  });
+
+  test('an answer slower than the headers\' time is no 408: the time runs only while a request is awaited, and again after its answer', async () => {
+    const tls = await intercepted();
+    const { text, ended } = await readAll(tls, 'GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n', 4000);
+    // the answer first; then nothing asked: the headers' time again (408) or idle closes it
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\nok($|HTTP\/1\.1 408 )/);
+    assert.ok(ended, 'closed once idle after the answer');
+  });
+});
+
+describe('a target whose certificate names another host, from a CA the box trusts', () => {
+  test('every connection to it says so in tls_problem, not only the first (a resumed TLS session is not checked for the host)', async () => {
+    const dir = await tempDir();
+    const caFile = join(dir, 'test-ca.pem');
+    writeFileSync(caFile, certificates.ca);
+    // a new connection for each request: the target closes each one
+    const wrong = createHttpsServer(certificates.wrongHost, (_req, res) => res.writeHead(200, { Connection: 'close' }).end('wrong host'));
+    await new Promise<void>((resolve) => wrong.listen(0, '127.0.0.1', resolve));
+    const port = (wrong.address() as AddressInfo).port;
+    const server = await spawnServer(['--port', '0', '--proxy-port', '0', '--data-dir', join(dir, 'data')], { NODE_EXTRA_CA_CERTS: caFile });
+    try {
+      const proxyPort = Number(/proxy on http:\/\/127\.0\.0\.1:(\d+)/.exec(server.output())![1]);
+      const added = await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: `https://localhost:${port}/` } });
+      assert.equal(added.status, 201, added.text);
+      const targetId = (await request(server.url, '/api/v1/targets/')).json.data.find((t: any) => t.target_url === `https://localhost:${port}/`).id;
+      for (let i = 0; i < 3; i++) {
+        const tls = await new Promise<TLSSocket>((resolve, reject) => {
+          const socket = connect(proxyPort, '127.0.0.1');
+          socket.once('error', reject);
+          socket.write(`CONNECT localhost:${port} HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`);
+          socket.once('data', () => {
+            const secure = connectTls({ socket, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+            secure.once('secureConnect', () => resolve(secure)).once('error', reject);
+          });
+        });
+        assert.match((await readAll(tls, `GET /${i} HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`, 3000)).text, /^HTTP\/1\.1 200 /);
+      }
+      let list: any[] = [];
+      for (const deadline = Date.now() + 10_000; list.length < 3 && Date.now() < deadline; ) {
+        list = (await request(server.url, `/api/v1/targets/${targetId}/transactions/?limit=10`)).json.data;
+        if (list.length < 3) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(list.length, 3);
+      for (const row of list) {
+        const tx = (await request(server.url, `/api/v1/targets/${targetId}/transactions/${row.id}`)).json.data;
+        assert.equal(tx.tls_problem, 'ERR_TLS_CERT_ALTNAME_INVALID', `${tx.url}: ${JSON.stringify(tx.tls_problem)}`);
+      }
+    } finally {
+      server.proc.kill('SIGTERM');
+      await server.exited;
+      wrong.close();
+    }
+  });
+});
