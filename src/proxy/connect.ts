@@ -1,9 +1,11 @@
 /**
  * CONNECT: the client asks for a tunnel to `host:port`. When its first bytes are a TLS handshake,
  * the proxy answers it with a leaf for the name the client asked (SNI, else the CONNECT's host),
- * and the requests inside are forwarded like any other (to `https://host:port`). A client that
- * sends anything else is tunnelled to the target untouched, and counted. Loaded with the first
- * CONNECT (it brings node:tls and node:https): a proxy that sees none starts without them.
+ * and the requests inside are forwarded like any other (to `https://host:port`); when they are an
+ * HTTP request (a browser's `ws://` WebSocket through a proxy), they are read as plain HTTP (to
+ * `http://host:port`). A client that sends anything else is tunnelled to the target untouched,
+ * and counted. Loaded with the first CONNECT (it brings node:tls and node:https): a proxy that
+ * sees none starts without them.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -36,7 +38,7 @@ export function interception(ctx: ConnectContext): (socket: Socket, head: Buffer
     request: httpsRequest,
     agent: new HttpsAgent({ keepAlive: true, scheduling: 'lifo', maxSockets: 256, maxFreeSockets: 64, timeout: ctx.upstreamTimeoutMs, rejectUnauthorized: false, maxCachedSessions: 0 }),
   };
-  return createConnectHandler(ctx, createInnerServer(ctx));
+  return createConnectHandler(ctx, createInnerServer(ctx, 'https'), createInnerServer(ctx, 'http'));
 }
 
 /**
@@ -74,8 +76,13 @@ function headersCame(socket: Socket): Waiting | undefined {
   return state;
 }
 
-/** The server that reads the requests inside intercepted tunnels (it never listens). */
-function createInnerServer(ctx: ConnectContext): Server {
+/**
+ * The server that reads the requests inside intercepted tunnels (it never listens): TLS ones
+ * (`https`), or plain HTTP ones (`http`: a browser sends a `ws://` WebSocket through a proxy as a
+ * CONNECT, and speaks HTTP in it).
+ */
+function createInnerServer(ctx: ConnectContext, scheme: 'https' | 'http'): Server {
+  const upgraded = scheme === 'https' ? 'wss' : 'ws';
   // the authority was checked when the CONNECT came (a URL parser takes it)
   const urlOf = (req: IncomingMessage, scheme: string) => new URL(`${scheme}://${authorities.get(req.socket)}${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`);
   const inner = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, keepAliveTimeout: 30_000 }, (req: IncomingMessage, res: ServerResponse) => {
@@ -86,11 +93,11 @@ function createInnerServer(ctx: ConnectContext): Server {
         if (--state.inFlight === 0 && !req.socket.destroyed) awaitHeaders(req.socket, ctx.headersTimeoutMs);
       });
     }
-    forward(ctx, req, res, urlOf(req, 'https'));
+    forward(ctx, req, res, urlOf(req, scheme));
   });
   inner.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     headersCame(socket);
-    forwardUpgrade(ctx, req, socket, head, urlOf(req, 'wss'));
+    forwardUpgrade(ctx, req, socket, head, urlOf(req, upgraded));
   });
   inner.on('clientError', (_err, socket: Socket) => socket.destroy());
   inner.maxHeadersCount = 0;
@@ -113,7 +120,10 @@ function contexts(ca: ProxyCa): (name: string) => SecureContext {
   };
 }
 
-function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Socket, head: Buffer, host: string, port: number) => void {
+/** The start of an HTTP/1 request line (`GET /chat HTTP/1.1`): what a client says first when it speaks plain HTTP in a tunnel. */
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/1\.[01]\r?\n/;
+
+function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server): (socket: Socket, head: Buffer, host: string, port: number) => void {
   const contextFor = contexts(ctx.ca);
   return (socket, head, host, port) => {
     // A tunnel, and a client that says nothing after its CONNECT or stops mid-handshake, would
@@ -123,6 +133,7 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     const decide = (first: Buffer) => {
       if (first[0] === HANDSHAKE) intercept(socket, first, host, port);
+      else if (REQUEST_LINE.test(first.subarray(0, 8192).toString('latin1'))) readPlain(socket, first, host, port);
       else {
         socket.unshift(first);
         tunnel(socket, host, port);
@@ -165,6 +176,19 @@ function createConnectHandler(ctx: ConnectContext, inner: Server): (socket: Sock
     });
     tls.once('close', () => clearTimeout(waiting.get(tls)?.timer));
     inner.emit('connection', tls);
+  }
+
+  /** Plain HTTP in the tunnel: its requests forwarded and recorded as `http://host:port` ones, its upgrades as `ws://`. */
+  function readPlain(socket: Socket, first: Buffer, host: string, port: number): void {
+    ctx.counts.intercepted++;
+    authorities.set(socket, `${host}:${port}`);
+    awaitHeaders(socket, ctx.headersTimeoutMs);
+    socket.once('close', () => clearTimeout(waiting.get(socket)?.timer));
+    plain.emit('connection', socket);
+    // the bytes read to tell HTTP from the rest go to the server's parser first (node reads the
+    // socket's next bytes into that parser itself, after this tick)
+    socket.emit('data', first);
+    socket.resume();
   }
 
   function tunnel(socket: Socket, host: string, port: number): void {

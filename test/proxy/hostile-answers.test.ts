@@ -368,12 +368,20 @@ describe('assessd itself, by a name the URL check does not know', () => {
     assert.match(text, /^HTTP\/1\.1 403 Forbidden\r\n/);
   });
 
-  test('a CONNECT to the API by a name that resolves to it (2130706433 is 127.0.0.1 to the resolver) is closed once connected, nothing relayed', async () => {
+  test('a CONNECT to the API by a name that resolves to it (2130706433 is 127.0.0.1 to the resolver): the request inside is refused once connected (403, loop), the API answers nothing', async () => {
     const apiPort = new URL(assessd.url).port;
-    const { text, ended } = await rawThroughProxy(`CONNECT 2130706433:${apiPort} HTTP/1.1\r\nHost: 2130706433:${apiPort}\r\n\r\nGET /debug/health HTTP/1.1\r\nHost: 127.0.0.1:${apiPort}\r\n\r\n`);
-    assert.ok(ended, 'the tunnel is closed');
+    const { text } = await rawThroughProxy(`CONNECT 2130706433:${apiPort} HTTP/1.1\r\nHost: 2130706433:${apiPort}\r\n\r\nGET /debug/health HTTP/1.1\r\nHost: 127.0.0.1:${apiPort}\r\n\r\n`);
     assert.match(text, /^HTTP\/1\.1 200 Connection Established\r\n\r\n/);
-    assert.doesNotMatch(text.slice(text.indexOf('\r\n\r\n') + 4), /HTTP\/1\.1/, 'the API answered nothing through the tunnel');
+    const inside = text.slice(text.indexOf('\r\n\r\n') + 4);
+    // (a URL parser reads 2130706433 as 127.0.0.1)
+    assert.match(inside, /^HTTP\/1\.1 403 Forbidden\r\n[^]*loop: 127\.0\.0\.1:\d+ is assessd itself/);
+    assert.doesNotMatch(inside, /"status"/, 'the API answered nothing through the tunnel');
+  });
+  test('the same with bytes that are not HTTP: the tunnel is closed once connected, nothing relayed', async () => {
+    const apiPort = new URL(assessd.url).port;
+    const { text, ended } = await rawThroughProxy(`CONNECT 2130706433:${apiPort} HTTP/1.1\r\nHost: 2130706433:${apiPort}\r\n\r\nnot HTTP, nor TLS\r\n`);
+    assert.ok(ended, 'the tunnel is closed');
+    assert.equal(text, 'HTTP/1.1 200 Connection Established\r\n\r\n');
   });
 });
 

@@ -1,7 +1,8 @@
 // Inside an intercepted CONNECT, held to what the proxy promises outside one: a host the URL parser
 // refuses is a 400 (it crashed the process), a silent target is the target's 502 (not the
-// client's leaving), headers sent a byte at a time get 408, and every connection to a target whose
-// certificate names another host says so (a resumed TLS session skipped the check).
+// client's leaving), headers sent a byte at a time get 408, every connection to a target whose
+// certificate names another host says so (a resumed TLS session skipped the check), and plain
+// HTTP in a CONNECT (how a browser sends a ws:// WebSocket through a proxy) is read and recorded.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo, type Socket } from 'node:net';
@@ -13,15 +14,28 @@ import { openCa } from '../../src/proxy/ca.ts';
 import { startProxy, type ProxyServer } from '../../src/proxy/index.ts';
 import { makeCertificates } from '../engine/fixtures/certs.ts';
 import { request, spawnServer, tempDir } from '../helpers/server.ts';
+import { echoWebSockets, readTextFrame, textFrame } from '../helpers/websocket.ts';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { ProxyExchange } from '../../src/proxy/record.ts';
 
 const certificates = makeCertificates();
 let proxy: ProxyServer;
 let target: HttpsServer;
 let targetPort: number;
+/** A plain target: WebSockets echoed, any other request answered `plain`. */
+let plainTarget: HttpServer;
+let plainPort: number;
+/** What the proxy handed its recorder, every exchange of the plain target's. */
+const recorded: ProxyExchange[] = [];
 
 before(async () => {
   const ca = await openCa(await tempDir());
-  proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 1500, headersTimeoutMs: 600, log: () => {} });
+  plainTarget = createHttpServer((_req, res) => res.end('plain'));
+  echoWebSockets(plainTarget);
+  await new Promise<void>((resolve) => plainTarget.listen(0, '127.0.0.1', resolve));
+  plainPort = (plainTarget.address() as AddressInfo).port;
+  const recorder = { targetOf: (url: URL) => (url.port === String(plainPort) ? 1 : undefined), record: (_target: number, exchange: ProxyExchange) => void recorded.push(exchange) };
+  proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 1500, headersTimeoutMs: 600, recorder, log: () => {} });
   // /silent: never answered; /slow: answered after 1 s (past the headers' time, within the target's); else at once
   target = createHttpsServer(certificates.selfSigned, (req, res) => {
     if (req.url === '/silent') return;
@@ -35,6 +49,8 @@ before(async () => {
 
 after(async () => {
   await proxy.close();
+  plainTarget.closeAllConnections();
+  plainTarget.close();
   target.closeAllConnections();
   target.close();
 });
@@ -173,5 +189,48 @@ describe('a target whose certificate names another host, from a CA the box trust
       await server.exited;
       wrong.close();
     }
+  });
+});
+
+describe('plain HTTP inside a CONNECT (a browser\'s ws:// through a proxy)', () => {
+  /** A CONNECT to the plain target; resolves once it is answered. */
+  const tunnelled = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect(proxy.port, '127.0.0.1');
+      socket.once('error', reject);
+      socket.write(`CONNECT 127.0.0.1:${plainPort} HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\n\r\n`);
+      socket.once('data', (chunk: Buffer) => (chunk.toString('latin1').startsWith('HTTP/1.1 200') ? resolve(socket) : reject(new Error(chunk.toString('latin1')))));
+    });
+
+  test('a WebSocket: its handshake recorded as an http:// exchange of the target, its frames echoed after a quiet spell past the idle time (the tunnel was cut, and nothing recorded)', async () => {
+    const socket = await tunnelled();
+    let got = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (got = Buffer.concat([got, chunk])));
+    socket.write(`GET /chat HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${Buffer.from('0123456789abcdef').toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    // longer than the idle time (1.5 s) without a frame
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    assert.match(got.toString('latin1'), /^HTTP\/1\.1 101 /);
+    assert.ok(!socket.destroyed, 'the quiet WebSocket is still open');
+    got = Buffer.alloc(0);
+    socket.write(textFrame('through a CONNECT', true));
+    for (const deadline = Date.now() + 3000; readTextFrame(got) === undefined && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(readTextFrame(got), 'echo: through a CONNECT');
+    socket.destroy();
+    const handshake = recorded.find((x) => x.url === `http://127.0.0.1:${plainPort}/chat`);
+    assert.ok(handshake, `recorded: ${JSON.stringify(recorded.map((x) => x.url))}`);
+    assert.equal(handshake.status, 101);
+  });
+
+  test('requests on one connection, the first in the CONNECT\'s own packet: each answered and recorded as http://', async () => {
+    const socket = connect(proxy.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(`CONNECT 127.0.0.1:${plainPort} HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\n\r\nGET /one HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\n\r\n`);
+    for (const deadline = Date.now() + 3000; !text.includes('plain') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    socket.write(`GET /two HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\nConnection: close\r\n\r\n`);
+    await closed;
+    assert.equal(text.match(/HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\nplain/g)?.length, 2, text);
+    for (const path of ['/one', '/two']) assert.ok(recorded.some((x) => x.url === `http://127.0.0.1:${plainPort}${path}` && x.status === 200), path);
   });
 });

@@ -63,8 +63,8 @@ function counts(info: Extract<ProxyInfo, { enabled: true }>): HTMLElement {
       h('dt', {}, 'Stored as a target\'s transactions'), h('dd', {}, String(c.recorded - c.dropped)),
       h('dt', {}, 'A target\'s, but not stored (the disk refused, or the target was deleted)'), h('dd', {}, String(c.dropped)),
       h('dt', {}, 'Forwarded, not a target\'s'), h('dd', {}, String(c.unrecorded)),
-      h('dt', {}, 'HTTPS tunnels read'), h('dd', {}, String(c.intercepted)),
-      h('dt', {}, 'Tunnels passed through (no TLS)'), h('dd', {}, String(c.tunnels)),
+      h('dt', {}, 'Tunnels read (HTTPS, or HTTP inside)'), h('dd', {}, String(c.intercepted)),
+      h('dt', {}, 'Tunnels passed through (neither TLS nor HTTP)'), h('dd', {}, String(c.tunnels)),
       h('dt', {}, 'Targets that failed'), h('dd', {}, String(c.upstreamErrors)),
       h('dt', {}, 'Requests refused'), h('dd', {}, String(c.refused))));
 }
