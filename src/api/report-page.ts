@@ -4,7 +4,7 @@
  */
 import type { Finding } from '../engine/types.js';
 import type { Target } from '../store/state.js';
-import { bidiShown } from '../web/bidi.js';
+import { BLOCK_MAX, shown } from '../web/bidi.js';
 
 /** One output as the report lists it under its target. */
 export interface RankedOutput {
@@ -73,7 +73,7 @@ code{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-siz
 .evidence{margin:.2rem 0 0;padding-left:1.2rem;font-size:.8rem;color:var(--muted)}
 .evidence li{margin:0;overflow-wrap:anywhere}
 .evidence code{font-size:inherit;color:var(--ink)}
-pre{margin:.2rem 0 0;padding:.3rem .5rem;background:var(--band);border-left:3px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere;font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.8rem}
+pre{margin:.2rem 0 0;padding:.3rem .5rem .3rem calc(.5rem + 2ch);text-indent:-2ch each-line;background:var(--band);border-left:3px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere;font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:.8rem}
 .notes{margin:.3rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere}
 .notes strong{white-space:normal}
 footer{margin-top:2.5rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
@@ -104,9 +104,12 @@ export function reportPolicy(): Promise<string> {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Every value from the store goes through this: text in an element or in a quoted attribute. */
-export function escapeHtml(value: unknown): string {
-  return bidiShown(String(value)).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+/**
+ * Every value from the store goes through this: text in an element or in a quoted attribute, shown
+ * as the web application shows it (src/web/bidi.ts), cut after `max` characters.
+ */
+export function escapeHtml(value: unknown, max?: number): string {
+  return shown(String(value), max).replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
 function when(ms: number | undefined): string {
@@ -164,8 +167,8 @@ function hostSections(targets: Target[], byHost: Map<string, Target[]>): string 
 function configurationSection(changed: ReportInput['changed']): string {
   if (changed.length === 0) return '<p class="none">Every setting has its default value.</p>';
   const rows = changed.map((item) =>
-    `<tr><td>${escapeHtml(item.section)}</td><td><code>${escapeHtml(item.key)}</code></td><td><code>${escapeHtml(item.value)}</code></td>` +
-    `<td>${item.defaultValue === undefined ? '<span class="none">not in the defaults</span>' : `<code>${escapeHtml(item.defaultValue)}</code>`}</td></tr>`,
+    `<tr><td>${escapeHtml(item.section)}</td><td><code>${escapeHtml(item.key)}</code></td><td><code>${escapeHtml(item.value, BLOCK_MAX)}</code></td>` +
+    `<td>${item.defaultValue === undefined ? '<span class="none">not in the defaults</span>' : `<code>${escapeHtml(item.defaultValue, BLOCK_MAX)}</code>`}</td></tr>`,
   );
   const head = '<tr><th class="w-section">Section</th><th class="w-key">Key</th><th class="w-value">Value</th><th class="w-default">Default</th></tr>';
   return `<table class="fixed"><thead>${head}</thead><tbody>${rows.join('')}</tbody></table>`;
@@ -199,9 +202,9 @@ function evidenceList(f: Finding, lineOf: (id: number) => string | undefined): s
 function rankedItem(o: RankedOutput, lineOf: (id: number) => string | undefined): string {
   const how = `${o.type.replace(/_/g, '-')}, ${o.byTester ? 'ranked by the tester' : o.rank === -1 ? 'not ranked' : 'ranked by the engine'}${o.status === 'Successful' ? '' : `, ${o.status}`}`;
   const findings = o.findings.length === 0 ? '' : `<ul class="findings">${o.findings
-    .map((f) => `<li>${rankTag(f.rank)} ${escapeHtml(f.title)}${f.detail ? `<pre>${escapeHtml(f.detail)}</pre>` : ''}${evidenceList(f, lineOf)}</li>`)
+    .map((f) => `<li>${rankTag(f.rank)} ${escapeHtml(f.title)}${f.detail ? `<pre>${escapeHtml(f.detail, BLOCK_MAX)}</pre>` : ''}${evidenceList(f, lineOf)}</li>`)
     .join('')}</ul>`;
-  const notes = o.notes.trim() === '' ? '' : `<p class="notes"><strong>Tester’s notes:</strong> ${escapeHtml(o.notes)}</p>`;
+  const notes = o.notes.trim() === '' ? '' : `<p class="notes"><strong>Tester’s notes:</strong> ${escapeHtml(o.notes, BLOCK_MAX)}</p>`;
   return `<li><p class="ranked-head">${rankTag(o.rank)} <code>${escapeHtml(o.code)}</code> ${escapeHtml(o.title)} <span class="how">(${escapeHtml(how)})</span></p>${findings}${notes}</li>`;
 }
 

@@ -1,13 +1,82 @@
 /**
- * Unicode's bidirectional controls, shown rather than obeyed. In a name, a URL or a tool's output
- * they reorder the text after them, the page's own words included: a target's path ending in
- * `\u202Egnp.exe` reads `exe.png`, a session's name turns the heading around it. Shared by the web
- * application (src/web/client/dom.ts) and the report (src/api/report-page.ts); fields a user
- * edits keep them as they are.
+ * What the web application (src/web/client/dom.ts) and the report (src/api/report-page.ts) show of
+ * text that may be hostile: a target's headers, bodies and URLs, a tool's output. Such text must
+ * read as what it holds: no character that reorders the text or hides itself, no run of blanks
+ * that pushes the rest of a line onto what looks like a line of its own, no value so long that
+ * laying it out freezes the tab. Fields a user edits keep their text as it is.
  */
-const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
 
-/** `text` with each bidirectional control written as a visible mark, `⟨U+202E⟩`. */
-export function bidiShown(text: string): string {
-  return text.replace(BIDI_CONTROLS, (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
+/** A value shown (a URL, a header, a name, a title, a list's cell) is cut after this many characters. */
+export const SHOWN_MAX = 2000;
+
+/** A block shown (a body, a tool's output, a finding's evidence) is cut after this many characters. */
+export const BLOCK_MAX = 256 * 1024;
+
+/**
+ * One match per thing to show otherwise: controls other than tab and line ends (U+0085 and
+ * U+2028/2029 end a line in some readers), a lone carriage return, format characters (\p{Cf}: the
+ * bidirectional controls, zero-width characters, tag characters...) and the other default-ignorable
+ * ones (U+034F, the Hangul fillers, variation selectors...), and a run of 8 or more blanks: at
+ * the end of a wrapped line a run hangs unseen, and what follows it reads as a line of its own.
+ * Linear: a start that is not a run fails within 8 characters.
+ */
+const HIDDEN = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]|\r(?!\n)|[ \t\u00A0\u1680\u2000-\u200A\u202F\u205F\u2800\u3000]{8,}/gu;
+
+/** Tells whether a text has anything to mark: most have not, and are shown as they are. */
+const ANY_HIDDEN = new RegExp(HIDDEN.source, 'u');
+
+const number = (n: number) => n.toLocaleString('en');
+const more = (n: number) => `… ${number(n)} character${n === 1 ? '' : 's'} more`;
+
+function mark(found: string): string {
+  // a character is one or two UTF-16 units, a run at least 8
+  if (found.length <= 2) return `⟨U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
+  const kind = /^ +$/.test(found) ? 'spaces' : /^\t+$/.test(found) ? 'tabs' : /^[ \t]+$/.test(found) ? 'spaces and tabs' : 'blank characters';
+  return `⟨${number(found.length)} ${kind}⟩`;
+}
+
+/**
+ * `text` as it can be read safely: each hidden character written as its code point (`⟨U+202E⟩`,
+ * `⟨U+200B⟩`), each run of 8 or more blanks as its length (`⟨3,000 spaces⟩`), and what lies past
+ * `max` characters of that left out and counted (`… 15,728,640 characters more`). A mark counts
+ * as the characters it shows, so a run of blanks costs a few and what follows it is still seen;
+ * the work is bounded by `max`, however long the text, but for one scan to its next mark.
+ */
+export function shown(text: string, max = SHOWN_MAX): string {
+  if (text.length <= max && !ANY_HIDDEN.test(text)) return text;
+  let out = '';
+  let at = 0;
+  for (const found of text.matchAll(HIDDEN)) {
+    if (out.length + found.index! - at >= max) break;
+    out += text.slice(at, found.index) + mark(found[0]);
+    at = found.index! + found[0].length;
+  }
+  const room = Math.max(0, max - out.length);
+  if (text.length - at <= room) return out + text.slice(at);
+  let end = at + room;
+  // never half of a surrogate pair
+  if (end > at && text.charCodeAt(end - 1) >= 0xd800 && text.charCodeAt(end - 1) < 0xdc00) end--;
+  return out + text.slice(at, end) + more(text.length - end);
+}
+
+/**
+ * A head's lines (a request line and its headers, a response's headers) shown each on its own,
+ * every line cut after `lineMax` characters (a long policy or cookie is seen whole) and the whole
+ * after `max`: a header of megabytes costs a line, and the headers after it are still seen. The
+ * carriage return of a CRLF stays.
+ */
+export function shownLines(text: string, lineMax = 8192, max = BLOCK_MAX): string {
+  let out = '';
+  let start = 0;
+  for (;;) {
+    const newline = text.indexOf('\n', start);
+    const end = newline === -1 ? text.length : newline;
+    const crlf = newline !== -1 && end > start && text.charCodeAt(end - 1) === 13;
+    out += shown(text.slice(start, crlf ? end - 1 : end), Math.min(lineMax, max - out.length)) + (crlf ? '\r' : '');
+    start = end + 1;
+    if (newline === -1) return out;
+    out += '\n';
+    if (out.length >= max) break;
+  }
+  return start < text.length ? out + more(text.length - start) : out;
 }

@@ -1,9 +1,18 @@
-/** Building DOM nodes from data: text always goes in as text, never as markup, its bidirectional controls shown (../bidi.ts). */
-import { bidiShown } from '../bidi.js';
+/**
+ * Building DOM nodes from data: text always goes in as text, never as markup, shown as ../bidi.ts
+ * says (hidden characters and long runs of blanks written out, a value cut after SHOWN_MAX).
+ */
+import { BLOCK_MAX, shown } from '../bidi.js';
 
 export type Child = Node | string | number | null | undefined | false;
 type AttrValue = string | number | boolean | null | undefined | EventListener;
 export type Attrs = Record<string, AttrValue>;
+
+/** Attributes that are not read as text (an input's value is the user's to edit): set as they are. */
+const VERBATIM = new Set(['value', 'href', 'src', 'download']);
+
+/** The tab's title names a value (a target's URL) cut this short. */
+const TITLE_VALUE_MAX = 80;
 
 /**
  * `h('button', {class: 'primary', onclick: save}, 'Save')`: attributes by name (true sets an empty
@@ -14,7 +23,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   for (const [name, value] of Object.entries(attrs)) {
     if (typeof value === 'function') el.addEventListener(name.slice(2), value);
     else if (value === true) el.setAttribute(name, '');
-    else if (value !== false && value !== null && value !== undefined) el.setAttribute(name, name === 'value' ? String(value) : bidiShown(String(value)));
+    else if (value !== false && value !== null && value !== undefined) el.setAttribute(name, VERBATIM.has(name) ? String(value) : shown(String(value)));
   }
   append(el, children);
   return el;
@@ -23,8 +32,18 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 export function append(parent: Node, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(child instanceof Node ? child : document.createTextNode(bidiShown(String(child))));
+    parent.appendChild(child instanceof Node ? child : document.createTextNode(shown(String(child))));
   }
+}
+
+/** Text of a block (a body, a tool's output) shown whole up to `max` characters, its lines as they are. */
+export function blockText(text: string, max = BLOCK_MAX): Text {
+  return document.createTextNode(shown(text, max));
+}
+
+/** The tab's title: `words` of the page's own, then a `value` from the data cut short. */
+export function setTitle(words: string, value: string): void {
+  document.title = `${words}${shown(value, TITLE_VALUE_MAX)} · assessd`;
 }
 
 export function replace(parent: Element, ...children: Child[]): void {

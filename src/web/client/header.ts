@@ -1,5 +1,5 @@
 /** The header: the active session, and the server's health, polled so the page notices outages. */
-import { bidiShown } from '../bidi.js';
+import { shown } from '../bidi.js';
 import { api, type Session } from './api.js';
 import { byId, replace } from './dom.js';
 import { onActiveSessionChange } from './state.js';
@@ -18,7 +18,7 @@ let onBack: () => void = () => {};
 function showActiveSession(active: Session | undefined): void {
   replace(byId('active-session-name'), active ? active.name : '—');
   // The name may be cut short on a narrow screen: the whole of it on hover.
-  byId('active-session').title = active ? bidiShown(`Active session: ${active.name} (new targets go to it)`) : '';
+  byId('active-session').title = active ? shown(`Active session: ${active.name} (new targets go to it)`) : '';
 }
 
 function showHealth(next: Health): void {

@@ -4,9 +4,8 @@
  * (asked when opened: it may be large), its files (listed when opened), and the tester's rank and
  * notes. Two requests bring it on screen: the target, and its outputs without their text.
  */
-import { bidiShown } from '../bidi.js';
 import { api, ApiError, isAbort, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
-import { append, appendInFrames, count, h, num, replace } from './dom.js';
+import { append, appendInFrames, blockText, count, h, num, replace, setTitle } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
 import type { ViewContext } from './router.js';
 import { targetNav } from './target-nav.js';
@@ -21,6 +20,9 @@ const size = (bytes: number) => (bytes < 1024 ? `${bytes} B` : bytes < 1024 * 10
 function statusBadge(o: Output): HTMLElement {
   return h('span', { class: `state-badge status-${o.status.toLowerCase()}` }, o.status);
 }
+
+/** An output's text is shown whole: the server sends at most 1 MiB of it (src/engine/output-text.ts). */
+const MAX_OUTPUT_TEXT = 1024 * 1024;
 
 /** Evidence links shown at once; the rest are a click away. */
 const EVIDENCE_SHOWN = 12;
@@ -53,7 +55,7 @@ function findingsList(o: Output): HTMLElement | HTMLElement[] | null {
   const list = h(
     'ul',
     { class: 'findings', 'aria-label': `Findings of ${o.plugin_key}` },
-    ...sorted.map((f) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, f.detail) : null, evidenceLinks(o, f))),
+    ...sorted.map((f) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, blockText(f.detail)) : null, evidenceLinks(o, f))),
   );
   // a check whose target did not answer saw nothing: it is not Passing, and says so
   if (o.status === 'Successful' && o.owtf_rank === -1 && sorted.every((f) => f.rank === -1)) {
@@ -85,7 +87,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
 
   function show(target: Target, byCode: OutputsByCode): void {
     replace(heading, 'Results of ', h('span', { class: 'target-name' }, target.target_url));
-    document.title = bidiShown(`Results of ${target.target_url} · assessd`);
+    setTitle('Results of ', target.target_url);
     const codes = Object.keys(byCode).sort(byGuideOrder);
     const all = codes.flatMap((c) => byCode[c].data);
     const perRank = new Map<number, number>();
@@ -143,7 +145,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
       api.outputText(o, signal).then(
         (value) => {
           text.dataset.loaded = 'yes';
-          replace(text, value || '(no text)');
+          replace(text, blockText(value || '(no text)', MAX_OUTPUT_TEXT));
         },
         (err) => {
           if (isAbort(err)) return;

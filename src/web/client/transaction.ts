@@ -4,9 +4,9 @@
  * sandboxed), copy as code in every language the server writes, and the repeater: the request
  * edited and sent again, its answer beside the recorded one.
  */
-import { bidiShown } from '../bidi.js';
+import { shownLines } from '../bidi.js';
 import { api, ApiError, CODE_LANGUAGES, isAbort, type CodeLanguage, type ReplayEdits, type Transaction } from './api.js';
-import { append, h, replace } from './dom.js';
+import { append, blockText, h, num, replace, setTitle } from './dom.js';
 import type { ViewContext } from './router.js';
 import { duration, size, statusClass, targetNav } from './target-nav.js';
 import { listQueryKey } from './transactions.js';
@@ -25,8 +25,24 @@ export function requestHeaderLines(raw: string): string[] {
 
 const contentType = (headers: string) => /^content-type:\s*([^;\r\n]*)/im.exec(headers)?.[1].trim().toLowerCase() ?? '';
 
+/**
+ * Recorded values longer than this are not put into the repeater's fields (a field of megabytes
+ * freezes the tab): the field is left empty, and the recorded value is sent unless one is typed.
+ */
+const FIELD_MAX = { method: 64 * 1024, url: 64 * 1024, headers: 64 * 1024, body: 1024 * 1024 };
+const FIELD_NAMES = { method: 'method', url: 'URL', headers: 'headers', body: 'body' };
+
 /** A scrollable block of text (focusable, so the keyboard scrolls it too). */
-const textBlock = (text: string, label: string, id?: string) => h('pre', { class: 'message', tabindex: '0', 'aria-label': label, ...(id ? { id } : {}) }, text);
+const textBlock = (text: Node[], label: string, id?: string) => h('pre', { class: 'message', tabindex: '0', 'aria-label': label, ...(id ? { id } : {}) }, ...text);
+
+/** A message's head: line by line, each line cut on its own (a header of megabytes costs one line). */
+const headText = (head: string) => document.createTextNode(shownLines(head));
+
+/** A raw request: its head, then its body. */
+function requestText(raw: string): Node[] {
+  const end = raw.indexOf('\r\n\r\n');
+  return end === -1 ? [headText(raw)] : [headText(raw.slice(0, end + 4)), blockText(raw.slice(end + 4))];
+}
 
 /** A response's status line, headers and body, as text. */
 function responseBlock(t: Transaction, label: string): HTMLElement {
@@ -36,7 +52,7 @@ function responseBlock(t: Transaction, label: string): HTMLElement {
     body = type.startsWith('image/')
       ? h('figure', { class: 'body-image' }, h('img', { src: api.bodyUrl(t.target_id, t.id), alt: `The response body of #${t.id} (${type}, ${size(t.response_size)})` }), h('figcaption', { class: 'hint' }, `${type}, ${size(t.response_size)}`))
       : h('p', { class: 'hint' }, `A binary body of ${size(t.response_size)}${type ? ` (${type})` : ''}: not shown as text.`);
-  } else body = t.response_body === '' ? h('p', { class: 'hint' }, 'No body.') : textBlock(t.response_body, `${label}: body`);
+  } else body = t.response_body === '' ? h('p', { class: 'hint' }, 'No body.') : textBlock([blockText(t.response_body)], `${label}: body`);
   const cut = t.response_body_truncated
     ? h('p', { class: 'hint' }, `The body is longer than shown (${size(t.response_size)} received). `, h('a', { href: api.bodyUrl(t.target_id, t.id), download: '' }, `Download the body of #${t.id}`), '.')
     : null;
@@ -44,7 +60,7 @@ function responseBlock(t: Transaction, label: string): HTMLElement {
     'div',
     { class: 'response' },
     h('p', { class: 'status-line' }, h('span', { class: statusClass(t.response_status) }, t.response_status || 'no answer'), ` ${size(t.response_size)} · ${duration(t.time)}`),
-    textBlock(t.response_headers, `${label}: headers`),
+    textBlock([headText(t.response_headers)], `${label}: headers`),
     body,
     cut,
   );
@@ -74,7 +90,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
 
   function show(t: Transaction): void {
     replace(heading, `#${t.id} `, h('span', { class: 'method' }, t.method), ' ', h('span', { class: 'target-name' }, t.url));
-    document.title = bidiShown(`#${t.id} ${t.method} ${t.url} · assessd`);
+    setTitle(`#${t.id} `, `${t.method} ${t.url}`);
     let cookies = 0;
     try {
       cookies = (JSON.parse(t.session_tokens) as unknown[]).length;
@@ -91,7 +107,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       ['Cookies set', String(cookies)],
     ];
     const summary = h('section', { class: 'panel tx-summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
-    const request = h('section', { class: 'tx-part', 'aria-labelledby': 'tx-request' }, h('h2', { id: 'tx-request' }, 'Request'), textBlock(t.raw_request, `Request of #${t.id}`));
+    const request = h('section', { class: 'tx-part', 'aria-labelledby': 'tx-request' }, h('h2', { id: 'tx-request' }, 'Request'), textBlock(requestText(t.raw_request), `Request of #${t.id}`));
     const response = h('section', { class: 'tx-part', 'aria-labelledby': 'tx-response' }, h('h2', { id: 'tx-response' }, 'Response'), responseBlock(t, `Response of #${t.id}`));
     append(root, [summary, h('div', { class: 'tx-parts' }, request, response), codeSection(t), repeater(t)]);
   }
@@ -113,7 +129,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       const chosen = language.value as CodeLanguage;
       try {
         code = await busy(showButton, () => api.requestAsCode(t.target_id, t.id, chosen, signal));
-        replace(out, textBlock(code, `${LANGUAGE_NAMES[chosen]} code that sends #${t.id} again`, 'code-text'));
+        replace(out, textBlock([blockText(code)], `${LANGUAGE_NAMES[chosen]} code that sends #${t.id} again`, 'code-text'));
         copy.hidden = false;
       } catch (err) {
         if (!isAbort(err)) replace(out, h('p', { class: 'field-error' }, `Could not make the code: ${describeError(err)}`));
@@ -134,7 +150,11 @@ export function transactionView({ root, params, signal }: ViewContext): void {
   }
 
   function repeater(t: Transaction): HTMLElement {
-    const recorded = { method: t.method, url: t.url, headers: requestHeaderLines(t.raw_request).join('\n'), body: t.data };
+    const full = { method: t.method, url: t.url, headers: requestHeaderLines(t.raw_request).join('\n'), body: t.data };
+    const fields = ['method', 'url', 'headers', 'body'] as const;
+    const tooLong = fields.filter((f) => full[f].length > FIELD_MAX[f]);
+    const recorded = { ...full };
+    for (const f of tooLong) recorded[f] = '';
     const method = h('input', { id: 'rep-method', autocomplete: 'off', spellcheck: 'false', value: recorded.method });
     const url = h('input', { id: 'rep-url', type: 'url', autocomplete: 'off', spellcheck: 'false', value: recorded.url });
     const headers = h('textarea', { id: 'rep-headers', rows: 8, spellcheck: 'false' });
@@ -155,6 +175,9 @@ export function transactionView({ root, params, signal }: ViewContext): void {
         h('label', { for: body.id }, 'Body'),
         body,
         h('p', { class: 'hint', id: 'rep-body-hint' }, 'Sent as UTF-8 text when changed; left as it is, the recorded bytes are sent. Host and Content-Length are set for you.'),
+      ),
+      ...tooLong.map((f) =>
+        h('p', { class: 'hint rep-long' }, `The recorded ${FIELD_NAMES[f]} (${num(full[f].length)} characters) is too long to edit here: its field is left empty, and the recorded ${FIELD_NAMES[f]} is sent unless you type another.`),
       ),
       h('div', { class: 'actions' }, sendButton, reset),
     );

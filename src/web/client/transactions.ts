@@ -5,9 +5,8 @@
  * seen it asks, at most once a second, only for the transactions newer than the last one it knows:
  * the proxy's appear as they arrive. Two requests bring it on screen (the target, and the page).
  */
-import { bidiShown } from '../bidi.js';
 import { api, ApiError, isAbort, type Target, type TransactionPage, type TransactionSummary } from './api.js';
-import { append, appendInFrames, count, h, num, replace } from './dom.js';
+import { append, appendInFrames, count, h, num, replace, setTitle } from './dom.js';
 import { pageRequests } from './list-page.js';
 import { pager } from './pager.js';
 import { replaceQuery, type ViewContext } from './router.js';
@@ -307,7 +306,7 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
     try {
       const t: Target = await api.target(target, signal);
       replace(heading, 'Transactions of ', h('span', { class: 'target-name' }, t.target_url));
-      document.title = bidiShown(`Transactions of ${t.target_url} · assessd`);
+      setTitle('Transactions of ', t.target_url);
     } catch {
       // the page's own answer says what is wrong
     }

@@ -3,9 +3,8 @@
  * with its kind (page, fuzzable, file, image, error, external), whether a transaction fetched it and
  * whether it is in scope; filtered by a part of the URL and by kind, a page at a time.
  */
-import { bidiShown } from '../bidi.js';
 import { api, ApiError, type UrlPage, type UrlRow } from './api.js';
-import { append, appendInFrames, count, h, num, replace } from './dom.js';
+import { append, appendInFrames, count, h, num, replace, setTitle } from './dom.js';
 import { pageRequests, whenTypingPauses } from './list-page.js';
 import { pager } from './pager.js';
 import { replaceQuery, type ViewContext } from './router.js';
@@ -113,7 +112,7 @@ export function urlsView({ root, params, query, signal }: ViewContext): void {
   api.target(target, signal).then(
     (t) => {
       replace(heading, 'URLs of ', h('span', { class: 'target-name' }, t.target_url));
-      document.title = bidiShown(`URLs of ${t.target_url} · assessd`);
+      setTitle('URLs of ', t.target_url);
     },
     () => {},
   );

@@ -1,0 +1,154 @@
+/**
+ * A target's hostile bytes as the web application shows them, in headless Chromium: blanks that
+ * would make one header look like several, characters that show nothing, and values of megabytes.
+ * The evidence is imported as a HAR, as a tester brings in another tool's traffic.
+ */
+import { after, before, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { CHROMIUM, missingBrowser, openBrowser, type WatchedPage } from '../helpers/browser.ts';
+import { eventually, shows } from '../helpers/page.ts';
+import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
+import { entryOf, type EntrySpec } from '../evidence/helpers.ts';
+
+const TOKEN = 'hostile-display-test-token-0123456789ab';
+const skip = missingBrowser && !process.env.CI;
+const ORIGIN = 'http://127.0.0.1:9';
+const BLANKS = ' '.repeat(3000);
+/** One Server header and one Set-Cookie, each padded to read as more headers once wrapped. */
+const FAKE_HEADERS: [string, string][] = [
+  ['Server', `nginx${BLANKS}Strict-Transport-Security: max-age=63072000${BLANKS}X-Frame-Options: DENY`],
+  ['Set-Cookie', `sid=abc; Path=/${BLANKS}Set-Cookie: csrf=1; HttpOnly; Secure`],
+  ['X-Padding', `${'p'.repeat(400)} Strict-Transport-Security: max-age=1`],
+  ['Content-Type', 'text/plain'],
+];
+const LONG_PATH = `/${'a'.repeat(4 * 1024 * 1024)}`;
+
+let server: TestServer;
+let w: WatchedPage;
+let target: number;
+
+const auth = (options: RequestOptions = {}): RequestOptions => ({ ...options, headers: { authorization: `Bearer ${TOKEN}`, ...options.headers } });
+async function api<T = any>(path: string, options: RequestOptions = {}): Promise<T> {
+  const res = await request(server.url, path, auth(options));
+  assert.ok(res.status < 300 && res.json.status === 'success', `${options.method ?? 'GET'} ${path}: ${res.text.slice(0, 300)}`);
+  return res.json.data as T;
+}
+const har = (entries: EntrySpec[]) => JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: entries.map(entryOf) } });
+
+before(async () => {
+  if (missingBrowser) return;
+  server = await startServer({ dataDir: await tempDir(), token: TOKEN, workers: 1 });
+  await api('/api/v1/targets/', { method: 'POST', form: { target_url: `${ORIGIN}/` } });
+  target = (await api<{ id: number }[]>('/api/v1/targets/'))[0].id;
+  await api('/api/v1/targets/', { method: 'POST', form: { target_url: 'http://example.com/' } });
+  await api('/api/v1/targets/', { method: 'POST', form: { target_url: 'http://example.com/\u200B\u200Badmin' } });
+  await api(`/api/v1/targets/${target}/transactions/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: har([
+      { url: `${ORIGIN}/padded`, responseHeaders: FAKE_HEADERS, responseBody: `[+] Target: x${BLANKS}\n[+] No vulnerabilities found.` },
+      { url: `${ORIGIN}${LONG_PATH}`, responseBody: 'long' },
+    ]),
+  });
+  w = await openBrowser(server.url);
+});
+
+after(async () => {
+  await w?.browser.close();
+  await server?.close();
+});
+
+/**
+ * Each line the element's text is drawn in, by where it starts: its left edge, the text it begins
+ * with, and whether a line end comes before it (a line of the text, not a wrap).
+ */
+async function drawnLines(selector: string) {
+  // no function declared inside: the test's compiler would name it with a helper the page lacks
+  return w.page.locator(selector).evaluate((el) => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    const lines: { left: number; text: string; afterLineEnd: boolean }[] = [];
+    const range = document.createRange();
+    let lastTop = -Infinity;
+    let previous = '\n';
+    for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+      for (let at = 0; at < node.data.length; at++) {
+        const c = node.data[at];
+        if (c === '\n' || c === '\r') {
+          previous = '\n';
+          continue;
+        }
+        range.setStart(node, at);
+        range.setEnd(node, at + 1);
+        const rect = range.getClientRects()[0];
+        if (rect && rect.top > lastTop + 2) {
+          lines.push({ left: rect.left, text: node.data.slice(at, at + 40), afterLineEnd: previous === '\n' });
+          lastTop = rect.top;
+        }
+        previous = c;
+      }
+    }
+    return lines;
+  });
+}
+
+test('hostile text in the web application: no fake header line, hidden characters seen, megabyte values cut', { skip: skip && `${CHROMIUM} is missing` }, async (t: TestContext) => {
+  assert.ok(!missingBrowser, `${CHROMIUM} is missing, and CI must run the browser test`);
+  const { page } = w;
+  await page.goto(`${server.url}/?token=${TOKEN}`);
+  await shows(page.locator('h1'), 'Sessions');
+
+  await t.test('a header padded with blanks reads as one line: its blanks counted, what wraps indented under it', async () => {
+    await page.goto(`${server.url}/targets/${target}/transactions/1`);
+    const headers = 'pre[aria-label="Response of #1: headers"]';
+    await shows(page.locator(headers), 'Server: nginx');
+    const text = (await page.locator(headers).textContent()) ?? '';
+    assert.ok(text.includes('nginx⟨3,000 spaces⟩Strict-Transport-Security: max-age=63072000⟨3,000 spaces⟩X-Frame-Options: DENY'), text.slice(0, 300));
+    assert.ok(text.includes('sid=abc; Path=/⟨3,000 spaces⟩Set-Cookie: csrf=1'), text.slice(0, 300));
+    // a line of the text starts flush; a line drawn because one wrapped is indented under it
+    const lines = await drawnLines(headers);
+    const flush = Math.min(...lines.map((l) => l.left));
+    const fake = lines.filter((l) => !l.afterLineEnd && Math.abs(l.left - flush) < 1);
+    assert.deepEqual(fake.map((l) => l.text), [], 'wrapped lines drawn where a header starts');
+    assert.ok(lines.some((l) => !l.afterLineEnd), 'a long header wraps (the test sees a wrap)');
+    const body = (await page.locator('pre[aria-label="Response of #1: body"]').textContent()) ?? '';
+    assert.equal(body, '[+] Target: x⟨3,000 spaces⟩\n[+] No vulnerabilities found.');
+    w.assertClean();
+  });
+
+  await t.test('a zero-width character in a target is seen in the targets list', async () => {
+    await page.goto(`${server.url}/targets`);
+    await shows(page.locator('main'), 'http://example.com/⟨U+200B⟩⟨U+200B⟩admin');
+    w.assertClean();
+  });
+
+  await t.test('a URL of 4 MiB is cut for display in the list, the URLs view, the detail, the title; the repeater is not handed it', async () => {
+    const more = `… ${(LONG_PATH.length - 1981).toLocaleString('en')} characters more`;
+    await page.goto(`${server.url}/targets/${target}/transactions`);
+    await eventually(async () => assert.equal(await page.locator('tr.tx').count(), 2));
+    const cell = (await page.locator('tr.tx[data-tx-id="2"] .tx-url a').textContent()) ?? '';
+    assert.ok(cell.length < 2100, `the list's cell holds ${cell.length} characters`);
+    assert.ok(/… [\d,]+ characters more$/.test(cell), cell.slice(-60));
+    assert.ok(cell.startsWith(`${ORIGIN}/aaaa`));
+    assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the list page holds little text');
+
+    await page.goto(`${server.url}/targets/${target}/urls`);
+    await eventually(async () => assert.equal(await page.locator('tr.url-row').count(), 2));
+    assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the URLs page holds little text');
+    await shows(page.locator('main'), 'characters more');
+
+    await page.goto(`${server.url}/targets/${target}/transactions/2`);
+    await shows(page.locator('h1'), '#2 GET http://127.0.0.1:9/aaaa', 'characters more');
+    const heading = (await page.locator('h1').textContent()) ?? '';
+    assert.ok(heading.length < 2100, `the heading holds ${heading.length} characters`);
+    assert.ok(heading.endsWith(more) || /characters more$/.test(heading), heading.slice(-60));
+    const title = await page.title();
+    assert.ok(title.length < 200 && title.startsWith('#2 GET http://127.0.0.1:9/aaa') && title.endsWith('characters more · assessd'), title);
+    const requestText = (await page.locator('pre[aria-label="Request of #2"]').textContent()) ?? '';
+    assert.ok(requestText.startsWith('GET http://127.0.0.1:9/aaaa') || requestText.startsWith('GET /aaaa'), requestText.slice(0, 60));
+    assert.ok(requestText.length < 20_000 && /characters more/.test(requestText), `the request block holds ${requestText.length} characters`);
+    assert.equal(await page.getByLabel('URL', { exact: true }).inputValue(), '', 'the repeater’s URL is left empty');
+    await shows(page.locator('form.repeater'), `The recorded URL (${(ORIGIN.length + LONG_PATH.length).toLocaleString('en')} characters) is too long to edit here`);
+    assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the detail holds little text');
+    w.assertClean();
+  });
+});
