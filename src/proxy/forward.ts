@@ -6,6 +6,7 @@
  */
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { PassThrough, pipeline } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
@@ -190,9 +191,12 @@ function pathOf(req: IncomingMessage): string {
   return req.url === '*' ? '*' : pathAsWritten(req.url ?? '/');
 }
 
-/** The URL recorded: the parsed scheme and authority with the path as written (made for a recorded exchange only). */
+/**
+ * The URL recorded: the parsed scheme and authority with the path as written (made for a recorded
+ * exchange only). A WebSocket handshake is an HTTP exchange: recorded under its http(s) URL.
+ */
 function recordedUrl(url: URL, path: string): string {
-  return `${url.protocol}//${url.host}${path === '*' ? '/*' : path}`;
+  return `${url.protocol.replace(/^ws/, 'http')}//${url.host}${path === '*' ? '/*' : path}`;
 }
 
 /**
@@ -200,10 +204,119 @@ function recordedUrl(url: URL, path: string): string {
  * while the client is still sending it (the target answered first), its Content-Length, or -1
  * when it has none (chunked): the record then says its body is cut.
  */
-function requestSizeOf(req: IncomingMessage, seen: number): number {
-  if (req.complete) return seen;
+function requestSizeOf(req: IncomingMessage, seen: number, complete = req.complete): number {
+  if (complete) return seen;
   const declared = Number(req.headers['content-length']);
   return Number.isSafeInteger(declared) && declared > seen ? declared : -1;
+}
+
+/** A request as it went to its target, for the record. */
+interface Sent {
+  url: URL;
+  /** As the client wrote it. */
+  path: string;
+  https: boolean;
+  req: IncomingMessage;
+  /** As sent (raw list). */
+  headers: string[];
+  /** Its body's capture (none: it had none). */
+  body?: Capture;
+  /** requestSizeOf. */
+  size: number;
+  startedAt: number;
+  started: number;
+}
+
+/** What came back of a request, for the record: status 0 when nothing did (`error` says why). */
+interface Answered {
+  status: number;
+  statusText: string;
+  rawHeaders: readonly string[];
+  body?: Capture;
+  error?: string;
+  socket?: Socket;
+}
+
+/**
+ * Hands an exchange that has ended to the recorder (the client never waits for it), then gives
+ * its captures back (`release`: the record holds its own copies, and the queue has its own bound).
+ */
+function recordExchange(ctx: ForwardContext, target: number, sent: Sent, answer: Answered, release: () => void): void {
+  const { body } = answer;
+  // the answer's raw header list is made into the record's pairs only now, for a recorded exchange
+  const responseHeaders = pairs(answer.rawHeaders);
+  const exchange = async (): Promise<ProxyExchange> => ({
+    url: recordedUrl(sent.url, sent.path),
+    method: sent.req.method ?? 'GET',
+    httpVersion: `HTTP/${sent.req.httpVersion}`,
+    requestHeaders: pairs(sent.headers),
+    requestBody: sent.body?.bytes() ?? Buffer.alloc(0),
+    requestSize: sent.size,
+    status: answer.status,
+    statusText: headerText(answer.statusText),
+    responseHeaders,
+    responseBody: body ? await decodedBody(body.bytes(), headerValue(responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
+    responseSize: body?.size ?? 0,
+    truncated: body?.truncated ?? false,
+    startedAt: sent.startedAt,
+    time: performance.now() - sent.started,
+    ...(answer.socket?.remoteAddress ? { serverIPAddress: answer.socket.remoteAddress } : {}),
+    ...(sent.https && tlsProblem(answer.socket) ? { tlsProblem: tlsProblem(answer.socket) } : {}),
+    ...(answer.error ? { error: answer.error } : {}),
+  });
+  void exchange()
+    .then((x) => {
+      ctx.recorder!.record(target, x);
+      ctx.counts.recorded++;
+    })
+    .finally(release);
+}
+
+/**
+ * Why node cannot relay a request's body as it is, as the 501's text; undefined when it can. Node
+ * takes the chunks off and leaves any other coding on the body: relayed (as chunked alone), the
+ * target would take gzip bytes for the body itself. A coding not understood is 501 (RFC 9112 6.1).
+ */
+function unrelayableCoding(req: IncomingMessage): string | undefined {
+  const coding = req.headers['transfer-encoding'];
+  if (coding === undefined || coding.trim().toLowerCase() === 'chunked') return undefined;
+  return `501 Not Implemented: the proxy relays no transfer coding but chunked, not ${JSON.stringify(coding.slice(0, 100))}\n`;
+}
+
+/** The error a target that stays quiet past ctx.upstreamTimeoutMs fails its request with. */
+const timedOut = () => Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' });
+
+/** The proxy's status for a target's failure: a loop is refused as the URL check refuses one; anything else is the target's. */
+const failureStatus = (err: NodeJS.ErrnoException): [number, string] => (err.code === 'LOOP' ? [403, 'Forbidden'] : [502, 'Bad Gateway']);
+
+/** A head as it came (node's one character per byte, sent back as those bytes): the status line, the header lines, `extra` (whole lines). */
+function rawHead(status: number | undefined, reason: string | undefined, raw: readonly string[], extra = ''): Buffer {
+  let head = `HTTP/1.1 ${status} ${reason}\r\n`;
+  for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  return Buffer.from(`${head}${extra}\r\n`, 'latin1');
+}
+
+/** A 1xx answer as node's client hands it over ('information'). */
+interface Information {
+  statusCode: number;
+  statusMessage: string;
+  rawHeaders: string[];
+}
+
+/** ServerResponse's own raw write, which its writeEarlyHints and writeProcessing use (queued behind an earlier answer on the connection). */
+type RawWriter = { _writeRaw(data: Buffer): boolean };
+
+/**
+ * A 1xx answer of the target's goes on to the client before the final one, as it came (RFC 9110
+ * 15.2: a proxy forwards those it did not ask for), not recorded. Not a 100: node's server
+ * answered the client's Expect itself, and the target was not sent it. Not to an HTTP/1.0 client,
+ * which knows no 1xx; not one node could not relay as a final answer either.
+ */
+function relayInformation(req: IncomingMessage, res: ServerResponse, info: Information): void {
+  // (node's client hands a 1xx over only before the final answer: never after its head was written)
+  if (info.statusCode === 100 || req.httpVersion === '1.0' || res.headersSent) return;
+  if (unrelayableStatus(info.statusCode, info.statusMessage) !== undefined) return;
+  (res as unknown as RawWriter)._writeRaw(rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders)));
 }
 
 /**
@@ -235,12 +348,10 @@ function hasBody(req: IncomingMessage): boolean {
  */
 export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL): void {
   ctx.counts.requests++;
-  // Node takes the chunks off and leaves any other coding on the body: relayed (as chunked alone),
-  // the target would take gzip bytes for the body itself. A coding not understood is 501 (RFC 9112 6.1).
-  const coding = req.headers['transfer-encoding'];
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+  const unrelayable = unrelayableCoding(req);
+  if (unrelayable !== undefined) {
     res.writeHead(501, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
-    res.end(`501 Not Implemented: the proxy relays no transfer coding but chunked, not ${JSON.stringify(coding.slice(0, 100))}\n`);
+    res.end(unrelayable);
     return;
   }
   const https = url.protocol === 'https:';
@@ -252,7 +363,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const path = pathOf(req);
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
-  upstream.on('timeout', () => upstream.destroy(Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' })));
+  upstream.on('timeout', () => upstream.destroy(timedOut()));
+  upstream.on('information', (info: Information) => relayInformation(req, res, info));
   refuseLoops(ctx, upstream);
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;
@@ -296,42 +408,15 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   });
 
   let settled = false;
-  // the answer's raw header list: made into the record's pairs only when the exchange is recorded
-  const finish = (answer: { status: number; statusText: string; rawHeaders: readonly string[]; body?: ReturnType<typeof capture>; error?: string; socket?: Socket }) => {
+  const finish = (answer: Answered) => {
     if (settled) return;
     settled = true;
     if (target === undefined || !ctx.recorder) {
       ctx.counts.unrecorded++;
       return;
     }
-    const { body } = answer;
-    const responseHeaders = pairs(answer.rawHeaders);
-    const exchange = async (): Promise<ProxyExchange> => ({
-      url: recordedUrl(url, path),
-      method: req.method ?? 'GET',
-      httpVersion: `HTTP/${req.httpVersion}`,
-      requestHeaders: pairs(headers),
-      requestBody: requestBody!.bytes(),
-      requestSize: requestSizeOf(req, requestBody!.size),
-      status: answer.status,
-      statusText: headerText(answer.statusText),
-      responseHeaders,
-      responseBody: body ? await decodedBody(body.bytes(), headerValue(responseHeaders, 'content-encoding'), ctx.bodyCap) : Buffer.alloc(0),
-      responseSize: body?.size ?? 0,
-      truncated: body?.truncated ?? false,
-      startedAt,
-      time: performance.now() - started,
-      ...(answer.socket?.remoteAddress ? { serverIPAddress: answer.socket.remoteAddress } : {}),
-      ...(https && tlsProblem(answer.socket) ? { tlsProblem: tlsProblem(answer.socket) } : {}),
-      ...(answer.error ? { error: answer.error } : {}),
-    });
-    void exchange()
-      .then((x) => {
-        ctx.recorder!.record(target, x);
-        ctx.counts.recorded++;
-      })
-      // the record holds its own copies now (the queue has its own bound)
-      .finally(releaseCaptures);
+    const sent = { url, path, https, req, headers, body: requestBody, size: requestSizeOf(req, requestBody!.size), startedAt, started };
+    recordExchange(ctx, target, sent, answer, releaseCaptures);
   };
 
   /** The answer being relayed, once its head is known to be relayable. */
@@ -392,8 +477,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     if (clientGone) return finish({ status: 0, statusText: '', rawHeaders: [], error: CLIENT_LEFT });
     ctx.counts.upstreamErrors++;
     const failure = upstreamFailure(err, url);
-    // a loop is refused as the URL check refuses one; anything else is the target's failure
-    const [status, text] = err.code === 'LOOP' ? [403, 'Forbidden'] : [502, 'Bad Gateway'];
+    const [status, text] = failureStatus(err);
     res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Assessd-Proxy-Error': failureKind(failure) });
     res.end(`${status} ${text}: ${failure}\n`);
     finish({ status: 0, statusText: '', rawHeaders: [], error: failure });
@@ -401,53 +485,181 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
 }
 
 /**
- * Relays an upgrade (a WebSocket handshake) to `url`: the target's 101 and its headers go back
- * as they came, then bytes flow both ways untouched. Any other answer is relayed as an answer.
- * The handshake is recorded (its frames are not).
+ * Takes the next raw bytes of a request's body and returns the body's data in them and, once the
+ * body has ended, where in them it did; throws on bytes that are no body so framed.
+ */
+type BodyCutter = (bytes: Buffer) => { data: Buffer[]; end?: number };
+
+/** A body of `length` bytes (Content-Length; 0: none). */
+function lengthCutter(length: number): BodyCutter {
+  let left = length;
+  return (bytes) => {
+    const n = Math.min(left, bytes.length);
+    left -= n;
+    return { data: n > 0 ? [bytes.subarray(0, n)] : [], ...(left === 0 ? { end: n } : {}) };
+  };
+}
+
+/** A chunked body (RFC 9112 7.1): the chunks' data, without their sizes, extensions and trailer fields. */
+function chunkedCutter(): BodyCutter {
+  /** A size or trailer line so far. */
+  let line = '';
+  /** Bytes of the current chunk still to come, its closing CRLF included. */
+  let left = 0;
+  /** Past the last chunk: trailer lines until an empty one. */
+  let trailers = false;
+  return (bytes) => {
+    const data: Buffer[] = [];
+    for (let at = 0; at < bytes.length; ) {
+      if (left > 0) {
+        const n = Math.min(left, bytes.length - at);
+        const ofData = Math.min(n, left - 2);
+        if (ofData > 0) data.push(bytes.subarray(at, at + ofData));
+        left -= n;
+        at += n;
+        continue;
+      }
+      const lf = bytes.indexOf(0x0a, at);
+      line += bytes.toString('latin1', at, lf < 0 ? bytes.length : lf);
+      if (line.length > MAX_HEADER_BYTES) throw new Error('a chunk line over 64 KiB');
+      if (lf < 0) break;
+      at = lf + 1;
+      const text = line.trim();
+      line = '';
+      if (trailers) {
+        if (text === '') return { data, end: at };
+        continue;
+      }
+      // at most 12 hex digits: a size past 2^48 bytes is no upload's
+      const size = /^([0-9a-fA-F]{1,12})[ \t]*(;|$)/.exec(text);
+      if (!size) throw new Error('not a chunk size');
+      left = Number.parseInt(size[1]!, 16);
+      if (left === 0) trailers = true;
+      else left += 2;
+    }
+    return { data };
+  };
+}
+
+/** Bytes past an upgrade request's body held until the answer (the new protocol's, sent early); past them the client is not read. */
+const EARLY_BYTES = 64 * 1024;
+
+/**
+ * Relays an upgrade (a WebSocket handshake, an h2c one) to `url`: its body too, if it has one
+ * (node hands the socket over at the head: `head` holds what it read past it, the rest comes on
+ * `client`); the target's 1xx and 101 go back as they came, then bytes flow both ways untouched.
+ * Any other answer is relayed as an answer, and the connection ends with it. The target's timeout
+ * is forward()'s until a 101 (a WebSocket may then stay quiet); a client that leaves before the
+ * answer takes the target's connection with it. The handshake is recorded, bodies included, a
+ * failed one with its error (a WebSocket's frames are not).
  */
 export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client: Socket, head: Buffer, url: URL): void {
   ctx.counts.upgrades++;
+  const unrelayable = unrelayableCoding(req);
+  if (unrelayable !== undefined) return void client.end(`HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${unrelayable}`, () => client.destroy());
   const https = url.protocol === 'https:' || url.protocol === 'wss:';
   const target = ctx.recorder?.targetOf(url);
   const startedAt = Date.now();
   const started = performance.now();
-  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, UPGRADE, HOST))];
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  // node chunks what is written only when told to: a chunked body is sent chunked again
+  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, UPGRADE, HOST)), ...(chunked ? ['Transfer-Encoding', 'chunked'] : [])];
   const path = pathOf(req);
   // an upgraded connection is never given back to a pool
-  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: false, ...(https ? { rejectUnauthorized: false } : {}) });
+  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: false, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) });
+  upstream.on('timeout', () => upstream.destroy(timedOut()));
   refuseLoops(ctx, upstream);
-  // the answer as node hands it over: made text only when the handshake is recorded
-  const record = (status: number, statusMessage: string, rawHeaders: readonly string[], socket: Socket | undefined) => {
-    if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
-    ctx.recorder.record(target, {
-      // the handshake is an HTTP exchange: recorded under its http(s) URL
-      url: recordedUrl(url, path).replace(/^ws(s?):/, 'http$1:'),
-      method: req.method ?? 'GET',
-      httpVersion: `HTTP/${req.httpVersion}`,
-      requestHeaders: pairs(headers),
-      requestBody: Buffer.alloc(0),
-      requestSize: 0,
-      status,
-      statusText: headerText(statusMessage),
-      responseHeaders: pairs(rawHeaders),
-      responseBody: Buffer.alloc(0),
-      responseSize: 0,
-      truncated: false,
-      startedAt,
-      time: performance.now() - started,
-      ...(socket?.remoteAddress ? { serverIPAddress: socket.remoteAddress } : {}),
-      ...(https && tlsProblem(socket) ? { tlsProblem: tlsProblem(socket) } : {}),
-    });
-    ctx.counts.recorded++;
+  const body = new PassThrough();
+  body.pipe(upstream);
+  const requestBody = target === undefined ? undefined : capture(body, ctx.bodyCap, ctx.captureBudget);
+  let responseBody: Capture | undefined;
+  const releaseCaptures = () => {
+    requestBody?.release();
+    responseBody?.release();
   };
-  upstream.on('upgrade', (answer, socket, upstreamHead) => {
+  /** The client has its answer, or is getting it (the target's, or the proxy's 502). */
+  let answered = false;
+  /** Bytes flow both ways untouched. */
+  let upgraded = false;
+  let clientGone = false;
+  let settled = false;
+  const finish = (answer: Answered) => {
+    if (settled) return;
+    settled = true;
+    if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
+    const sent = { url, path, https, req, headers, body: requestBody, size: requestSizeOf(req, requestBody!.size, body.writableEnded), startedAt, started };
+    recordExchange(ctx, target, sent, answer, releaseCaptures);
+  };
+
+  const cut = chunked ? chunkedCutter() : lengthCutter(Number(req.headers['content-length'] ?? 0));
+  const early: Buffer[] = [];
+  let earlyBytes = 0;
+  /** The client's bytes before the answer: the body's go to the target, those past it wait for the new protocol. */
+  const take = (bytes: Buffer) => {
+    if (!body.writableEnded) {
+      let read: ReturnType<BodyCutter>;
+      try {
+        read = cut(bytes);
+      } catch {
+        return refuseBody();
+      }
+      let room = true;
+      for (const data of read.data) room = body.write(data);
+      if (!room) {
+        client.pause();
+        body.once('drain', () => client.resume());
+      }
+      if (read.end === undefined) return;
+      body.end();
+      bytes = bytes.subarray(read.end);
+    }
+    if (bytes.length === 0) return;
+    early.push(bytes);
+    earlyBytes += bytes.length;
+    if (earlyBytes >= EARLY_BYTES) client.pause();
+  };
+  /** A chunked body that is not one: the target's request cannot be finished. */
+  const refuseBody = () => {
+    answered = true;
+    client.off('data', take);
+    upstream.destroy();
+    releaseCaptures();
+    client.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request: the request\'s chunked body is not valid\n', () => client.destroy());
+  };
+  /** The client went away: the target's connection goes too (and a half-closed client's connection). */
+  const left = () => {
+    if (upgraded || clientGone) return;
+    clientGone = true;
+    upstream.destroy();
+    client.destroy();
+    // the answer's own end records a declined upgrade
+    if (answered) return;
+    // gone while still sending its request: nothing recorded (as forward's)
+    if (!body.writableEnded) return releaseCaptures();
+    finish({ status: 0, statusText: '', rawHeaders: [], error: CLIENT_LEFT });
+  };
+  client.on('end', () => {
+    if (!answered) left();
+  });
+  client.on('close', left);
+  // read from now on (node handed the socket over paused), to see the client leave: `head` first
+  client.on('data', take);
+  take(head);
+
+  // 1xx answers go back as they came (RFC 9110 15.2), a 100 too: an upgrade's Expect is the target's to answer
+  upstream.on('information', (info: Information) => {
+    if (!answered) client.write(rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders)));
+  });
+  upstream.on('upgrade', (answer: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
+    answered = upgraded = true;
+    client.off('data', take);
     // a WebSocket may stay quiet as long as its ends like, over ws:// or inside an intercepted CONNECT
+    socket.setTimeout(0);
     client.setTimeout(0);
-    const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`];
-    for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
-    client.write(`${lines.join('\r\n')}\r\n\r\n`);
+    client.write(rawHead(answer.statusCode, answer.statusMessage, answer.rawHeaders));
     if (upstreamHead.length > 0) client.write(upstreamHead);
-    if (head.length > 0) socket.write(head);
+    for (const bytes of early) socket.write(bytes);
+    early.length = 0;
     socket.pipe(client).pipe(socket);
     collectAsItStreams(socket);
     collectAsItStreams(client);
@@ -459,23 +671,32 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     client.on('error', close);
     socket.on('close', close);
     client.on('close', close);
-    record(answer.statusCode ?? 101, answer.statusMessage ?? '', answer.rawHeaders, socket);
+    finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, socket });
   });
-  upstream.on('response', (answer) => {
-    // the target declined the upgrade: its answer goes back as an answer
-    const lines = [`HTTP/1.1 ${answer.statusCode} ${answer.statusMessage}`];
-    const raw = endToEnd(answer.rawHeaders);
-    for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${raw[i]}: ${raw[i + 1]}`);
-    client.write(`${lines.join('\r\n')}\r\nConnection: close\r\n\r\n`);
-    answer.pipe(client);
-    answer.on('close', () => client.destroy());
-    record(answer.statusCode ?? 0, answer.statusMessage ?? '', answer.rawHeaders, answer.socket);
+  upstream.on('response', (answer: IncomingMessage) => {
+    answered = true;
+    // read now: the answer's socket is let go once it has ended
+    const socket = answer.socket;
+    responseBody = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
+    // the target declined the upgrade: its answer goes back as an answer, the connection closed after it
+    client.write(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
+    pipeline(answer, client, () => client.destroy());
+    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body: responseBody, socket, ...(error ? { error } : {}) });
+    answer.on('end', () => ended());
+    answer.on('close', () => {
+      if (!answer.complete) ended(clientGone ? CLIENT_LEFT : 'the answer was cut short');
+    });
   });
   upstream.on('error', (err: NodeJS.ErrnoException) => {
+    // after the answer's head, its own end says what happened; a client gone is answered nothing
+    if (answered || clientGone) return;
+    answered = true;
     ctx.counts.upstreamErrors++;
     const failure = upstreamFailure(err, url);
-    client.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n502 Bad Gateway: ${failure}\n`);
+    const [status, text] = failureStatus(err);
+    const answer = `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Assessd-Proxy-Error: ${failureKind(failure)}\r\nConnection: close\r\n\r\n${status} ${text}: ${failure}\n`;
+    // closed once written, whether or not the client closes its side
+    client.end(answer, () => client.destroy());
+    finish({ status: 0, statusText: '', rawHeaders: [], error: failure });
   });
-  client.on('error', () => upstream.destroy());
-  upstream.end();
 }
