@@ -358,8 +358,11 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const target = ctx.recorder?.targetOf(url);
   const startedAt = Date.now();
   const started = performance.now();
-  // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here
-  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT))];
+  // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here; a
+  // chunked body is said so: node chunks a GET's, HEAD's, DELETE's or OPTIONS's body only when told
+  // (unframed, the target took the body for the next request)
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT)), ...(chunked ? ['Transfer-Encoding', 'chunked'] : [])];
   const path = pathOf(req);
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout

@@ -2,7 +2,7 @@
  * Upgrades and informational (1xx) answers through the proxy, run in this process with a short
  * target timeout and a recorder that keeps what it is handed: targets that accept and never
  * answer, clients that leave, upgrade requests with a body, declined upgrades with a large body,
- * and 1xx answers over http and inside an intercepted CONNECT. Raw TCP (and TLS) targets write
+ * 1xx answers over http and inside an intercepted CONNECT, and chunked request bodies of any method. Raw TCP (and TLS) targets write
  * what a test gives them; raw sockets are the clients.
  */
 import { after, before, describe, test } from 'node:test';
@@ -342,4 +342,22 @@ describe('informational answers (1xx)', () => {
     const { text } = await exchange(quick.port, [handshake(rawPort, '/hints-upgrade')], 1000);
     assert.ok(text.startsWith(`${hints}HTTP/1.1 101 Switching Protocols\r\n`), JSON.stringify(text));
   });
+});
+
+describe('a request body in chunks, whatever the method', () => {
+  for (const method of ['GET', 'DELETE', 'POST']) {
+    test(`${method} with a chunked body: the target gets it chunked, answers it, and the record holds it (a GET's went unframed: the target took it for the next request)`, async () => {
+      const path = `/chunked-${method.toLowerCase()}`;
+      const { text } = await exchange(quick.port, [
+        `${method} http://127.0.0.1:${echoPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${echoPort}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n`,
+        '6\r\n world\r\n0\r\n\r\n',
+      ]);
+      assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, text);
+      assert.equal(text.match(/HTTP\/1\.1 /g)?.length, 1, `one answer: ${JSON.stringify(text)}`);
+      assert.match(text, /got hello world/);
+      const x = await recordOf(echoPort, path);
+      assert.equal(x.requestBody.toString(), 'hello world');
+      assert.ok(x.requestHeaders.some(([name, value]) => name.toLowerCase() === 'transfer-encoding' && value === 'chunked'), 'the record says how it was sent');
+    });
+  }
 });
