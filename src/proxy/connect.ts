@@ -15,7 +15,8 @@ import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { bareHost } from '../evidence/scope.js';
 import { streamedThrough } from '../young-generation.js';
 import type { ProxyCa } from './ca.js';
-import { forward, forwardUpgrade, type ForwardContext } from './forward.js';
+import { forward, type ForwardContext } from './forward.js';
+import { forwardUpgrade } from './upgrade.js';
 
 export interface ConnectContext extends ForwardContext {
   ca: ProxyCa;

@@ -1,12 +1,11 @@
 /**
  * One request forwarded to its target and the answer back, both streamed (pipe keeps the
  * back-pressure: memory stays flat whatever a body's size), hop-by-hop headers dropped as RFC 9110
- * 7.6.1 says, nothing answered from a cache; and a WebSocket (or any) upgrade relayed. The request
- * comes from a plain proxy request (absolute form) or from inside an intercepted CONNECT.
+ * 7.6.1 says, nothing answered from a cache (upgrades: upgrade.ts, with what is shared here). The
+ * request comes from a plain proxy request (absolute form) or from inside an intercepted CONNECT.
  */
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { PassThrough, pipeline } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
@@ -49,9 +48,9 @@ export function refuseLoops(ctx: ForwardContext, upstream: ClientRequest): void 
 }
 
 const NONE: ReadonlySet<string> = new Set();
-const HOST = new Set(['host']);
+export const HOST = new Set(['host']);
 const HOST_AND_EXPECT = new Set(['host', 'expect']);
-const UPGRADE = new Set(['connection', 'upgrade']);
+export const UPGRADE = new Set(['connection', 'upgrade']);
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), plus the proxy's own. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -113,7 +112,7 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
 }
 
 /** What a record says when the client closed its connection before the answer had ended. */
-const CLIENT_LEFT = 'the client closed its connection before the answer had ended';
+export const CLIENT_LEFT = 'the client closed its connection before the answer had ended';
 
 /** A login cookie of assessd's web application (`assessd-<port>`, src/http/access.ts). */
 const LOGIN_COOKIE = /^\s*assessd-\d+=/;
@@ -140,7 +139,7 @@ export function withoutLoginCookies(headers: string[]): string[] {
 }
 
 /** The kind of an upstreamFailure (`DNS`, `refused`, ...), for the 502's header. */
-const failureKind = (failure: string) => failure.slice(0, failure.indexOf(':'));
+export const failureKind = (failure: string) => failure.slice(0, failure.indexOf(':'));
 
 /**
  * Why node could not relay this status line (node's writeHead throws on them): a code outside
@@ -160,14 +159,14 @@ function tlsProblem(socket: Socket | undefined): string | undefined {
 }
 
 /** Bytes of an answer's head the proxy reads, as of a request's (a valid answer is relayed, not refused at node's 16 KiB). */
-const MAX_HEADER_BYTES = 64 * 1024;
+export const MAX_HEADER_BYTES = 64 * 1024;
 
 /**
  * The request to the target at `url`, for `path` as the client wrote it, with the headers as given
  * (Host among them: node adds none), over https (intercepted CONNECTs) or plain http; `extra`
  * says which agent.
  */
-function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boolean, method: string | undefined, headers: string[], extra: RequestOptions): ClientRequest {
+export function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boolean, method: string | undefined, headers: string[], extra: RequestOptions): ClientRequest {
   const upstream = (https ? ctx.https!.request : httpRequest)({
     host: bareHost(url),
     port: url.port || (https ? 443 : 80),
@@ -187,7 +186,7 @@ function upstreamRequest(ctx: ForwardContext, url: URL, path: string, https: boo
  * The path and query as the client wrote them (`url` is parsed: `..` resolved, `\` made `/`);
  * `OPTIONS *` (inside a tunnel: a plain proxy request is absolute) asks the server itself.
  */
-function pathOf(req: IncomingMessage): string {
+export function pathOf(req: IncomingMessage): string {
   return req.url === '*' ? '*' : pathAsWritten(req.url ?? '/');
 }
 
@@ -204,7 +203,7 @@ function recordedUrl(url: URL, path: string): string {
  * while the client is still sending it (the target answered first), its Content-Length, or -1
  * when it has none (chunked): the record then says its body is cut.
  */
-function requestSizeOf(req: IncomingMessage, seen: number, complete = req.complete): number {
+export function requestSizeOf(req: IncomingMessage, seen: number, complete = req.complete): number {
   if (complete) return seen;
   const declared = Number(req.headers['content-length']);
   return Number.isSafeInteger(declared) && declared > seen ? declared : -1;
@@ -228,7 +227,7 @@ interface Sent {
 }
 
 /** What came back of a request, for the record: status 0 when nothing did (`error` says why). */
-interface Answered {
+export interface Answered {
   status: number;
   statusText: string;
   rawHeaders: readonly string[];
@@ -241,7 +240,7 @@ interface Answered {
  * Hands an exchange that has ended to the recorder (the client never waits for it), then gives
  * its captures back (`release`: the record holds its own copies, and the queue has its own bound).
  */
-function recordExchange(ctx: ForwardContext, target: number, sent: Sent, answer: Answered, release: () => void): void {
+export function recordExchange(ctx: ForwardContext, target: number, sent: Sent, answer: Answered, release: () => void): void {
   const { body } = answer;
   // the answer's raw header list is made into the record's pairs only now, for a recorded exchange
   const responseHeaders = pairs(answer.rawHeaders);
@@ -277,27 +276,27 @@ function recordExchange(ctx: ForwardContext, target: number, sent: Sent, answer:
  * takes the chunks off and leaves any other coding on the body: relayed (as chunked alone), the
  * target would take gzip bytes for the body itself. A coding not understood is 501 (RFC 9112 6.1).
  */
-function unrelayableCoding(req: IncomingMessage): string | undefined {
+export function unrelayableCoding(req: IncomingMessage): string | undefined {
   const coding = req.headers['transfer-encoding'];
   if (coding === undefined || coding.trim().toLowerCase() === 'chunked') return undefined;
   return `501 Not Implemented: the proxy relays no transfer coding but chunked, not ${JSON.stringify(coding.slice(0, 100))}\n`;
 }
 
 /** The error a target that stays quiet past ctx.upstreamTimeoutMs fails its request with. */
-const timedOut = () => Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' });
+export const timedOut = () => Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' });
 
 /** The proxy's status for a target's failure: a loop is refused as the URL check refuses one; anything else is the target's. */
-const failureStatus = (err: NodeJS.ErrnoException): [number, string] => (err.code === 'LOOP' ? [403, 'Forbidden'] : [502, 'Bad Gateway']);
+export const failureStatus = (err: NodeJS.ErrnoException): [number, string] => (err.code === 'LOOP' ? [403, 'Forbidden'] : [502, 'Bad Gateway']);
 
 /** A head as it came (node's one character per byte, sent back as those bytes): the status line, the header lines, `extra` (whole lines). */
-function rawHead(status: number | undefined, reason: string | undefined, raw: readonly string[], extra = ''): Buffer {
+export function rawHead(status: number | undefined, reason: string | undefined, raw: readonly string[], extra = ''): Buffer {
   let head = `HTTP/1.1 ${status} ${reason}\r\n`;
   for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
   return Buffer.from(`${head}${extra}\r\n`, 'latin1');
 }
 
 /** A 1xx answer as node's client hands it over ('information'). */
-interface Information {
+export interface Information {
   statusCode: number;
   statusMessage: string;
   rawHeaders: string[];
@@ -485,221 +484,4 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     res.end(`${status} ${text}: ${failure}\n`);
     finish({ status: 0, statusText: '', rawHeaders: [], error: failure });
   }
-}
-
-/**
- * Takes the next raw bytes of a request's body and returns the body's data in them and, once the
- * body has ended, where in them it did; throws on bytes that are no body so framed.
- */
-type BodyCutter = (bytes: Buffer) => { data: Buffer[]; end?: number };
-
-/** A body of `length` bytes (Content-Length; 0: none). */
-function lengthCutter(length: number): BodyCutter {
-  let left = length;
-  return (bytes) => {
-    const n = Math.min(left, bytes.length);
-    left -= n;
-    return { data: n > 0 ? [bytes.subarray(0, n)] : [], ...(left === 0 ? { end: n } : {}) };
-  };
-}
-
-/** A chunked body (RFC 9112 7.1): the chunks' data, without their sizes, extensions and trailer fields. */
-function chunkedCutter(): BodyCutter {
-  /** A size or trailer line so far. */
-  let line = '';
-  /** Bytes of the current chunk still to come, its closing CRLF included. */
-  let left = 0;
-  /** Past the last chunk: trailer lines until an empty one. */
-  let trailers = false;
-  return (bytes) => {
-    const data: Buffer[] = [];
-    for (let at = 0; at < bytes.length; ) {
-      if (left > 0) {
-        const n = Math.min(left, bytes.length - at);
-        const ofData = Math.min(n, left - 2);
-        if (ofData > 0) data.push(bytes.subarray(at, at + ofData));
-        left -= n;
-        at += n;
-        continue;
-      }
-      const lf = bytes.indexOf(0x0a, at);
-      line += bytes.toString('latin1', at, lf < 0 ? bytes.length : lf);
-      if (line.length > MAX_HEADER_BYTES) throw new Error('a chunk line over 64 KiB');
-      if (lf < 0) break;
-      at = lf + 1;
-      const text = line.trim();
-      line = '';
-      if (trailers) {
-        if (text === '') return { data, end: at };
-        continue;
-      }
-      // at most 12 hex digits: a size past 2^48 bytes is no upload's
-      const size = /^([0-9a-fA-F]{1,12})[ \t]*(;|$)/.exec(text);
-      if (!size) throw new Error('not a chunk size');
-      left = Number.parseInt(size[1]!, 16);
-      if (left === 0) trailers = true;
-      else left += 2;
-    }
-    return { data };
-  };
-}
-
-/** Bytes past an upgrade request's body held until the answer (the new protocol's, sent early); past them the client is not read. */
-const EARLY_BYTES = 64 * 1024;
-
-/**
- * Relays an upgrade (a WebSocket handshake, an h2c one) to `url`: its body too, if it has one
- * (node hands the socket over at the head: `head` holds what it read past it, the rest comes on
- * `client`); the target's 1xx and 101 go back as they came, then bytes flow both ways untouched.
- * Any other answer is relayed as an answer, and the connection ends with it. The target's timeout
- * is forward()'s until a 101 (a WebSocket may then stay quiet); a client that leaves before the
- * answer takes the target's connection with it. The handshake is recorded, bodies included, a
- * failed one with its error (a WebSocket's frames are not).
- */
-export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client: Socket, head: Buffer, url: URL): void {
-  ctx.counts.upgrades++;
-  const unrelayable = unrelayableCoding(req);
-  if (unrelayable !== undefined) return void client.end(`HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${unrelayable}`, () => client.destroy());
-  const https = url.protocol === 'https:' || url.protocol === 'wss:';
-  const target = ctx.recorder?.targetOf(url);
-  const startedAt = Date.now();
-  const started = performance.now();
-  const chunked = req.headers['transfer-encoding'] !== undefined;
-  // node chunks what is written only when told to: a chunked body is sent chunked again
-  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, UPGRADE, HOST)), ...(chunked ? ['Transfer-Encoding', 'chunked'] : [])];
-  const path = pathOf(req);
-  // an upgraded connection is never given back to a pool
-  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: false, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) });
-  upstream.on('timeout', () => upstream.destroy(timedOut()));
-  refuseLoops(ctx, upstream);
-  const body = new PassThrough();
-  body.pipe(upstream);
-  const requestBody = target === undefined ? undefined : capture(body, ctx.bodyCap, ctx.captureBudget);
-  let responseBody: Capture | undefined;
-  const releaseCaptures = () => {
-    requestBody?.release();
-    responseBody?.release();
-  };
-  /** The client has its answer, or is getting it (the target's, or the proxy's 502). */
-  let answered = false;
-  /** Bytes flow both ways untouched. */
-  let upgraded = false;
-  let clientGone = false;
-  let settled = false;
-  const finish = (answer: Answered) => {
-    if (settled) return;
-    settled = true;
-    if (target === undefined || !ctx.recorder) return void ctx.counts.unrecorded++;
-    const sent = { url, path, https, req, headers, body: requestBody, size: requestSizeOf(req, requestBody!.size, body.writableEnded), startedAt, started };
-    recordExchange(ctx, target, sent, answer, releaseCaptures);
-  };
-
-  const cut = chunked ? chunkedCutter() : lengthCutter(Number(req.headers['content-length'] ?? 0));
-  const early: Buffer[] = [];
-  let earlyBytes = 0;
-  /** The client's bytes before the answer: the body's go to the target, those past it wait for the new protocol. */
-  const take = (bytes: Buffer) => {
-    if (!body.writableEnded) {
-      let read: ReturnType<BodyCutter>;
-      try {
-        read = cut(bytes);
-      } catch {
-        return refuseBody();
-      }
-      let room = true;
-      for (const data of read.data) room = body.write(data);
-      if (!room) {
-        client.pause();
-        body.once('drain', () => client.resume());
-      }
-      if (read.end === undefined) return;
-      body.end();
-      bytes = bytes.subarray(read.end);
-    }
-    if (bytes.length === 0) return;
-    early.push(bytes);
-    earlyBytes += bytes.length;
-    if (earlyBytes >= EARLY_BYTES) client.pause();
-  };
-  /** A chunked body that is not one: the target's request cannot be finished. */
-  const refuseBody = () => {
-    answered = true;
-    client.off('data', take);
-    upstream.destroy();
-    releaseCaptures();
-    client.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request: the request\'s chunked body is not valid\n', () => client.destroy());
-  };
-  /** The client went away: the target's connection goes too (and a half-closed client's connection). */
-  const left = () => {
-    if (upgraded || clientGone) return;
-    clientGone = true;
-    upstream.destroy();
-    client.destroy();
-    // the answer's own end records a declined upgrade
-    if (answered) return;
-    // gone while still sending its request: nothing recorded (as forward's)
-    if (!body.writableEnded) return releaseCaptures();
-    finish({ status: 0, statusText: '', rawHeaders: [], error: CLIENT_LEFT });
-  };
-  client.on('end', () => {
-    if (!answered) left();
-  });
-  client.on('close', left);
-  // read from now on (node handed the socket over paused), to see the client leave: `head` first
-  client.on('data', take);
-  take(head);
-
-  // 1xx answers go back as they came (RFC 9110 15.2), a 100 too: an upgrade's Expect is the target's to answer
-  upstream.on('information', (info: Information) => {
-    if (!answered) client.write(rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders)));
-  });
-  upstream.on('upgrade', (answer: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
-    answered = upgraded = true;
-    client.off('data', take);
-    // a WebSocket may stay quiet as long as its ends like, over ws:// or inside an intercepted CONNECT
-    socket.setTimeout(0);
-    client.setTimeout(0);
-    client.write(rawHead(answer.statusCode, answer.statusMessage, answer.rawHeaders));
-    if (upstreamHead.length > 0) client.write(upstreamHead);
-    for (const bytes of early) socket.write(bytes);
-    early.length = 0;
-    socket.pipe(client).pipe(socket);
-    collectAsItStreams(socket);
-    collectAsItStreams(client);
-    const close = () => {
-      socket.destroy();
-      client.destroy();
-    };
-    socket.on('error', close);
-    client.on('error', close);
-    socket.on('close', close);
-    client.on('close', close);
-    finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, socket });
-  });
-  upstream.on('response', (answer: IncomingMessage) => {
-    answered = true;
-    // read now: the answer's socket is let go once it has ended
-    const socket = answer.socket;
-    responseBody = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
-    // the target declined the upgrade: its answer goes back as an answer, the connection closed after it
-    client.write(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
-    pipeline(answer, client, () => client.destroy());
-    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body: responseBody, socket, ...(error ? { error } : {}) });
-    answer.on('end', () => ended());
-    answer.on('close', () => {
-      if (!answer.complete) ended(clientGone ? CLIENT_LEFT : 'the answer was cut short');
-    });
-  });
-  upstream.on('error', (err: NodeJS.ErrnoException) => {
-    // after the answer's head, its own end says what happened; a client gone is answered nothing
-    if (answered || clientGone) return;
-    answered = true;
-    ctx.counts.upstreamErrors++;
-    const failure = upstreamFailure(err, url);
-    const [status, text] = failureStatus(err);
-    const answer = `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Assessd-Proxy-Error: ${failureKind(failure)}\r\nConnection: close\r\n\r\n${status} ${text}: ${failure}\n`;
-    // closed once written, whether or not the client closes its side
-    client.end(answer, () => client.destroy());
-    finish({ status: 0, statusText: '', rawHeaders: [], error: failure });
-  });
 }

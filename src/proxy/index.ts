@@ -13,7 +13,8 @@ import { tokenMatcher } from '../http/access.js';
 import { isLoopback, unmapped } from '../options.js';
 import type { ProxyCa } from './ca.js';
 import type { ConnectContext } from './connect.js';
-import { forward, forwardUpgrade } from './forward.js';
+import { forward } from './forward.js';
+import { forwardUpgrade } from './upgrade.js';
 import type { Recorder } from './record.js';
 
 export type { ProxyCa } from './ca.js';
