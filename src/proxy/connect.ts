@@ -123,6 +123,10 @@ function contexts(ca: ProxyCa): (name: string) => SecureContext {
 
 /** The start of an HTTP/1 request line (`GET /chat HTTP/1.1`): what a client says first when it speaks plain HTTP in a tunnel. */
 const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/1\.[01]\r?\n/;
+/** What may still become a request line, a client's first bytes stopping anywhere: a method's start, or a method and its space. */
+const REQUEST_START = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}( |$)/;
+/** Bytes of a first line waited for before deciding (a longer one is tunnelled untouched). */
+const LINE_BYTES = 64 * 1024;
 
 function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server): (socket: Socket, head: Buffer, host: string, port: number) => void {
   const contextFor = contexts(ctx.ca);
@@ -134,17 +138,27 @@ function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server)
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     const decide = (first: Buffer) => {
       if (first[0] === HANDSHAKE) intercept(socket, first, host, port);
-      else if (REQUEST_LINE.test(first.subarray(0, 8192).toString('latin1'))) readPlain(socket, first, host, port);
+      else if (REQUEST_LINE.test(first.toString('latin1', 0, LINE_BYTES))) readPlain(socket, first, host, port);
       else {
         socket.unshift(first);
         tunnel(socket, host, port);
       }
     };
-    if (head.length > 0) return decide(head);
-    socket.once('data', (chunk: Buffer) => {
+    // the first bytes, up to a request line's end when they start as one (a client may write it in
+    // pieces); the idle time bounds the wait
+    const parts: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      parts.push(chunk);
+      size += chunk.length;
+      const start = parts[0]!;
+      if (start[0] !== HANDSHAKE && size < LINE_BYTES && !chunk.includes(0x0a) && REQUEST_START.test(start.toString('latin1', 0, 33))) return;
+      socket.off('data', onData);
       socket.pause();
-      decide(chunk);
-    });
+      decide(parts.length === 1 ? start : Buffer.concat(parts));
+    };
+    socket.on('data', onData);
+    if (head.length > 0) onData(head);
   };
 
   function intercept(socket: Socket, first: Buffer, host: string, port: number): void {

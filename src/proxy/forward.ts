@@ -99,6 +99,8 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
       return `invalid answer: ${where} switched protocols (101) without being asked to`;
     case 'UNRELAYABLE_STATUS':
       return `invalid answer: ${where} sent a status line that is not HTTP's (${err.message})`;
+    case 'TOO_MANY_INFORMATIONAL':
+      return `invalid answer: ${where} sent ${err.message} informational (1xx) answers to one request`;
     default:
       if (err.code?.startsWith('ERR_SSL') || err.code?.startsWith('ERR_TLS') || err.code === 'EPROTO') {
         return `TLS: the handshake with ${where} failed (${(err as { reason?: string }).reason ?? err.code})`;
@@ -306,16 +308,40 @@ export interface Information {
 type RawWriter = { _writeRaw(data: Buffer): boolean };
 
 /**
- * A 1xx answer of the target's goes on to the client before the final one, as it came (RFC 9110
- * 15.2: a proxy forwards those it did not ask for), not recorded. Not a 100: node's server
- * answered the client's Expect itself, and the target was not sent it. Not to an HTTP/1.0 client,
- * which knows no 1xx; not one node could not relay as a final answer either.
+ * Bytes of 1xx heads relayed for one request: past them the rest are dropped (a target's flood of
+ * them would pile up in the proxy's memory behind a client that does not read), the final answer
+ * still comes; and 1xx answers one request may have before it fails as an invalid answer.
  */
-function relayInformation(req: IncomingMessage, res: ServerResponse, info: Information): void {
+const INFORMATIONAL_BYTES = 64 * 1024;
+const MAX_INFORMATIONAL = 1000;
+
+/**
+ * What to relay of a target's 1xx answer, as it came (RFC 9110 15.2: a proxy forwards those it
+ * did not ask for), or undefined; not recorded. Not to an HTTP/1.0 client, which knows no 1xx; not
+ * one node could not relay as a final answer either; none past the bounds above (`seen` counts
+ * one request's). The request fails past MAX_INFORMATIONAL.
+ */
+export function informational(req: IncomingMessage, upstream: ClientRequest, info: Information, seen: { count: number; bytes: number }): Buffer | undefined {
+  if (++seen.count > MAX_INFORMATIONAL) {
+    upstream.destroy(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
+    return undefined;
+  }
+  if (req.httpVersion === '1.0' || unrelayableStatus(info.statusCode, info.statusMessage) !== undefined) return undefined;
+  const head = rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders));
+  if (seen.bytes + head.length > INFORMATIONAL_BYTES) return undefined;
+  seen.bytes += head.length;
+  return head;
+}
+
+/**
+ * A 1xx of the target's goes on to the client before the final answer (`informational`). Not a
+ * 100: node's server answered the client's Expect itself, and the target was not sent it.
+ */
+function relayInformation(req: IncomingMessage, res: ServerResponse, upstream: ClientRequest, info: Information, seen: { count: number; bytes: number }): void {
   // (node's client hands a 1xx over only before the final answer: never after its head was written)
-  if (info.statusCode === 100 || req.httpVersion === '1.0' || res.headersSent) return;
-  if (unrelayableStatus(info.statusCode, info.statusMessage) !== undefined) return;
-  (res as unknown as RawWriter)._writeRaw(rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders)));
+  if (info.statusCode === 100 || res.headersSent) return;
+  const head = informational(req, upstream, info, seen);
+  if (head) (res as unknown as RawWriter)._writeRaw(head);
 }
 
 /**
@@ -366,7 +392,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(timedOut()));
-  upstream.on('information', (info: Information) => relayInformation(req, res, info));
+  const seen = { count: 0, bytes: 0 };
+  upstream.on('information', (info: Information) => relayInformation(req, res, upstream, info, seen));
   refuseLoops(ctx, upstream);
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;

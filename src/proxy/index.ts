@@ -52,9 +52,9 @@ export interface ProxyCounts {
   /** Exchanges forwarded and only counted (no target's). */
   unrecorded: number;
   upgrades: number;
-  /** CONNECTs answered with a leaf (the client spoke TLS). */
+  /** CONNECTs read: answered with a leaf (the client spoke TLS), or plain HTTP inside. */
   intercepted: number;
-  /** CONNECTs passed through untouched, and their bytes. */
+  /** CONNECTs passed through untouched (neither TLS nor HTTP inside), and their bytes. */
   tunnels: number;
   tunnelBytes: number;
   upstreamErrors: number;
@@ -159,9 +159,10 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
   server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     if (!authorized(req)) return refuseRaw(socket, '407 Proxy Authentication Required', 'the token as the password (Proxy-Authorization: Basic)', `Proxy-Authenticate: ${REALM}\r\n`);
-    // the host a URL parser takes too (`a%zz` and `[1.2.3.4]` pass the pattern only): the requests
-    // inside are forwarded to https://host:port
-    const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s/]+):([0-9]{1,5})$/.exec(req.url ?? '');
+    // a host alone (no user@, nor a ? or # that would make the rest a query: `a?:8080` is a:443 to
+    // a URL parser), and one a URL parser takes too (`a%zz`, `[1.2.3.4]` pass the pattern only):
+    // the requests inside are forwarded to https://host:port
+    const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s/?#@\\]+):([0-9]{1,5})$/.exec(req.url ?? '');
     const port = Number(match?.[2]);
     if (!match || !(port > 0 && port < 65536) || !URL.canParse(`https://${match[1]}:${port}/`)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port');
     if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);

@@ -14,6 +14,7 @@ import {
   failureKind,
   failureStatus,
   HOST,
+  informational,
   MAX_HEADER_BYTES,
   pathOf,
   rawHead,
@@ -193,9 +194,11 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   client.on('data', take);
   take(head);
 
-  // 1xx answers go back as they came (RFC 9110 15.2), a 100 too: an upgrade's Expect is the target's to answer
+  // 1xx answers go back as forward's do, a 100 too: an upgrade's Expect is the target's to answer
+  const seen = { count: 0, bytes: 0 };
   upstream.on('information', (info: Information) => {
-    if (!answered) client.write(rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders)));
+    const relayed = informational(req, upstream, info, seen);
+    if (relayed && !answered) client.write(relayed);
   });
   upstream.on('upgrade', (answer: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
     answered = upgraded = true;

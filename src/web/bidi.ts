@@ -16,11 +16,13 @@ export const BLOCK_MAX = 256 * 1024;
  * One match per thing to show otherwise: controls other than tab and line ends (U+0085 and
  * U+2028/2029 end a line in some readers), a lone carriage return, format characters (\p{Cf}: the
  * bidirectional controls, zero-width characters, tag characters...) and the other default-ignorable
- * ones (U+034F, the Hangul fillers, variation selectors...), and a run of 8 or more blanks: at
- * the end of a wrapped line a run hangs unseen, and what follows it reads as a line of its own.
- * Linear: a start that is not a run fails within 8 characters.
+ * ones (U+034F, the Hangul fillers, variation selectors...), and a run of 8 or more blanks after
+ * a line's first word: at the end of a wrapped line a run hangs unseen, and what follows it reads
+ * as a line of its own. A line's indentation is left as it is (nested JSON, generated code): a
+ * line's start is a line's start, and a wrapped line goes on indented (app.css). Linear: a start
+ * that is not a run fails within 8 characters.
  */
-const HIDDEN = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]|\r(?!\n)|[ \t\u00A0\u1680\u2000-\u200A\u202F\u205F\u2800\u3000]{8,}/gu;
+const HIDDEN = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]|\r(?!\n)|(?<=[^\s])[ \t\u00A0\u1680\u2000-\u200A\u202F\u205F\u2800\u3000]{8,}/gu;
 
 /** Tells whether a text has anything to mark: most have not, and are shown as they are. */
 const ANY_HIDDEN = new RegExp(HIDDEN.source, 'u');
@@ -37,7 +39,7 @@ function mark(found: string): string {
 
 /**
  * `text` as it can be read safely: each hidden character written as its code point (`⟨U+202E⟩`,
- * `⟨U+200B⟩`), each run of 8 or more blanks as its length (`⟨3,000 spaces⟩`), and what lies past
+ * `⟨U+200B⟩`), each run of 8 or more blanks within a line as its length (`⟨3,000 spaces⟩`), and what lies past
  * `max` characters of that left out and counted (`… 15,728,640 characters more`). A mark counts
  * as the characters it shows, so a run of blanks costs a few and what follows it is still seen;
  * the work is bounded by `max`, however long the text, but for one scan to its next mark.

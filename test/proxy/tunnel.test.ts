@@ -109,8 +109,9 @@ async function readAll(tls: TLSSocket, bytes: string, waitMs: number, gapMs = 0)
 }
 
 describe('a CONNECT whose host a URL parser refuses', () => {
-  for (const authority of ['a%zz:443', '[1.2.3.4]:443', '[1::2::3]:443']) {
-    test(`CONNECT ${authority}: 400, and the proxy goes on (it threw in the request inside, and the process died)`, async () => {
+  // `a?:PORT` and `u@a:PORT` are a:443 and a:PORT with a user to a URL parser: the requests inside went elsewhere
+  for (const authority of ['a%zz:443', '[1.2.3.4]:443', '[1::2::3]:443', '127.0.0.1?:8080', 'u@127.0.0.1:8080']) {
+    test(`CONNECT ${authority}: 400, and the proxy goes on (a%zz:443 crashed the process at the request inside; 127.0.0.1?:8080 sent it to port 443)`, async () => {
       const { text, ended } = await raw(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
       assert.ok(ended);
       assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n[^]*CONNECT needs host:port/);
@@ -219,6 +220,19 @@ describe('plain HTTP inside a CONNECT (a browser\'s ws:// through a proxy)', () 
     const handshake = recorded.find((x) => x.url === `http://127.0.0.1:${plainPort}/chat`);
     assert.ok(handshake, `recorded: ${JSON.stringify(recorded.map((x) => x.url))}`);
     assert.equal(handshake.status, 101);
+  });
+
+  test('a request line written in pieces is read as HTTP too (it was tunnelled, and not recorded)', async () => {
+    const socket = await tunnelled();
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write('GET /spl');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.write(`it HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\nConnection: close\r\n\r\n`);
+    await closed;
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*plain$/);
+    assert.ok(recorded.some((x) => x.url === `http://127.0.0.1:${plainPort}/split`), 'recorded');
   });
 
   test('requests on one connection, the first in the CONNECT\'s own packet: each answered and recorded as http://', async () => {

@@ -278,7 +278,10 @@ describe('an upgrade request with a body', () => {
 
   test('a chunked body whose chunk size is not one: 400, and the target\'s connection closed', async () => {
     const before = new Set(quietOpen);
+    // the bad chunk is sent once the proxy's connection to the target is open (exchange writes 100 ms apart)
+    const reached = eventually(() => [...quietOpen].some((socket) => !before.has(socket)));
     const { text, ended } = await exchange(patient.port, [h2cPost(quietPort, '/bad-chunks', 'Transfer-Encoding: chunked\r\n'), 'zz\r\nabc\r\n']);
+    assert.ok(await reached, 'the proxy had connected to the target');
     assert.ok(ended);
     assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n[^]*the request's chunked body is not valid\n$/);
     assert.ok(await eventually(() => [...quietOpen].every((socket) => before.has(socket))), 'the target\'s connection is closed');
@@ -326,6 +329,26 @@ describe('informational answers (1xx)', () => {
     await once(secure, 'end');
     secure.destroy();
     assert.ok(text.startsWith(`${hints}HTTP/1.1 200 OK\r\n`), JSON.stringify(text));
+  });
+
+  test('a flood of 1xx: 64 KiB of them relayed, the rest dropped, and past 1,000 the request fails as an invalid answer (each was written to the client however far behind it was, without bound)', async () => {
+    const processing = `HTTP/1.1 102 Processing\r\nX-Pad: ${'p'.repeat(1000)}\r\n\r\n`;
+    answers.set('/flood', processing.repeat(1100) + final);
+    answers.set('/flood-ws', processing.repeat(1100));
+    const plain = await exchange(quick.port, [`GET http://127.0.0.1:${rawPort}/flood HTTP/1.1\r\nHost: 127.0.0.1:${rawPort}\r\nConnection: close\r\n\r\n`]);
+    const upgrade = await exchange(quick.port, [handshake(rawPort, '/flood-ws')]);
+    for (const [name, { text }] of [['plain', plain], ['upgrade', upgrade]] as const) {
+      const relayed = text.split('HTTP/1.1 102 ').length - 1;
+      assert.ok(relayed > 0 && relayed * processing.length <= 64 * 1024, `${name}: ${relayed} relayed`);
+      assert.match(text, /HTTP\/1\.1 502 Bad Gateway\r\n[^]*invalid answer: 127\.0\.0\.1:\d+ sent over 1000 informational \(1xx\) answers to one request/, name);
+    }
+    assert.equal((await recordOf(rawPort, '/flood')).error, `invalid answer: 127.0.0.1:${rawPort} sent over 1000 informational (1xx) answers to one request`);
+  });
+
+  test('a 1xx before an upgrade\'s answer is not relayed to an HTTP/1.0 client either', async () => {
+    answers.set('/hints-ws-old', `${hints}HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno`);
+    const { text } = await exchange(quick.port, [handshake(rawPort, '/hints-ws-old').replace(' HTTP/1.1\r\n', ' HTTP/1.0\r\n')]);
+    assert.match(text, /^HTTP\/1\.1 403 Forbidden\r\n/, JSON.stringify(text));
   });
 
   test('a 100 Continue from the target is not relayed (the proxy answered the client\'s Expect itself), nor is any 1xx to an HTTP/1.0 client', async () => {

@@ -59,6 +59,14 @@ test('a run of 8 or more blanks is written as its length, shorter runs stay', ()
   assert.equal(shown(`[+] Target: x${' '.repeat(200)}\n[+] No vulnerabilities found.`), '[+] Target: x⟨200 spaces⟩\n[+] No vulnerabilities found.');
 });
 
+test('a line\'s indentation stays as it is (nested JSON, generated code): only a run after a line\'s first word is marked', () => {
+  const json = `{\n  "a": {\n    "b": {\n        "c": 1\n    }\n  }\n}`;
+  assert.equal(shown(json, BLOCK_MAX), json);
+  const php = `foreach ($h as $line) {\n        [$name, $value] = explode(':', $line, 2);\n}`;
+  assert.equal(shown(php, BLOCK_MAX), php);
+  assert.equal(shown(`\t\t\t\t\t\t\t\tx${' '.repeat(9)}y`), '\t\t\t\t\t\t\t\tx⟨9 spaces⟩y');
+});
+
 test('a value is cut after SHOWN_MAX characters and the cut says how many are left out', () => {
   const url = `http://example.com/${'a'.repeat(15 * 1024 * 1024 - 19)}`;
   const cut = shown(url);

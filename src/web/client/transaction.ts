@@ -137,7 +137,15 @@ export function transactionView({ root, params, signal }: ViewContext): void {
     });
     copy.addEventListener('click', async () => {
       if (await copyText(code)) announce(`Copied the ${LANGUAGE_NAMES[language.value as CodeLanguage]} code of #${t.id}.`);
-      else announce('The browser refused to copy: select the code and copy it by hand.', 'error');
+      else {
+        // the block shows the code's text marked and cut (bidi.ts): what is copied by hand is the code itself
+        const raw = h('textarea', { class: 'code-raw', readonly: true, rows: 8, spellcheck: 'false', 'aria-label': `The ${LANGUAGE_NAMES[language.value as CodeLanguage]} code of #${t.id}, to copy` });
+        raw.value = code;
+        out.append(raw);
+        raw.focus();
+        raw.select();
+        announce('The browser refused to copy: the code is selected below, copy it by hand (Ctrl+C).', 'error');
+      }
     });
     return h(
       'section',
