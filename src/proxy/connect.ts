@@ -15,7 +15,7 @@ import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { bareHost } from '../evidence/scope.js';
 import { streamedThrough } from '../young-generation.js';
 import type { ProxyCa } from './ca.js';
-import { forward, type ForwardContext } from './forward.js';
+import { closeTogether, forward, type ForwardContext } from './forward.js';
 import { forwardUpgrade } from './upgrade.js';
 
 export interface ConnectContext extends ForwardContext {
@@ -209,14 +209,7 @@ function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server)
   function tunnel(socket: Socket, host: string, port: number): void {
     ctx.counts.tunnels++;
     const upstream = connectTcp({ host: bareHost(host), port });
-    const close = () => {
-      upstream.destroy();
-      socket.destroy();
-    };
-    upstream.on('error', close);
-    socket.on('error', close);
-    upstream.on('close', close);
-    socket.on('close', close);
+    const close = closeTogether(upstream, socket);
     upstream.on('connect', () => {
       // a name of this box's that reaches assessd itself (the URL check saw only the name)
       if (ctx.loops(upstream.remoteAddress ?? '', upstream.remotePort ?? 0)) return close();

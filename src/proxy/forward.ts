@@ -74,6 +74,16 @@ export function endToEnd(raw: readonly string[], keep: ReadonlySet<string> = NON
   return out;
 }
 
+/** Ends both sockets once either fails or closes (a tunnel's two ends, an upgraded connection's); answers that ending. */
+export function closeTogether(a: Socket, b: Socket): () => void {
+  const close = () => {
+    a.destroy();
+    b.destroy();
+  };
+  for (const socket of [a, b]) socket.on('error', close).on('close', close);
+  return close;
+}
+
 /** What failed, for the 502's body and the record: DNS, refused, timeout, TLS, reset. */
 export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
   const where = url.host;

@@ -10,6 +10,7 @@ import { collectAsItStreams } from '../young-generation.js';
 import { capture, type Capture } from './capture.js';
 import {
   CLIENT_LEFT,
+  closeTogether,
   endToEnd,
   failureKind,
   failureStatus,
@@ -213,14 +214,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     socket.pipe(client).pipe(socket);
     collectAsItStreams(socket);
     collectAsItStreams(client);
-    const close = () => {
-      socket.destroy();
-      client.destroy();
-    };
-    socket.on('error', close);
-    client.on('error', close);
-    socket.on('close', close);
-    client.on('close', close);
+    closeTogether(socket, client);
     finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, socket });
   });
   upstream.on('response', (answer: IncomingMessage) => {
