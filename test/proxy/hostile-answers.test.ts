@@ -6,13 +6,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect as connectTls } from 'node:tls';
 import { openCa } from '../../src/proxy/ca.ts';
 import { makeCertificates } from '../engine/fixtures/certs.ts';
 import { echoWebSockets, readTextFrame, textFrame } from '../helpers/websocket.ts';
 import { startProxy } from '../../src/proxy/index.ts';
+import { rawExchange } from '../helpers/raw-client.ts';
 import { request, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
 let assessd: ChildServer;
@@ -31,24 +32,7 @@ const RESET = '\0reset';
 const received: string[] = [];
 
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
-function rawThroughProxy(bytes: string, waitMs = 3000, port = proxyPort): Promise<{ text: string; ended: boolean }> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      resolve({ text, ended: false });
-    }, waitMs);
-    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ text, ended: true });
-    });
-    socket.on('error', () => {});
-    // one byte per character, as the answers are written
-    socket.write(Buffer.from(bytes, 'latin1'));
-  });
-}
+const rawThroughProxy = (bytes: string, waitMs = 3000, port = proxyPort) => rawExchange(port, bytes, waitMs);
 
 const get = (path: string, extra = '') => `GET http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nConnection: close\r\n${extra}\r\n`;
 

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { openCa } from '../../src/proxy/ca.ts';
 import { startProxy, type ProxyServer } from '../../src/proxy/index.ts';
 import { makeCertificates } from '../engine/fixtures/certs.ts';
+import { rawExchange } from '../helpers/raw-client.ts';
 import { request, spawnServer, tempDir } from '../helpers/server.ts';
 import { echoWebSockets, readTextFrame, textFrame } from '../helpers/websocket.ts';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -56,23 +57,7 @@ after(async () => {
 });
 
 /** What the proxy answers `bytes` with, once it closed the connection or `waitMs` passed. */
-function raw(bytes: string, waitMs = 3000): Promise<{ text: string; ended: boolean }> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(proxy.port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      resolve({ text, ended: false });
-    }, waitMs);
-    socket.on('data', (chunk) => (text += chunk.toString('latin1')));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ text, ended: true });
-    });
-    socket.on('error', () => {});
-    socket.write(bytes);
-  });
-}
+const raw = (bytes: string, waitMs = 3000) => rawExchange(proxy.port, bytes, waitMs);
 
 /** A TLS connection through a CONNECT to the target, read by the proxy. */
 function intercepted(authority = `localhost:${targetPort}`): Promise<TLSSocket> {

@@ -17,6 +17,7 @@ import { connect as connectTls, createServer as createTlsServer } from 'node:tls
 import { openCa } from '../../src/proxy/ca.ts';
 import { startProxy, type ProxyExchange, type ProxyServer, type Recorder } from '../../src/proxy/index.ts';
 import { makeCertificates } from '../engine/fixtures/certs.ts';
+import { rawExchange } from '../helpers/raw-client.ts';
 import { echoWebSockets, readTextFrame, textFrame } from '../helpers/websocket.ts';
 
 /** The proxy's timeout to its targets here: a target that says nothing fails after it. */
@@ -64,40 +65,8 @@ function answering(socket: Socket): void {
   });
 }
 
-interface Exchanged {
-  /** What came back, one character per byte. */
-  text: string;
-  /** The proxy closed the connection (before `waitMs`). */
-  ended: boolean;
-}
-
-/**
- * Writes `pieces` to the proxy on a new connection, 100 ms apart (one character per byte), and
- * resolves with what came back once the proxy closed the connection or `waitMs` passed.
- */
-function exchange(port: number, pieces: string[], waitMs = 5000): Promise<Exchanged> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      resolve({ text, ended: false });
-    }, waitMs);
-    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ text, ended: true });
-    });
-    socket.on('error', () => {});
-    void (async () => {
-      for (const piece of pieces) {
-        if (socket.destroyed) return;
-        socket.write(Buffer.from(piece, 'latin1'));
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    })();
-  });
-}
+/** Writes `pieces` to the proxy on a new connection, 100 ms apart: what came back once it closed the connection or `waitMs` passed. */
+const exchange = (port: number, pieces: string[], waitMs = 5000) => rawExchange(port, pieces, waitMs);
 
 /** The head of a WebSocket handshake for `path` at `port`, through the proxy (absolute form). */
 const handshake = (port: number, path: string) =>
