@@ -86,15 +86,23 @@ function createInnerServer(ctx: ConnectContext, scheme: 'https' | 'http'): Serve
   const upgraded = scheme === 'https' ? 'wss' : 'ws';
   // the authority was checked when the CONNECT came (a URL parser takes it)
   const urlOf = (req: IncomingMessage, scheme: string) => new URL(`${scheme}://${authorities.get(req.socket)}${req.url?.startsWith('/') ? req.url : `/${req.url ?? ''}`}`);
-  const inner = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, keepAliveTimeout: 30_000 }, (req: IncomingMessage, res: ServerResponse) => {
+  /** A request whose headers came: its connection waits for no headers until it is answered. */
+  const served = (req: IncomingMessage, res: ServerResponse) => {
     const state = headersCame(req.socket);
-    if (state) {
-      res.once('close', () => {
-        // answered, the next request's headers have their time again (idle keep-alive ends it sooner)
-        if (--state.inFlight === 0 && !req.socket.destroyed) awaitHeaders(req.socket, ctx.headersTimeoutMs);
-      });
-    }
+    res.once('close', () => {
+      // answered, the next request's headers have their time again (idle keep-alive ends it sooner)
+      if (state && --state.inFlight === 0 && !req.socket.destroyed) awaitHeaders(req.socket, ctx.headersTimeoutMs);
+    });
+  };
+  // no Host is no 400 here: the request goes to the CONNECT's authority, which forward() names as Host
+  const inner = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, keepAliveTimeout: 30_000, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {
+    served(req, res);
     forward(ctx, req, res, urlOf(req, scheme));
+  });
+  // an Expect other than 100-continue: 417, as node answers it, an answer like any other for the headers' time
+  inner.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    served(req, res);
+    res.writeHead(417).end();
   });
   inner.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     headersCame(socket);

@@ -5,6 +5,7 @@
 // HTTP in a CONNECT (how a browser sends a ws:// WebSocket through a proxy) is read and recorded.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { connect as connectTls, type TLSSocket } from 'node:tls';
@@ -122,6 +123,24 @@ describe('inside an intercepted CONNECT', () => {
     const { text, ended } = await readAll(tls, 'GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ' + 'a'.repeat(40), 3000, 150);
     assert.ok(ended, `closed (got ${JSON.stringify(text)})`);
     assert.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  });
+
+  test('answers node gives itself (417 to an Expect it does not know) give the next request its headers\' time again, and a request without Host goes to the CONNECT\'s authority (a 408 came at the handshake\'s time)', async () => {
+    const tls = await intercepted();
+    let text = '';
+    tls.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    tls.on('error', () => {});
+    const closed = Promise.race([once(tls, 'close'), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    // 0.4 s, 0.8 s and 1.2 s after the handshake: the headers' time (0.6 s) runs from each answer
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    tls.write('GET / HTTP/1.1\r\nHost: localhost\r\nExpect: something-else\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    tls.write('GET / HTTP/1.1\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    tls.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    await closed;
+    tls.destroy();
+    assert.equal(text.match(/HTTP\/1\.1 \d{3}/g)?.join(', '), 'HTTP/1.1 417, HTTP/1.1 200, HTTP/1.1 200', text);
   });
 
   test('an answer slower than the headers\' time is no 408: the time runs only while a request is awaited, and again after its answer', async () => {
