@@ -74,6 +74,8 @@ process.on('exit', () => {
   if (process.env.KEEP_TMP) process.stderr.write(`temporary files kept in ${runTmp}\n`);
   else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 });
+// Ctrl-C (the test files get it too): removed all the same
+process.once('SIGINT', () => process.exit(130));
 
 const stream = run({ files, concurrency });
 stream.on('test:fail', () => {
