@@ -84,6 +84,18 @@ export function closeTogether(a: Socket, b: Socket): () => void {
   return close;
 }
 
+/**
+ * The headers a request goes to its target with: Host the URL's authority (RFC 9112 3.2.2), then
+ * the client's end-to-end ones (`keep` kept, `drop` dropped) without assessd's login cookies, and a
+ * chunked body said so: node chunks a GET's, HEAD's, DELETE's or OPTIONS's body only when told
+ * (unframed, the target took the body for the next request).
+ */
+export function upstreamHeaders(req: IncomingMessage, url: URL, keep: ReadonlySet<string>, drop: ReadonlySet<string>): string[] {
+  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, keep, drop))];
+  if (req.headers['transfer-encoding'] !== undefined) headers.push('Transfer-Encoding', 'chunked');
+  return headers;
+}
+
 /** What failed, for the 502's body and the record: DNS, refused, timeout, TLS, reset. */
 export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
   const where = url.host;
@@ -307,6 +319,11 @@ export function rawHead(status: number | undefined, reason: string | undefined, 
   return Buffer.from(`${head}${extra}\r\n`, 'latin1');
 }
 
+/** Answers `socket` with a plain-text `status` (`502 Bad Gateway`) and `text`, then closes it, whether or not the client closes its side. */
+export function endWithText(socket: Socket, status: string, text: string, extraHeaders = ''): void {
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\n${extraHeaders}Connection: close\r\n\r\n${text}`, () => socket.destroy());
+}
+
 /** A 1xx answer as node's client hands it over ('information'). */
 export interface Information {
   statusCode: number;
@@ -325,13 +342,19 @@ type RawWriter = { _writeRaw(data: Buffer): boolean };
 const INFORMATIONAL_BYTES = 64 * 1024;
 const MAX_INFORMATIONAL = 1000;
 
+/** One request's 1xx answers so far, and the bytes of them relayed. */
+export interface InformationSeen {
+  count: number;
+  bytes: number;
+}
+
 /**
  * What to relay of a target's 1xx answer, as it came (RFC 9110 15.2: a proxy forwards those it
  * did not ask for), or undefined; not recorded. Not to an HTTP/1.0 client, which knows no 1xx; not
  * one node could not relay as a final answer either; none past the bounds above (`seen` counts
  * one request's). The request fails past MAX_INFORMATIONAL.
  */
-export function informational(req: IncomingMessage, upstream: ClientRequest, info: Information, seen: { count: number; bytes: number }): Buffer | undefined {
+export function informational(req: IncomingMessage, upstream: ClientRequest, info: Information, seen: InformationSeen): Buffer | undefined {
   if (++seen.count > MAX_INFORMATIONAL) {
     upstream.destroy(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
     return undefined;
@@ -347,7 +370,7 @@ export function informational(req: IncomingMessage, upstream: ClientRequest, inf
  * A 1xx of the target's goes on to the client before the final answer (`informational`). Not a
  * 100: node's server answered the client's Expect itself, and the target was not sent it.
  */
-function relayInformation(req: IncomingMessage, res: ServerResponse, upstream: ClientRequest, info: Information, seen: { count: number; bytes: number }): void {
+function relayInformation(req: IncomingMessage, res: ServerResponse, upstream: ClientRequest, info: Information, seen: InformationSeen): void {
   // (node's client hands a 1xx over only before the final answer: never after its head was written)
   if (info.statusCode === 100 || res.headersSent) return;
   const head = informational(req, upstream, info, seen);
@@ -393,17 +416,15 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const target = ctx.recorder?.targetOf(url);
   const startedAt = Date.now();
   const started = performance.now();
-  // the request's Host is the URL's authority (RFC 9112 3.2.2), and `Expect` was answered here; a
-  // chunked body is said so: node chunks a GET's, HEAD's, DELETE's or OPTIONS's body only when told
-  // (unframed, the target took the body for the next request)
-  const chunked = req.headers['transfer-encoding'] !== undefined;
-  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, undefined, HOST_AND_EXPECT)), ...(chunked ? ['Transfer-Encoding', 'chunked'] : [])];
+  // `Expect` was answered here
+  const headers = upstreamHeaders(req, url, NONE, HOST_AND_EXPECT);
   const path = pathOf(req);
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(timedOut()));
-  const seen = { count: 0, bytes: 0 };
-  upstream.on('information', (info: Information) => relayInformation(req, res, upstream, info, seen));
+  // counted once a 1xx comes (most requests get none)
+  let seen: InformationSeen | undefined;
+  upstream.on('information', (info: Information) => relayInformation(req, res, upstream, info, (seen ??= { count: 0, bytes: 0 })));
   refuseLoops(ctx, upstream);
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;

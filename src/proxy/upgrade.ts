@@ -12,6 +12,7 @@ import {
   CLIENT_LEFT,
   closeTogether,
   endToEnd,
+  endWithText,
   failureKind,
   failureStatus,
   HOST,
@@ -26,8 +27,8 @@ import {
   unrelayableCoding,
   UPGRADE,
   upstreamFailure,
+  upstreamHeaders,
   upstreamRequest,
-  withoutLoginCookies,
   type Answered,
   type ForwardContext,
   type Information,
@@ -105,14 +106,13 @@ const EARLY_BYTES = 64 * 1024;
 export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client: Socket, head: Buffer, url: URL): void {
   ctx.counts.upgrades++;
   const unrelayable = unrelayableCoding(req);
-  if (unrelayable !== undefined) return void client.end(`HTTP/1.1 501 Not Implemented\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${unrelayable}`, () => client.destroy());
+  if (unrelayable !== undefined) return endWithText(client, '501 Not Implemented', unrelayable);
   const https = url.protocol === 'https:' || url.protocol === 'wss:';
   const target = ctx.recorder?.targetOf(url);
   const startedAt = Date.now();
   const started = performance.now();
   const chunked = req.headers['transfer-encoding'] !== undefined;
-  // node chunks what is written only when told to: a chunked body is sent chunked again
-  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, UPGRADE, HOST)), ...(chunked ? ['Transfer-Encoding', 'chunked'] : [])];
+  const headers = upstreamHeaders(req, url, UPGRADE, HOST);
   const path = pathOf(req);
   // an upgraded connection is never given back to a pool
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: false, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) });
@@ -173,7 +173,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     client.off('data', take);
     upstream.destroy();
     releaseCaptures();
-    client.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request: the request\'s chunked body is not valid\n', () => client.destroy());
+    endWithText(client, '400 Bad Request', '400 Bad Request: the request\'s chunked body is not valid\n');
   };
   /** The client went away: the target's connection goes too (and a half-closed client's connection). */
   const left = () => {
@@ -238,9 +238,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     ctx.counts.upstreamErrors++;
     const failure = upstreamFailure(err, url);
     const [status, text] = failureStatus(err);
-    const answer = `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Assessd-Proxy-Error: ${failureKind(failure)}\r\nConnection: close\r\n\r\n${status} ${text}: ${failure}\n`;
-    // closed once written, whether or not the client closes its side
-    client.end(answer, () => client.destroy());
+    endWithText(client, `${status} ${text}`, `${status} ${text}: ${failure}\n`, `X-Assessd-Proxy-Error: ${failureKind(failure)}\r\n`);
     finish({ status: 0, statusText: '', rawHeaders: [], error: failure });
   });
 }

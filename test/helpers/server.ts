@@ -1,4 +1,5 @@
 /** Starts the real server on port 0 with a temp data dir, in this process or as a child process. */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
@@ -120,6 +121,20 @@ export interface Response {
   raw: Buffer;
   /** The parsed JSON body (throws if the body is not JSON). */
   json: any;
+}
+
+/**
+ * Requests to the server at `base()` with a bearer token: `auth` adds it to a request's options,
+ * `api` makes a request that must succeed and answers its JSend data.
+ */
+export function withToken(base: () => string, token: string) {
+  const auth = (options: RequestOptions = {}): RequestOptions => ({ ...options, headers: { authorization: `Bearer ${token}`, ...options.headers } });
+  async function api<T = any>(path: string, options: RequestOptions = {}): Promise<T> {
+    const res = await request(base(), path, auth(options));
+    assert.ok(res.status < 300 && res.json.status === 'success', `${options.method ?? 'GET'} ${path}: ${res.text.slice(0, 300)}`);
+    return res.json.data as T;
+  }
+  return { auth, api };
 }
 
 export interface RequestOptions {

@@ -345,6 +345,15 @@ describe('the request target as written', () => {
   });
 });
 
+describe('a CONNECT whose host a URL parser refuses, to the server as npm start runs it', () => {
+  test('CONNECT a%zz:443 is 400 and the server goes on answering (the request inside it crashed the process)', async () => {
+    const { text, ended } = await rawThroughProxy('CONNECT a%zz:443 HTTP/1.1\r\nHost: a%zz:443\r\n\r\n');
+    assert.ok(ended);
+    assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n[^]*CONNECT needs host:port/);
+    await healthy();
+  });
+});
+
 describe('assessd itself, by a name the URL check does not know', () => {
   test('an IPv4-mapped IPv6 address of the API ([::ffff:127.0.0.1], which URLs write ::ffff:7f00:1) is refused, 403', async () => {
     const apiPort = new URL(assessd.url).port;

@@ -7,8 +7,8 @@ import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHROMIUM, missingBrowser, openBrowser, type WatchedPage } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
-import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
-import { entryOf, type EntrySpec } from '../evidence/helpers.ts';
+import { request, startServer, tempDir, withToken, type TestServer } from '../helpers/server.ts';
+import { harOf } from '../evidence/helpers.ts';
 
 const TOKEN = 'hostile-display-test-token-0123456789ab';
 const skip = missingBrowser && !process.env.CI;
@@ -27,13 +27,8 @@ let server: TestServer;
 let w: WatchedPage;
 let target: number;
 
-const auth = (options: RequestOptions = {}): RequestOptions => ({ ...options, headers: { authorization: `Bearer ${TOKEN}`, ...options.headers } });
-async function api<T = any>(path: string, options: RequestOptions = {}): Promise<T> {
-  const res = await request(server.url, path, auth(options));
-  assert.ok(res.status < 300 && res.json.status === 'success', `${options.method ?? 'GET'} ${path}: ${res.text.slice(0, 300)}`);
-  return res.json.data as T;
-}
-const har = (entries: EntrySpec[]) => JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: entries.map(entryOf) } });
+const { auth, api } = withToken(() => server.url, TOKEN);
+const har = harOf;
 
 before(async () => {
   if (missingBrowser) return;

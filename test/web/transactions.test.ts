@@ -13,8 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { CHROMIUM, missingBrowser, openBrowser, picture, problemsInEachLook, sidewaysScroll, type WatchedPage } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
-import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
-import { entryOf, type EntrySpec } from '../evidence/helpers.ts';
+import { request, startServer, tempDir, withToken, type TestServer } from '../helpers/server.ts';
+import { harOf, type EntrySpec } from '../evidence/helpers.ts';
 
 const TOKEN = 'transactions-view-test-token-0123456789';
 const skip = missingBrowser && !process.env.CI;
@@ -28,13 +28,8 @@ let target: number;
 /** What the site received from replays. */
 const received: { method: string; url: string; headers: Record<string, string | string[] | undefined>; body: string }[] = [];
 
-const auth = (options: RequestOptions = {}): RequestOptions => ({ ...options, headers: { authorization: `Bearer ${TOKEN}`, ...options.headers } });
-async function api<T = any>(path: string, options: RequestOptions = {}): Promise<T> {
-  const res = await request(server.url, path, auth(options));
-  assert.ok(res.status < 300 && res.json.status === 'success', `${options.method ?? 'GET'} ${path}: ${res.text.slice(0, 300)}`);
-  return res.json.data as T;
-}
-const har = (entries: EntrySpec[]) => JSON.stringify({ log: { version: '1.2', creator: { name: 't', version: '1' }, entries: entries.map(entryOf) } });
+const { auth, api } = withToken(() => server.url, TOKEN);
+const har = harOf;
 const importEntries = (entries: EntrySpec[]) => api(`/api/v1/targets/${target}/transactions/`, { method: 'POST', body: har(entries), headers: { 'content-type': 'application/json' } });
 const paths = (list: string[]) => list.map((c) => c.replace(/\?.*$/, '')).filter((c) => !c.startsWith('GET /debug/health'));
 
