@@ -5,7 +5,7 @@
  * does not fit this node (another version or V8 flags) is refused by V8 and the bundle is compiled
  * as usual: slower, never wrong.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,12 +30,15 @@ export const BUNDLE_PARAMETERS = ['exports', 'require', 'module', '__filename', 
  */
 export function loadBundle(url: URL, { withCache = true } = {}): LoadedBundle {
   const file = fileURLToPath(url);
-  // ASCII (the build checks it): read without decoding UTF-8, ~0.5 ms sooner for 600 KB
-  const source = readFileSync(file, 'latin1');
+  // ASCII (the build checks it): copied into a string as latin1, where UTF-8 would decode it
+  const read = readWhole(file);
+  const source = read.toString('latin1');
   let cachedData: Buffer | undefined;
   if (withCache) {
     try {
-      cachedData = readFileSync(`${file}.cache`);
+      // into the source's bytes, copied out already: memory a start touches for the first time
+      // costs more than its copy (each new page is a fault, ~10 µs on a virtual machine)
+      cachedData = readWhole(`${file}.cache`, read);
     } catch {
       // a build without its cache: compiled as usual
     }
@@ -46,4 +49,22 @@ export function loadBundle(url: URL, { withCache = true } = {}): LoadedBundle {
   (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(url), module, file, dirname(file), url.href);
   if (process.env.ASSESSD_DEBUG_CODE_CACHE) console.error(`assessd: code cache ${cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent'}`);
   return { exports: module.exports, script, cacheAccepted: cachedData ? !script.cachedDataRejected : undefined };
+}
+
+/** A file's bytes, in `reuse` when they fit (a view of it), else in a buffer of their own. */
+function readWhole(path: string, reuse?: Buffer): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const into = reuse !== undefined && size <= reuse.length ? reuse : Buffer.allocUnsafeSlow(size);
+    let length = 0;
+    while (length < size) {
+      const n = readSync(fd, into, length, size - length, length);
+      if (n === 0) break;
+      length += n;
+    }
+    return into.subarray(0, length);
+  } finally {
+    closeSync(fd);
+  }
 }
