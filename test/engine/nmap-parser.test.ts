@@ -230,6 +230,13 @@ const SCRIPT_RESULTS: [file: string, findings: [number, string][]][] = [
     [4, 'Remote Code Execution vulnerability in Microsoft SMBv1 servers (ms17-010) (smb-vuln-ms17-010: VULNERABLE, CVE:CVE-2017-0143)'],
     [2, 'SMB signing not required'],
   ]],
+  // the target's own text, dressed as a vulns library report or a vulners line, in scripts that quote it: no finding
+  ['handmade-target-quotes.xml', [
+    [1, 'Open port 21/tcp: ftp'],
+    [1, 'Open port 25/tcp: smtp'],
+    [1, 'Open port 80/tcp: http (Apache httpd 2.4.49)'],
+    [4, 'CVE-2021-41773 (CVSS 7.5) in Apache httpd 2.4.49 on 80/tcp'],
+  ]],
 ];
 
 for (const [file, expected] of SCRIPT_RESULTS) {

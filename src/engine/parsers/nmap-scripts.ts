@@ -194,6 +194,23 @@ const PHRASES: { id: RegExp; says: RegExp; rank: number; title: string }[] = [
   { id: /^http-default-accounts$/, says: /^\s*\[.+\] at /m, rank: 4, title: 'Default credentials accepted' },
 ];
 
+/**
+ * The scripts a vulnerability is read from. Most scripts quote what the target sent (a banner, a
+ * certificate's subject, a page's title, an SMTP greeting), where the target can write
+ * `State: VULNERABLE` or `CVE-2021-44228 10.0 *EXPLOIT*` itself: those lines count only from
+ * nmap's vulns library reports (the scripts named for a vulnerability, a CVE or a backdoor, and
+ * the others of nmap 7.93 that report through it) and from the CVE lists of vulners and vulscan.
+ */
+const NAMED_FOR_A_VULNERABILITY = /vuln|cve|backdoor/;
+const VULNS_LIBRARY = new Set([
+  'clamav-exec', 'ftp-libopie', 'http-avaya-ipoffice-users', 'http-cross-domain-policy', 'http-frontpage-login',
+  'http-iis-short-name-brute', 'http-method-tamper', 'http-phpmyadmin-dir-traversal', 'http-sap-netweaver-leak',
+  'http-shellshock', 'http-slowloris-check', 'http-tplink-dir-traversal', 'ipmi-cipher-zero', 'qconn-exec',
+  'realvnc-auth-bypass', 'ssl-ccs-injection', 'ssl-dh-params', 'ssl-heartbleed', 'ssl-poodle', 'sslv2-drown',
+  'supermicro-ipmi-conf', 'tls-ticketbleed',
+]);
+const CVE_LISTS = new Set(['vulners', 'vulscan']);
+
 /** The findings one script's result holds (none for most scripts: its output is in the summary). */
 export function scriptFindings(id: string, output: string, ctx: ScriptContext & { service?: string } = {}): Finding[] {
   const found: Finding[] = [];
@@ -203,7 +220,7 @@ export function scriptFindings(id: string, output: string, ctx: ScriptContext & 
   for (const phrase of PHRASES) {
     if (phrase.id.test(id) && phrase.says.test(output)) found.push({ rank: phrase.rank, title: phrase.title, detail: clip(`${id}: ${output.trim()}`) });
   }
-  if (output.includes('VULNERABLE')) found.push(...vulnerabilities(id, output));
-  if (output.includes('CVE-')) found.push(...cves(id, output, ctx.service ?? ''));
+  if ((NAMED_FOR_A_VULNERABILITY.test(id) || VULNS_LIBRARY.has(id)) && output.includes('VULNERABLE')) found.push(...vulnerabilities(id, output));
+  if (CVE_LISTS.has(id) && output.includes('CVE-')) found.push(...cves(id, output, ctx.service ?? ''));
   return found.slice(0, MAX_PER_SCRIPT);
 }
