@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setMaxListeners } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CHECKS, CHECK_CODES, highestRank } from '../../src/engine/checks/index.ts';
 import { probeOrigins } from '../../src/engine/checks/cors.ts';
 import { getDecodeSplit } from '../../src/engine/checks/framing.ts';
@@ -89,6 +90,47 @@ for (const [name, rules] of Object.entries(RULES)) {
     }
   });
 }
+
+describe('a target whose every answer is a redirect not followed', () => {
+  // an http site sending everything to its https origin (another target), and one that loops
+  const away = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(301, { location: 'https://localhost:1/' }).end();
+  const loop = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(302, { location: '/' }).end();
+  // the redirect's own headers are still judged: a cookie and a banner it carries
+  const telling = (_req: IncomingMessage, res: ServerResponse) =>
+    res.writeHead(301, { location: 'https://localhost:1/', server: 'Apache/2.4.41', 'set-cookie': 'sid=1; path=/' }).end();
+  const cases: Array<[string, (req: IncomingMessage, res: ServerResponse) => void, string]> = [
+    ['to another origin', away, 'another origin than http://127.0.0.1:'],
+    ['in a loop', loop, 'more than 5 redirects'],
+  ];
+  for (const [name, handler, reason] of cases) {
+    test(`${name}: framing, robots, cookies and banners are unranked (nothing was seen, so nothing passed), not Passing`, async () => {
+      const target = await serveHttp(handler);
+      try {
+        for (const check of ['framing', 'robots', 'cookies', 'banners']) {
+          const findings = findingsOf(await CHECKS[check]!(inputFor(target.url)));
+          assert.equal(highestRank(findings), -1, `${check}: ${details(findings)}`);
+          assert.ok(details(findings).includes('Redirect not followed: the page was not seen'), details(findings));
+          assert.ok(details(findings).includes(reason), details(findings));
+        }
+      } finally {
+        await target.close();
+      }
+    });
+  }
+  test('the headers the redirect carries are still ranked beside it; a redirect to another origin says to add it as a target', async () => {
+    const target = await serveHttp(telling);
+    try {
+      const cookies = findingsOf(await CHECKS.cookies!(inputFor(target.url)));
+      assert.equal(highestRank(cookies), 2, details(cookies));
+      assert.ok(details(cookies).includes('add it as a target to check it'), details(cookies));
+      const banners = findingsOf(await CHECKS.banners!(inputFor(target.url)));
+      assert.equal(highestRank(banners), 1, details(banners));
+      assert.ok(banners.some((f) => f.rank === -1), details(banners));
+    } finally {
+      await target.close();
+    }
+  });
+});
 
 describe('header variants', () => {
   let target: Target;

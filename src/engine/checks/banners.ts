@@ -2,7 +2,7 @@
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
 import { pace } from '../pace.js';
 import { startTags } from './html.js';
-import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import { describeRequest, quote, redirectNotFollowed, shownBy, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckFinding, CheckInput, CheckResult } from '../types.js';
 
 export const BANNER_HEADERS = ['Server', 'X-Powered-By', 'X-AspNet-Version', 'X-AspNetMvc-Version'];
@@ -23,6 +23,8 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
         ? { rank: 1, title: `${label} names a version`, detail: `${evidence}\nRule: a number after a slash, or a dotted number, is a version: it narrows the known flaws to try`, ...shownBy(page) }
         : { rank: 0, title: `${label} names software, no version`, detail: `${evidence}\nRule: no number after a slash and no dotted number: the software is named, not its version`, ...shownBy(page) },
     );
+    // the redirect's own headers are read; the page it leads to (its generator meta) was not seen
+    findings.push(...redirectNotFollowed(page));
     return successful(findings, [describeRequest(page), `Banners looked for: ${BANNER_HEADERS.join(', ')}, <meta name="generator">.`]);
   });
 }

@@ -1,6 +1,6 @@
 /** OWTF-SM-002: the flags of every cookie the page sets (redirects on the way included). */
 import { fetchPage, headerLinesNamed, type FetchPage } from './client.js';
-import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import { describeRequest, quote, redirectNotFollowed, shownBy, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckFinding, CheckInput, CheckResult } from '../types.js';
 
 export function checkCookies(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
@@ -23,6 +23,8 @@ export function checkCookies(input: CheckInput, fetch: FetchPage = fetchPage): P
         );
       }
     }
+    // the cookies of the page a redirect leads to were not seen: no cookie seen is then no pass
+    findings.push(...redirectNotFollowed(page));
     return successful(findings, [describeRequest(page), `${count} Set-Cookie header${count === 1 ? '' : 's'}.`]);
   });
 }

@@ -5,7 +5,7 @@
  */
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
 import { pace, type Tick } from '../pace.js';
-import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import { describeRequest, quote, redirectNotFollowed, shownBy, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult } from '../types.js';
 
 export function checkFraming(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
@@ -14,6 +14,8 @@ export function checkFraming(input: CheckInput, fetch: FetchPage = fetchPage): P
     const frameOptions = headerLinesNamed(page.headerLines, 'x-frame-options');
     const policyLines = headerLinesNamed(page.headerLines, 'content-security-policy');
     const summary = [describeRequest(page)];
+    // a browser never shows a redirect in a frame: it follows it, to a page not seen here
+    if (page.stoppedRedirect) return successful(redirectNotFollowed(page), summary);
     const verdict = await framingVerdict(frameOptions.map(headerValue), policyLines.map(headerValue), new URL(page.url).origin);
     const seen = [...frameOptions, ...policyLines].map(quote);
     const evidence = seen.length > 0 ? `\n${seen.join('\n')}` : '';

@@ -35,6 +35,25 @@ export async function unlessNoAnswer(input: CheckInput, run: () => Promise<Check
   }
 }
 
+/**
+ * A page whose last answer is a redirect the client did not follow (to another origin, or one too
+ * many: a loop): what it leads to was not seen, so a check judging the page found nothing, which is
+ * not a pass. The unranked finding that says so; none for a page that is not such a redirect.
+ */
+export function redirectNotFollowed(page: Page): CheckFinding[] {
+  if (!page.stoppedRedirect) return [];
+  const { location, reason } = page.stoppedRedirect;
+  const next = reason.startsWith('another origin') ? ': add it as a target to check it' : '';
+  return [
+    {
+      rank: -1,
+      title: 'Redirect not followed: the page was not seen',
+      detail: `${quote(page.url)} answered ${page.status}, a redirect to ${quote(location)}, not followed (${reason})${next}`,
+      ...shownBy(page),
+    },
+  ];
+}
+
 /** A finding's `sent`: the requests whose answers (or failures) show it, those the client noted in a transcript. */
 export function shownBy(...responses: Array<Pick<Hop, 'sent'> | undefined>): Pick<CheckFinding, 'sent'> {
   const sent = [...new Set(responses.flatMap((r) => (r?.sent === undefined ? [] : [r.sent])))];

@@ -1,7 +1,7 @@
 /** OWTF-IG-001: the paths `/robots.txt` asks crawlers to skip (or allows) are a map of what matters. */
 import { fetchPage, type FetchPage } from './client.js';
 import { pace } from '../pace.js';
-import { describeRequest, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
+import { describeRequest, quote, redirectNotFollowed, shownBy, successful, unlessNoAnswer } from './outcome.js';
 import type { CheckInput, CheckResult } from '../types.js';
 
 /** A long robots.txt is listed up to here, then counted. */
@@ -12,6 +12,7 @@ export function checkRobots(input: CheckInput, fetch: FetchPage = fetchPage): Pr
     const url = new URL('/robots.txt', input.target.target_url).href;
     const page = await fetch(url, { timeoutMs: input.timeoutMs, signal: input.signal });
     const summary = [describeRequest(page)];
+    if (page.stoppedRedirect) return successful(redirectNotFollowed(page), summary);
     if (page.status !== 200) return successful([], [...summary, `No robots.txt (status ${page.status}).`]);
     const lines = await robotsPathLines(page.body);
     if (lines.length === 0) return successful([], [...summary, 'robots.txt lists no Disallow or Allow path.']);
