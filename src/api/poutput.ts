@@ -93,7 +93,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
       return reply;
     }
     if (!inside) throw new HttpError(404, HTTP_MESSAGES.notFound, { file: 'this output has no files' });
-    const opened = await openOutputFile(dir, names);
+    const opened = await openOutputFile(engine.outputsDir, dir, names);
     if (!opened.ok) throw new HttpError(404, HTTP_MESSAGES.notFound, { file: `${names.join('/')}: ${opened.reason}` });
     const { handle, stats } = opened;
     let binary: boolean;

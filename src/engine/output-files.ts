@@ -6,7 +6,7 @@
  * a FIFO or device is never opened for reading.
  */
 import type { Stats } from 'node:fs';
-import { join, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { fsPromises } from '../lazy-builtins.js';
 import { openRegularFile, type RegularFileOpen } from './regular-file.js';
 
@@ -66,17 +66,20 @@ export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[
 }
 
 /**
- * The file `segments` name under `dir`, open for reading, when it is a regular file inside `dir`;
- * the caller closes it. `code` ENOENT (missing), ENOTREG (not a regular file: a FIFO, a directory),
- * ELOOP (a symlink), EXDEV (a path that leads out of the directory).
+ * The file `segments` name under `dir` (an output's directory under `outputsDir`), open for
+ * reading, when it is a regular file inside `dir`; the caller closes it. `code` ENOENT (missing),
+ * ENOTREG (not a regular file: a FIFO, a directory), ELOOP (a symlink), EXDEV (a path that leads
+ * out of the directory: through a symlink in it, or `dir` itself, or one of its parents, swapped
+ * for one by the tool that wrote it).
  */
-export async function openOutputFile(dir: string, segments: readonly string[]): Promise<RegularFileOpen> {
+export async function openOutputFile(outputsDir: string, dir: string, segments: readonly string[]): Promise<RegularFileOpen> {
   const opened = await openRegularFile(join(dir, ...segments));
   if (!opened.ok) return opened;
   let inside = false;
   const { readlink, realpath } = fsPromises();
   try {
-    const root = await realpath(dir);
+    // from the outputs' own directory down: the realpath of `dir` would follow `dir` itself if it were a symlink
+    const root = join(await realpath(outputsDir), relative(outputsDir, dir));
     // what the descriptor names (Linux): an intermediate directory swapped for a symlink shows here
     const real = await readlink(`/proc/self/fd/${opened.handle.fd}`).catch(() => realpath(join(dir, ...segments)));
     inside = real.startsWith(root + sep);

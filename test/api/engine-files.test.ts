@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
+import { rename, stat, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { addTarget, configure, get, queue, script, scriptDir, toolPlugin, waitForOutput, writePluginFile, type Output } from '../helpers/engine.ts';
 import { request, startServer, tempDir, useToken, type TestServer } from '../helpers/server.ts';
@@ -145,6 +145,24 @@ describe('the same access control as every route', () => {
   test('a Host not allowed: 403', async () => {
     const res = await fetchFile('report.html', { headers: { host: 'rebound.example' } });
     assert.equal(res.status, 403);
+  });
+
+  test('the output directory itself swapped for a symlink to the data directory (by the tool that wrote it): its files are 404, none of the data directory is read', async () => {
+    const dir = join(server.dataDir, 'outputs', output.output_path);
+    await rename(dir, `${dir}.moved`);
+    await symlink(server.dataDir, dir);
+    try {
+      for (const name of ['sessions.json', 'configuration.json']) {
+        const res = await fetchFile(name);
+        assert.equal(res.status, 404, res.text);
+        assert.match(res.json.data.file, /outside the output directory/);
+        assert.ok(!res.text.includes(TOKEN), res.text);
+      }
+    } finally {
+      await unlink(dir);
+      await rename(`${dir}.moved`, dir);
+    }
+    assert.equal((await fetchFile('report.html')).status, 200);
   });
 
   test('read-only: PATCH and DELETE of a file path change nothing (404), the file stays', async () => {
