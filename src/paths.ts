@@ -2,7 +2,7 @@
  * Where the product's own files come from: the project's folders (from src/ under tsx, or dist/
  * compiled), or, in the single executable, the assets embedded in it.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -88,11 +88,16 @@ function writeShippedFiles(dir: string): string {
   return dir;
 }
 
-/** A plugin file: its name (for messages) and its text. */
+/** A plugin file: its name (for messages) and its text, or why it could not be read. */
 export interface PluginFile {
   file: string;
   text: string;
+  /** Why the file is not read (the start stops, naming it): not a regular file, or too large. */
+  problem?: string;
 }
+
+/** A plugin file larger than this is refused, named (the shipped ones are a few hundred KB). */
+export const MAX_PLUGIN_FILE_BYTES = 8 * 1024 * 1024;
 
 /** The plugin files shipped with the product (data/plugins/*.json), by name. */
 export function shippedPluginFiles(): PluginFile[] {
@@ -104,12 +109,28 @@ export function shippedPluginFiles(): PluginFile[] {
 export function jsonFilesIn(dir: string): PluginFile[] | undefined {
   let names: string[];
   try {
-    names = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile() && e.name.endsWith('.json')).map((e) => e.name);
+    // every name ending in .json, whatever its case and whatever it is: a symlink is followed, and
+    // what is not a file is said (never skipped without a word)
+    names = readdirSync(dir).filter((name) => name.toLowerCase().endsWith('.json'));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  return names.sort().map((name) => ({ file: join(dir, name), text: readFileSync(join(dir, name), 'utf8') }));
+  return names.sort().map((name) => readPluginFile(join(dir, name)));
+}
+
+function readPluginFile(file: string): PluginFile {
+  let size: number;
+  try {
+    const stats = statSync(file);
+    if (!stats.isFile()) return { file, text: '', problem: 'not a regular file (a directory, a FIFO...): name a plugin file *.json only' };
+    size = stats.size;
+  } catch (err) {
+    return { file, text: '', problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: a symbolic link to nothing?)` };
+  }
+  if (size > MAX_PLUGIN_FILE_BYTES) return { file, text: '', problem: `${size} bytes, larger than the ${MAX_PLUGIN_FILE_BYTES / 1024 / 1024} MiB a plugin file may hold` };
+  // a byte-order mark (some editors write one) is no part of the JSON
+  return { file, text: readFileSync(file, 'utf8').replace(/^\uFEFF/, '') };
 }
 
 /** This build's version. */

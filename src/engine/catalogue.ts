@@ -55,7 +55,8 @@ export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownCh
   const entryFiles = new Map<string, string>();
   const pending: { raw: Raw; file: string; index: number }[] = [];
   const added = new Map<string, { plugins: number; groups: number }>();
-  for (const { file, text } of [...shipped, ...user]) {
+  for (const { file, text, problem } of [...shipped, ...user]) {
+    if (problem !== undefined) throw new PluginFileError(file, problem);
     added.set(file, { plugins: 0, groups: 0 });
     let doc: unknown;
     try {

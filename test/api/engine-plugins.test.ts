@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ENGINE_MESSAGES as E } from '../../src/api/messages.ts';
 import { openEngine } from '../../src/engine/index.ts';
@@ -367,6 +367,56 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       await server.close();
     }
   });
+
+  test('a plugin file installed as a symlink, one named .JSON and one with a byte-order mark are read and logged like any other', async () => {
+    const dataDir = await tempDir();
+    const elsewhere = await tempDir();
+    try {
+      const real = await writePluginFile(elsewhere, 'kept-elsewhere.json', { test_groups: [{ code: 'USR-L-001' }], plugins: [{ code: 'USR-L-001', group: 'web', type: 'external', checklist: 'linked' }] });
+      await mkdir(join(dataDir, 'plugins'), { recursive: true });
+      await symlink(real, join(dataDir, 'plugins', 'linked.json'));
+      const upper = await writePluginFile(dataDir, 'UPPER.JSON', { test_groups: [{ code: 'USR-L-002' }], plugins: [{ code: 'USR-L-002', group: 'web', type: 'external', checklist: 'upper' }] });
+      const bom = await writePluginFile(dataDir, 'bom.json', { test_groups: [{ code: 'USR-L-003' }], plugins: [{ code: 'USR-L-003', group: 'web', type: 'external', checklist: 'bom' }] });
+      await writeFile(bom, `\uFEFF${readFileSync(bom, 'utf8')}`);
+      const server = await startServer({ dataDir, workers: 0 });
+      try {
+        const lines = server.logs.filter((l) => l.startsWith('plugin file '));
+        for (const path of [join(dataDir, 'plugins', 'linked.json'), upper, bom]) assert.ok(lines.includes(`plugin file ${path}: 1 plugin(s), 1 test group(s)`), lines.join('\n'));
+        const codes = (await get(server, '/api/v1/plugins/web/external/')).map((p: Plugin) => p.code);
+        for (const code of ['USR-L-001', 'USR-L-002', 'USR-L-003']) assert.ok(codes.includes(code), code);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  const unreadable: Array<[string, (dir: string) => Promise<void>, RegExp]> = [
+    ['a directory named *.json', (dir) => mkdir(join(dir, 'broken.json')), /not a regular file/],
+    ['a symlink to nothing', (dir) => symlink(join(dir, 'gone'), join(dir, 'broken.json')), /cannot be read \(ENOENT/],
+    ['a file over 8 MiB', (dir) => writeFile(join(dir, 'broken.json'), `{"plugins":[]${' '.repeat(8 * 1024 * 1024)}}`), /bytes, larger than the 8 MiB a plugin file may hold/],
+  ];
+  for (const [name, make, says] of unreadable) {
+    test(`${name} in DATA_DIR/plugins stops the start with a message naming it, not a silent skip`, async () => {
+      const dataDir = await tempDir();
+      await mkdir(join(dataDir, 'plugins'), { recursive: true });
+      await make(join(dataDir, 'plugins'));
+      const { text: defaultsText, file: defaultsFile } = defaultConfiguration();
+      const store = await openStore({ dir: dataDir, defaults: parseDefaults(defaultsText, defaultsFile), log: () => {} });
+      try {
+        await assert.rejects(openEngine({ store, dataDir, workers: 1, runTimeoutMs: 10_000, log: () => {} }), (err: Error) => {
+          assert.ok(err.message.startsWith(`plugin file ${join(dataDir, 'plugins', 'broken.json')}: `), err.message);
+          assert.match(err.message, says);
+          return true;
+        });
+      } finally {
+        await store.close();
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
 
   test('a file that is not .json in DATA_DIR/plugins is left alone', async () => {
     const dataDir = await tempDir();
