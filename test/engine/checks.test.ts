@@ -221,6 +221,26 @@ test('an answer whose headers are past what a check reads (300 KB) is said to be
   }
 });
 
+test('an answer of more header lines than a check reads (5,000) is said to be that, unranked; 4,990 and an X-Frame-Options after them are read', async () => {
+  // small lines: 60,000 of them fit the 256 KiB, and reading each cost the event loop half a second
+  const target = await serveHttp((req, res) => {
+    res.setHeader('x-a', Array(req.url === '/many' ? 6000 : 4990).fill('b'));
+    res.setHeader('x-frame-options', 'DENY');
+    res.end('x');
+  });
+  try {
+    const many = findingsOf(await CHECKS.framing!(inputFor(`${target.url}many`)));
+    assert.equal(highestRank(many), -1, details(many));
+    assert.equal(many[0]!.title, 'Target answered, but not valid HTTP');
+    assert.match(many[0]!.detail, /more header lines than the 5,000 a check reads/, details(many));
+    const read = findingsOf(await CHECKS.framing!(inputFor(`${target.url}fewer`)));
+    assert.equal(highestRank(read), 0, details(read));
+    assert.match(details(read), /^x-frame-options: DENY$/m);
+  } finally {
+    await target.close();
+  }
+});
+
 test('a body that is not UTF-8 is said as the bytes that came (not as its text, where each bad byte is three)', async () => {
   const body = Buffer.from([0x3c, 0x70, 0x3e, 0x00, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]);
   const target = await serveHttp((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(body));

@@ -9,6 +9,13 @@ export const MAX_REDIRECTS = 5;
 export const USER_AGENT = 'assessd';
 /** Response headers read in all (Node's own default is 16 KiB; browsers read far more: a target with big headers is not silent). */
 export const MAX_HEADER_BYTES = 256 * 1024;
+/**
+ * An answer with more header lines than this is not read: said as such, unranked. Within the 256
+ * KiB a target fits 60,000 (`a:`), and node turns each into strings a check then reads for every
+ * header it looks for: half a second of the event loop. No server sends a thousandth of that.
+ */
+export const MAX_HEADER_LINES = 5000;
+const TOO_MANY_HEADER_LINES = 'ERR_ASSESSD_TOO_MANY_HEADER_LINES';
 
 export interface FetchOptions {
   method?: string;
@@ -122,6 +129,7 @@ export function failureReason(cause: unknown): { reason: string; title: string }
   const { code, reason } = cause as NodeJS.ErrnoException & { reason?: string };
   // an answer whose head is past what a check reads: HTTP, only too large to read (said as such)
   if (code === 'HPE_HEADER_OVERFLOW') return { reason: `headers larger than the ${MAX_HEADER_BYTES / 1024} KiB a check reads (${code})`, title: NOT_HTTP };
+  if (code === TOO_MANY_HEADER_LINES) return { reason: `more header lines than the ${MAX_HEADER_LINES.toLocaleString('en')} a check reads`, title: NOT_HTTP };
   if (typeof code === 'string' && code.startsWith('HPE_')) {
     return { reason: `not valid HTTP (${code}: ${cause.message.replace(/^Parse Error: /, '')})`, title: NOT_HTTP };
   }
@@ -253,8 +261,8 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       insecureHTTPParser: true,
     });
     // node keeps the first 1,000 header lines and drops the rest unsaid: a target with 1,100 would
-    // hide its X-Frame-Options from the checks (the head's size, MAX_HEADER_BYTES, bounds them)
-    request.maxHeadersCount = 0;
+    // hide its X-Frame-Options from the checks. One more than a check reads is kept, to say so
+    request.maxHeadersCount = MAX_HEADER_LINES + 1;
     const requestHeaders = request.getRawHeaderNames().map((name): [string, string] => [name, String(request.getHeader(name))]);
     let answer: Answer | undefined;
     let settled = false;
@@ -286,6 +294,11 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
     };
     request.on('error', failWith);
     request.on('response', (response) => {
+      if (response.rawHeaders.length > 2 * MAX_HEADER_LINES) {
+        failWith(Object.assign(new Error(`${method} ${url.href}: more than ${MAX_HEADER_LINES} header lines`), { code: TOO_MANY_HEADER_LINES }));
+        request.destroy();
+        return;
+      }
       const tls = https ? tlsInfo(response) : undefined;
       const got: Answer = (answer = { response, ...(tls ? { tls } : {}), chunks: [], size: 0, received: 0, truncated: false });
       const done = () => {
