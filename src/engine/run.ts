@@ -170,8 +170,10 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
     }
     case 'aborted':
       return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: end.reason ?? 'aborted', aborted: true };
-    case 'timeout':
-      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: `time limit of ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} reached` };
+    case 'timeout': {
+      const limit = `time limit of ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} reached`;
+      return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: null, error: [limit, capped].filter(Boolean).join('; ') };
+    }
     case 'signaled':
       return crashed(plugin.key, ctx.target, `${name} died by ${end.signal}`);
     case 'exited': {

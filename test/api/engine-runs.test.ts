@@ -272,6 +272,20 @@ describe('output caps', () => {
     ));
 });
 
+describe('output caps and the time limit', () => {
+  test('a program printing past the cap, then stopped by the time limit: Aborted, its error says both', () =>
+    withRun(
+      async (s) => {
+        const program = await script(tools, 'loud-then-slow.sh', 'i=0; while [ $i -lt 200 ]; do echo "line $i of output"; i=$((i+1)); done; exec sleep 30');
+        const id = await runOn(s, program);
+        const out = await waitForOutput(s, id, RUN_KEY);
+        assert.equal(out.status, 'Aborted', JSON.stringify(out));
+        assert.match(out.error!, /^time limit of \d+ ms reached; output capped at 256 bytes per stream$/);
+      },
+      { maxOutputBytes: 256, runTimeoutMs: 600 },
+    ));
+});
+
 describe('runs that do not run', () => {
   test('a host beginning with "-" (http://-oX/) is not one host: refused when the target is added', () =>
     withRun(async (s) => {

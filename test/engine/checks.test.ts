@@ -221,6 +221,21 @@ test('an answer whose headers are past what a check reads (300 KB) is said to be
   }
 });
 
+test('a banner said many times is one finding saying how often: 1,000 generator tags and two Server lines', async () => {
+  const target = await serveHttp((_req, res) => {
+    res.setHeader('server', ['nginx/1.22.1', 'nginx/1.22.1']);
+    res.end(`<html><head>${'<meta name="generator" content="WordPress 6.4">'.repeat(1000)}<meta name="generator" content="Hugo"></head></html>`);
+  });
+  try {
+    const findings = findingsOf(await CHECKS.banners!(inputFor(target.url)));
+    assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[1, 'Server names a version'], [1, 'generator meta names a version'], [0, 'generator meta names software, no version']]);
+    assert.match(findings[0]!.detail, /^server: nginx\/1\.22\.1 \(said 2 times\)$/m);
+    assert.match(findings[1]!.detail, /content="WordPress 6\.4"> \(said 1,000 times\)$/m);
+  } finally {
+    await target.close();
+  }
+});
+
 test('an answer of more header lines than a check reads (5,000) is said to be that, unranked; 4,990 and an X-Frame-Options after them are read', async () => {
   // small lines: 60,000 of them fit the 256 KiB, and reading each cost the event loop half a second
   const target = await serveHttp((req, res) => {

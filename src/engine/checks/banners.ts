@@ -18,11 +18,20 @@ export function checkBanners(input: CheckInput, fetch: FetchPage = fetchPage): P
       for (const line of headerLinesNamed(page.headerLines, name)) banners.push({ label: name, value: headerValue(line), evidence: quote(line) });
     }
     for (const { tag, content } of await generatorMetas(page.body)) banners.push({ label: 'generator meta', value: content, evidence: quote(tag) });
-    const findings: CheckFinding[] = banners.map(({ label, value, evidence }) =>
-      VERSION.test(value)
-        ? { rank: 1, title: `${label} names a version`, detail: `${evidence}\nRule: a number after a slash, or a dotted number, is a version: it narrows the known flaws to try`, ...shownBy(page) }
-        : { rank: 0, title: `${label} names software, no version`, detail: `${evidence}\nRule: no number after a slash and no dotted number: the software is named, not its version`, ...shownBy(page) },
-    );
+    // one finding per banner said, however often the page says it (a page of 1,000 generator tags)
+    const said = new Map<string, { label: string; value: string; evidence: string; times: number }>();
+    for (const banner of banners) {
+      const key = `${banner.label}\n${banner.value}`;
+      const seen = said.get(key);
+      if (seen) seen.times++;
+      else said.set(key, { ...banner, times: 1 });
+    }
+    const findings: CheckFinding[] = [...said.values()].map(({ label, value, evidence, times }) => {
+      const quoted = times > 1 ? `${evidence} (said ${times.toLocaleString('en')} times)` : evidence;
+      return VERSION.test(value)
+        ? { rank: 1, title: `${label} names a version`, detail: `${quoted}\nRule: a number after a slash, or a dotted number, is a version: it narrows the known flaws to try`, ...shownBy(page) }
+        : { rank: 0, title: `${label} names software, no version`, detail: `${quoted}\nRule: no number after a slash and no dotted number: the software is named, not its version`, ...shownBy(page) };
+    });
     // the redirect's own headers are read; the page it leads to (its generator meta) was not seen
     findings.push(...redirectNotFollowed(page));
     return successful(findings, [describeRequest(page), `Banners looked for: ${BANNER_HEADERS.join(', ')}, <meta name="generator">.`]);
