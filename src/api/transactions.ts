@@ -240,7 +240,9 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const stream = ctx.stream!;
     async function* limited(): AsyncGenerator<Buffer> {
       let size = 0;
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
+      // a refusal before the end leaves the stream whole (a for-await would destroy it, and the
+      // connection with it): the server reads the rest and drops it after the answer (linger.ts)
+      for await (const chunk of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         size += chunk.length;
         if (size > options.maxHarBody) throw tooLarge();
         yield chunk;

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { request, runCli, spawnServer, startServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { entryOf, harOf, importHar } from '../evidence/helpers.ts';
@@ -163,6 +164,25 @@ test('a HAR over --max-har-body is a 413, whether it says its length or not; --m
     }, reject);
   });
   assert.equal(chunked.status, 413);
+});
+
+test('an invalid HAR refused at its first byte: a client sending its whole body first still reads the 400 (the rest is read and dropped, never a reset)', async () => {
+  const body = Buffer.alloc(12 * 1024 * 1024, ' ');
+  body.write('not json');
+  const { written, answer } = await new Promise<{ written: Error | null | undefined; answer: string }>((resolve) => {
+    const socket = connect(server.port, '127.0.0.1');
+    let answer = '';
+    let written: Error | null | undefined;
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    socket.on('error', (err) => (written ??= err));
+    socket.on('close', () => resolve({ written, answer }));
+    // as Python's http.client does: the whole body written before the answer is read
+    socket.write(`POST /api/v1/targets/1/transactions/ HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(body, (err) => (written ??= err ?? null));
+  });
+  assert.equal(written, null, `the body was written whole: ${written}`);
+  assert.match(answer, /^HTTP\/1\.1 400 /);
+  assert.match(answer, /"message":"Invalid HAR: \(document\): /);
 });
 
 test("Firefox's way of repeating Set-Cookie (one value, lines joined by newlines) becomes one header per line; NUL and CR become spaces", async () => {
