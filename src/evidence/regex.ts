@@ -771,11 +771,12 @@ function rarity(b: number): number {
 /**
  * A case-insensitive ASCII substring, found natively: the needle's rarest pair of bytes (in each
  * of its cases) by indexOf, each hit checked in place. Far faster than a DFA walked byte by byte in
- * JavaScript; `each` reports every place it starts (a search maps them to rows).
+ * JavaScript; `each` reports every place it starts (a search maps them to rows). With
+ * `pastAscii`, a text past ASCII too, its UTF-8 bytes as written (ASCII letters in any case).
  */
-function literalMatcher(text: string): Matcher | undefined {
+function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
   const needle = Buffer.from(text);
-  if (needle.length === 0 || needle.some((b) => b >= 0x80)) return undefined;
+  if (needle.length === 0 || (!pastAscii && needle.some((b) => b >= 0x80))) return undefined;
   const lower = needle.map((b) => (b >= 65 && b <= 90 ? b + 32 : b));
   // the anchor: the pair (or the one byte) whose bytes are rarest
   const width = Math.min(2, lower.length);
@@ -809,10 +810,12 @@ function literalMatcher(text: string): Matcher | undefined {
       if ((checks & 0xfff) === 0xfff && timeUp(deadline)) throw new SearchTimeout('search took too long');
     }
   };
-  // short texts (URLs, header lines) are faster walked by the DFA than searched with indexOf
-  const dfa = compileRegex(literalPattern(text));
+  // short texts (URLs, header lines) are faster walked by the DFA than searched with indexOf; a
+  // needle as long is never in one (and a 10,000-character one would pass the automaton's bound)
+  const SHORT = 512;
+  const dfa = lower.length < SHORT ? compileRegex(literalPattern(text)) : undefined;
   const test = (bytes: Uint8Array, start = 0, end = bytes.length, deadline?: number) =>
-    end - start < 512 ? dfa.test(bytes, start, end, deadline) : each(bytes, start, end, () => true, deadline);
+    dfa && end - start < SHORT ? dfa.test(bytes, start, end, deadline) : each(bytes, start, end, () => true, deadline);
   return {
     source: text,
     test,
@@ -835,7 +838,9 @@ function literalMatcher(text: string): Matcher | undefined {
 
 /**
  * A case-insensitive substring test (every character literal): native search for ASCII, the DFA
- * otherwise, each letter past ASCII any of its cases (`ärger` finds `Ärger`; `ß` finds `SS`).
+ * otherwise, each letter past ASCII any of its cases (`ärger` finds `Ärger`; `ß` finds `SS`). A
+ * text too long for the automaton so (thousands of such letters) has their case count; one too
+ * long even then is found natively, its bytes as written.
  */
 export function compileSubstring(text: string): Matcher {
   const ascii = literalMatcher(text);
@@ -845,7 +850,13 @@ export function compileSubstring(text: string): Matcher {
   } catch (err) {
     // thousands of letters, each an alternation, may pass the automaton's bound: then their case counts
     if (!(err instanceof RegexError)) throw err;
+  }
+  try {
     return compileRegex(literalPattern(text));
+  } catch (err) {
+    // ten thousand bytes pass it even so: the bytes as written, found natively
+    if (!(err instanceof RegexError)) throw err;
+    return literalMatcher(text, true)!;
   }
 }
 

@@ -42,6 +42,19 @@ test('a regex value: from the leftmost start of the match that ends first, the l
   assert.ok(value.endsWith('x-->'));
 });
 
+test('a substring of any length compiles and is found: 20,000 ASCII characters (any case), 6,000 letters past ASCII (their bytes as written past the automaton\'s bound)', () => {
+  const ascii = 'a'.repeat(20_000);
+  const inAscii = Buffer.from(`x${'A'.repeat(20_000)}y`);
+  assert.equal(compileSubstring(ascii).test(inAscii), true);
+  assert.equal(compileSubstring(ascii).test(Buffer.from('a'.repeat(19_999))), false);
+  assert.equal(compileSubstring(`${ascii}b`).testString(`${'a'.repeat(20_000)}B`), true);
+  const umlauts = 'ä'.repeat(6_000);
+  assert.equal(compileSubstring(umlauts).testString(`<p>${umlauts}</p>`), true);
+  assert.equal(compileSubstring(umlauts).testString('ä'.repeat(5_999)), false);
+  // a short one still folds the case of letters past ASCII
+  assert.equal(compileSubstring('ärger').testString('ÄRGER'), true);
+});
+
 test('rule files: each mistake named with its rule and field', () => {
   const refused: [unknown, RegExp][] = [
     [[], /"grep" must be an array of 1 to 100 rules/],
