@@ -1,5 +1,5 @@
 /** The store's file operations: atomic replacement of a file, and a journal appended in place. */
-import { close, constants, fdatasync, fsync, ftruncate, open as openFd, write } from 'node:fs';
+import { close, constants, fdatasync, fstat, fsync, ftruncate, open as openFd, stat, write } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fsPromises } from '../lazy-builtins.js';
@@ -8,7 +8,11 @@ import { fsPromises } from '../lazy-builtins.js';
 export interface AppendableFile {
   /** Whether opening it created it: its directory entry then needs an fsync of the directory. */
   readonly created: boolean;
-  /** Writes `data` at `position`, durably (as write + fdatasync) before it resolves. */
+  /**
+   * Writes `data` at `position`, durably (as write + fdatasync) before it resolves; rejects (code
+   * ERR_DATA_DIR_REPLACED) when the file is no longer the one at its path: its directory was
+   * removed or replaced meanwhile, and what it holds is lost with the old one.
+   */
   writeAt(data: Buffer, position: number): Promise<void>;
   /** Cuts the file to `length`, then fsync. */
   truncate(length: number): Promise<void>;
@@ -70,8 +74,18 @@ const descriptorCalls = {
   truncate: promisify(ftruncate),
   fsync: promisify(fsync),
   fdatasync: promisify(fdatasync),
+  fstat: promisify(fstat),
+  stat: promisify(stat),
   close: promisify(close),
 };
+
+/** The error of a write to a file no longer at its path (the data directory removed or replaced). */
+export function replacedError(path: string): Error {
+  return Object.assign(
+    new Error(`${path} is no longer the file at that path: the data directory was removed or replaced while the server ran; nothing more is written (restart the server on the directory it should use)`),
+    { code: 'ERR_DATA_DIR_REPLACED' },
+  );
+}
 
 export const nodeFileSystem: FileSystem = {
   async writeFileAtomic(path, data) {
@@ -113,6 +127,8 @@ export const nodeFileSystem: FileSystem = {
       created = true;
       return descriptorCalls.open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
     });
+    // which file it is: a write checks the path still names it before the write counts as durable
+    const opened = await descriptorCalls.fstat(descriptor);
     // as a FileHandle: nothing once closing, and the close waits for calls in flight (the number is reused)
     let closing: Promise<void> | undefined;
     let inFlight = 0;
@@ -136,6 +152,8 @@ export const nodeFileSystem: FileSystem = {
             written += bytesWritten;
           }
           if (DATA_SYNC === 0) await descriptorCalls.fdatasync(descriptor);
+          const now = await descriptorCalls.stat(path).catch(() => undefined);
+          if (now?.ino !== opened.ino || now.dev !== opened.dev) throw replacedError(path);
         }),
       truncate: (length) =>
         call(async () => {

@@ -187,9 +187,22 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   let compacting: Promise<void> | undefined;
   /** Set when the state could not be reloaded after a failed write: it may hold what the disk lacks. */
   let unsure: Error | undefined;
+  /** The directory was removed or replaced under the server: `unsure` for good. */
+  let replaced = false;
 
-  /** Back to what the disk holds: the snapshots and the journal's durable records. */
-  function rollback(): void {
+  /**
+   * Back to what the disk holds: the snapshots and the journal's durable records. Not when the
+   * directory was removed or replaced (`cause`): what is at its path is not what this server wrote,
+   * so writes are refused from then on, and reads go on from memory.
+   */
+  function rollback(cause?: unknown): void {
+    if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ERR_DATA_DIR_REPLACED') {
+      unsure = cause as Error;
+      replaced = true;
+      log(`refusing every write from now on: ${unsure.message}`);
+      generation++;
+      return;
+    }
     try {
       Object.assign(state, load(dir, defaults, { segment: live, length: journal.length }).state);
       unsure = undefined;
@@ -286,7 +299,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
         const failed = [...batch, ...waiting];
         waiting = [];
         pending = [];
-        rollback();
+        rollback(err);
         for (const w of failed) w.reject(err);
         continue;
       }
@@ -309,7 +322,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     },
 
     change<O extends Op>(op: O): Promise<ResultOf<O>> {
-      if (unsure) rollback();
+      if (unsure && !replaced) rollback();
       if (unsure) return Promise.reject(unsure);
       const result = applyOp(state, op);
       if (!result.ok) return Promise.resolve(result);
