@@ -89,6 +89,22 @@ const PARSER_ERRORS: Record<string, [number, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, HTTP_MESSAGES.timeout],
 };
 
+/**
+ * A head past node's limit (16 KiB, the request line included) is 431, unless what overflowed is
+ * the request line itself, past 8 KiB: that is the 414 a shorter one over 8 KiB gets. The bytes the
+ * parser was reading tell: they begin with the request line (a method, a space), and its end is
+ * past 8 KiB or not in them yet. (A request line sent in pieces, the limit passed in a later one,
+ * is still 431: those bytes no longer show where it began.)
+ */
+function parserRefusal(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): [number, string] {
+  const packet = err.rawPacket;
+  if (err.code === 'HPE_HEADER_OVERFLOW' && Buffer.isBuffer(packet) && /^[A-Z]+ /.test(packet.subarray(0, 24).toString('latin1'))) {
+    const end = packet.indexOf(0x0a);
+    if (end === -1 || end > MAX_URL) return [414, HTTP_MESSAGES.uriTooLong];
+  }
+  return PARSER_ERRORS[err.code ?? ''] ?? [400, HTTP_MESSAGES.badRequest];
+}
+
 /** How many Host headers came (req.headers keeps only the first; headersDistinct copies them all). */
 function hostCount(req: IncomingMessage): number {
   let count = 0;
@@ -295,7 +311,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
       socket.destroy();
       return;
     }
-    const [status, message] = PARSER_ERRORS[err.code ?? ''] ?? [400, HTTP_MESSAGES.badRequest];
+    const [status, message] = parserRefusal(err);
     answerThenLinger(socket, rawResponse(errorReply(new HttpError(status, message, undefined, { Connection: 'close' }))));
   });
 

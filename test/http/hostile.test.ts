@@ -71,6 +71,17 @@ test('a request line over 8 KiB is 414, headers over 16 KiB are 431, both JSON',
   assert.equal(big.json.code, 431);
 });
 
+test('a request line past node\'s 16 KiB head limit is still 414 (the request line is what is too long); a long header after a short line still 431', async () => {
+  for (const length of [17_000, 70_000]) {
+    const line = `GET /api/v1/sessions/?x=${'a'.repeat(length)} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+    const whole = parse(await raw(line));
+    assert.equal(whole.status, 414, `${length}: ${whole.status}`);
+    assert.equal(whole.json.message, 'Request URI too long');
+  }
+  const big = parse(await raw(`GET /debug/health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`));
+  assert.equal(big.status, 431);
+});
+
 test('Content-Length together with Transfer-Encoding is refused 400 (no request smuggling)', async () => {
   const res = parse(
     await raw('POST /api/v1/sessions/ HTTP/1.1\r\nHost: localhost\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /debug/health HTTP/1.1\r\nHost: localhost\r\n\r\n'),
