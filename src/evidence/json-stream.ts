@@ -143,8 +143,8 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     if (next !== null && next !== undefined) p += typeof next === 'number' ? `[${next}]` : `${p ? '.' : ''}${next}`;
     return p || '(document)';
   };
-  const fail = (message: string, extra?: string | number): never => {
-    throw new JsonStreamError(`${message} (at byte ${offset})`, entryIndex >= 0 ? entryIndex : undefined, path(extra));
+  const fail = (message: string, extra?: string | number, at = offset): never => {
+    throw new JsonStreamError(`${message} (at byte ${at})`, entryIndex >= 0 ? entryIndex : undefined, path(extra));
   };
   /** A comma was just read in an object: a key must follow, not `}`. */
   let afterComma = false;
@@ -359,12 +359,14 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   }
 
   function endToken(): void {
+    // a word is read to its end: the place said is where it began
+    const start = offset - Buffer.byteLength(token);
     if (mode === Mode.Number) {
-      if (!NUMBER.test(token)) fail(`an invalid number ${JSON.stringify(token.slice(0, 40))}`);
+      if (!NUMBER.test(token)) fail(`an invalid number ${JSON.stringify(token.slice(0, 40))}`, undefined, start);
       scalar(Number(token));
     } else {
       const value = token === 'true' ? true : token === 'false' ? false : token === 'null' ? null : undefined;
-      if (value === undefined) fail(`unexpected ${JSON.stringify(token.slice(0, 40))}`);
+      if (value === undefined) fail(`unexpected ${JSON.stringify(token.slice(0, 40))}`, undefined, start);
       scalar(value);
     }
     token = '';

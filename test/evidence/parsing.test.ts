@@ -49,8 +49,10 @@ test('the parser refuses what is not JSON, or past its limits, naming where', ()
   const cases: [string, RegExp, string][] = [
     ['{"log":{"entries":[{"a":1,}]}}', /expected a key/, 'log.entries[0].a'],
     ['{"log":{"entries":[1,]}}', /unexpected/, 'log.entries[1]'],
-    ['{"log":{"entries":[{"a":01}]}}', /invalid number/, 'log.entries[0].a'],
-    ['{"log":{"entries":[{"a":tru}]}}', /unexpected "tru"/, 'log.entries[0].a'],
+    ['{"log":{"entries":[{"a":01}]}}', /invalid number "01" \(at byte 24\)/, 'log.entries[0].a'],
+    // the place a bad word begins, not where it ends
+    ['{"log":{"entries":[{"a":tru}]}}', /unexpected "tru" \(at byte 24\)/, 'log.entries[0].a'],
+    ['not json', /unexpected "not" \(at byte 0\)/, '(document)'],
     ['{"log":{"entries":[{"a":"\\x"}]}}', /invalid escape/, 'log.entries[0].a'],
     ['{"log":{"entries":[{"a":"\u0001"}]}}', /control character/, 'log.entries[0].a'],
     ['{"log":{"entries":[]}}{', /after the end/, '(document)'],
