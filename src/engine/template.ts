@@ -13,6 +13,9 @@ export function unknownPlaceholders(template: string, program: boolean): string[
     const known = TARGET_FIELDS.has(name) || (program && (name === 'output_dir' || /^config:[A-Za-z0-9_.-]+$/.test(name)));
     if (!known) unknown.push(whole);
   }
+  // a brace of no placeholder (`{ host_name }`, a lone `{`) would be sent as written: a typo unseen
+  const stray = /[{}]/.exec(template.replace(ANY_BRACE_WORD, ''));
+  if (stray) unknown.push(`a "${stray[0]}" that begins or ends no placeholder`);
   return unknown;
 }
 

@@ -251,6 +251,24 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       says: /must begin with http:\/\/ or https:\/\//,
     },
     {
+      name: 'a checklist naming a placeholder that does not exist',
+      file: 'unknown-placeholder.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'external', checklist: 'Look at {hostname}' }] },
+      says: /"checklist" names unknown placeholders: \{hostname\}/,
+    },
+    {
+      name: 'a brace of no placeholder in an argument ({ host_name } with spaces)',
+      file: 'stray-brace.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'active', program: '/bin/true', argv: ['{ host_name }'] }] },
+      says: /argv\[0\] names unknown placeholders: a "\{" that begins or ends no placeholder/,
+    },
+    {
+      name: 'a lone brace in a checklist',
+      file: 'lone-brace.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'external', checklist: 'Look at {target_url} }' }] },
+      says: /a "\}" that begins or ends no placeholder/,
+    },
+    {
       name: 'a plugin redefining a shipped one',
       file: 'duplicate.json',
       text: { plugins: [{ code: 'OWTF-IG-001', group: 'web', type: 'external', checklist: 'again' }] },
