@@ -106,7 +106,7 @@ describe('a target whose every answer is a redirect not followed', () => {
     test(`${name}: framing, robots, cookies and banners are unranked (nothing was seen, so nothing passed), not Passing`, async () => {
       const target = await serveHttp(handler);
       try {
-        for (const check of ['framing', 'robots', 'cookies', 'banners']) {
+        for (const check of ['framing', 'robots', 'cookies', 'banners'] as const) {
           const findings = findingsOf(await CHECKS[check]!(inputFor(target.url)));
           assert.equal(highestRank(findings), -1, `${check}: ${details(findings)}`);
           assert.ok(details(findings).includes('Redirect not followed: the page was not seen'), details(findings));
