@@ -106,11 +106,24 @@ const jsByteString = (text: string) => JSON.stringify(Buffer.from(text).toString
 
 // ---- the languages ----
 
+/**
+ * Linux refuses a program an argument over 128 KiB, or arguments over 2 MiB in all ("Argument list
+ * too long"), and a HAR may hold more: past this many bytes of header lines, curl reads them from a
+ * builtin's output (`--header @<(printf ...)`, a header a line) instead.
+ */
+const CURL_ARGUMENT_BYTES = 64 * 1024;
+/** The longest argument Linux passes to a program (MAX_ARG_STRLEN, its NUL included). */
+const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
+
 function bash(request: CodeRequest, options: CodeOptions): string {
   const headers = sendable(request);
+  const headerLines = headers.map(([name, value]) => (value === '' ? `${name};` : `${name}: ${value}`));
+  // a line of the file is a header: one holding a line break (a HAR import leaves none) stays an argument
+  const inFile = headerLines.reduce((sum, line) => sum + Buffer.byteLength(line), 0) > CURL_ARGUMENT_BYTES && !headerLines.some((line) => /[\r\n]/.test(line));
   // one option (and its value) a line
   const lines = ['curl -q --silent --show-error --globoff --path-as-is', `--request ${shellQuote(request.method)}`];
-  for (const [name, value] of headers) lines.push(`--header ${shellQuote(value === '' ? `${name};` : `${name}: ${value}`)}`);
+  if (inFile) lines.push(`--header @<(printf '%s\\n' ${headerLines.map(shellQuote).join(' ')})`);
+  else for (const line of headerLines) lines.push(`--header ${shellQuote(line)}`);
   // curl's own defaults, where the recorded request had none
   for (const name of ['Accept', 'User-Agent', 'Expect']) if (!has(headers, name.toLowerCase())) lines.push(`--header ${shellQuote(`${name}:`)}`);
   if (hasBody(request) && !has(headers, 'content-type')) lines.push(`--header ${shellQuote('Content-Type:')}`);
@@ -126,7 +139,10 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   }
   lines.push(`--url ${shellQuote(request.url)}`);
   const grep = options.searchString ? ` | grep --ignore-case --fixed-strings -e ${shellQuote(options.searchString)}` : '';
-  return `#!/usr/bin/env bash\n${options.untrustedCertificate ? `# ${UNCHECKED}\n` : ''}${input}${lines.join(' \\\n  ')}${grep}\n`;
+  // curl (7.88, Debian 12's) takes a URL as an argument, or in a config line of at most 100 KB
+  const urlBytes = Buffer.byteLength(request.url);
+  const tooLong = urlBytes > MAX_ARGUMENT_BYTES ? `# The URL is ${urlBytes} bytes: past the 128 KiB Linux passes a program as one argument, curl cannot be given it (the python code sends it)\n` : '';
+  return `#!/usr/bin/env bash\n${options.untrustedCertificate ? `# ${UNCHECKED}\n` : ''}${tooLong}${input}${lines.join(' \\\n  ')}${grep}\n`;
 }
 
 /** The Host a request needs: the recorded one, else HTTP/2's :authority, else the URL's. */

@@ -56,7 +56,8 @@ before(async () => {
       res.end('the answer\nsecond line NEEDLE here\n');
     });
   };
-  site = createServer(answer);
+  // heads of any size: a recorded request may carry a 200 KB header
+  site = createServer({ maxHeaderSize: 1024 * 1024 }, answer);
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   secureSite = createHttpsServer(makeCertificates().selfSigned, answer);
   await new Promise<void>((resolve) => secureSite.listen(0, '127.0.0.1', resolve));
@@ -126,6 +127,13 @@ const cases = (): Case[] => [
     method: 'DELETE',
     path: '/h2?x=1',
     headers: [[':method', 'DELETE'], [':authority', 'example'], [':scheme', 'http'], [':path', '/h2?x=1'], ['accept', 'application/json'], ['x-token', 'abc']],
+  },
+  {
+    // a header past what Linux lets one argument hold (128 KiB): curl reads the headers from a file instead
+    name: 'a 100 KB URL and a 200 KB header holding quotes, backslashes and $(...)',
+    method: 'GET',
+    path: `/long?x=${'a'.repeat(100 * 1024)}&q="\\"`,
+    headers: [['X-Big', `${'b'.repeat(200 * 1024)} "quoted" \\back\\ ${hostile()}`], ['X-Small', 'one']],
   },
 ];
 
@@ -240,6 +248,20 @@ test('search_string (and searchstring, as the upstream web client sends it) show
       assert.doesNotMatch(stdout, /the answer/, `${language} with ${name}: only the matching lines`);
     }
   }
+});
+
+test('a URL past the 128 KiB one argument may hold: the curl code says curl cannot be given it, the python code sends it', async () => {
+  const url = `${origin}/longer?x=${'a'.repeat(140 * 1024)}`;
+  const result = await importHar(assessd.url, 1, harOf([{ url, method: 'GET', headers: [['X-Case', 'longer']] }]));
+  assert.equal(result.status, 201, result.text);
+  const rows = (await request(assessd.url, '/api/v1/targets/1/transactions/?limit=100')).json.data as { id: number; url: string }[];
+  const id = rows.find((t) => t.url === url)!.id;
+  const bash = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language: 'bash' } });
+  assert.match(bash.text, /^# The URL is 143\d{3} bytes: past the 128 KiB Linux passes a program as one argument, curl cannot be given it \(the python code sends it\)$/m);
+  const python = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language: 'python' } });
+  received.length = 0;
+  await runCode('python', python.raw);
+  assert.equal(received[0]?.target, new URL(url).pathname + new URL(url).search);
 });
 
 test('data replaces the body; several languages come one after another; an unknown one is 400', async () => {
