@@ -153,6 +153,8 @@ export function pluginOrStandIn(catalogue: Catalogue, key: string): Plugin {
 
 const ACTION_KEYS = ['checklist', 'links', 'check', 'argv', 'grep'] as const;
 type ActionKey = (typeof ACTION_KEYS)[number];
+/** A program's fields beside its argv: on a plugin of another type, a program half described (never run). */
+const PROGRAM_FIELDS = ['tool', 'program', 'parser', 'timeout', 'success_exit_codes'] as const;
 
 /**
  * The one action each type takes (docs/PLUGINS.md): external a checklist; passive links, nothing
@@ -196,6 +198,7 @@ function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, T
   if (typeof type !== 'string' || !types.includes(type)) fail(`"type" must be one of ${types.join(', ')} in group ${group}`);
   const testGroup = groups.get(code as string);
   if (!testGroup) fail(`no test group has the code ${code} (add it to "test_groups")`);
+  if (testGroup!.group !== group) fail(`test group ${code} is a ${testGroup!.group} one: a ${group} plugin needs a ${group} test group (a new code)`);
   for (const field of REQUIRED_TEXT) if (!isText(raw[field], 1024)) fail(`"${field}" is required: a non-empty string`);
   if (raw.attr !== undefined && raw.attr !== null && !isText(raw.attr, 1024)) fail('"attr" must be a non-empty string or null');
   const expected = ACTION_OF_TYPE[type as string];
@@ -205,6 +208,8 @@ function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, T
     const found = present.length === 0 ? 'none' : present.map((k) => `"${k}"`).join(' and ');
     fail(`${/^[aeiou]/.test(type as string) ? 'an' : 'a'} ${type} plugin's action is ${ACTION_WORDS[expected!]}, and only that: found ${found}`);
   }
+  const stray = expected === 'argv' ? [] : PROGRAM_FIELDS.filter((k) => raw[k] !== undefined);
+  if (stray.length > 0) fail(`${/^[aeiou]/.test(type as string) ? 'an' : 'a'} ${type} plugin runs no program: ${stray.map((k) => `"${k}"`).join(' and ')} belong to a program plugin's action`);
   const action = readAction(raw, expected!, type as string, fail, knownChecks);
   const plugin: Plugin = {
     key: `${type}@${code}`,

@@ -269,6 +269,18 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       says: /a "\}" that begins or ends no placeholder/,
     },
     {
+      name: 'a passive plugin with a program\'s fields (no argv: it would never run them)',
+      file: 'passive-program.json',
+      text: { test_groups: [USER_GROUPS[0]], plugins: [{ code: 'USR-T-001', group: 'web', type: 'passive', links: [{ title: 'x', url: 'https://example.org/' }], program: '/bin/true', tool: 'TOOL_NMAP' }] },
+      says: /a passive plugin runs no program: "tool" and "program" belong to a program plugin's action/,
+    },
+    {
+      name: 'a network plugin under a web test group\'s code',
+      file: 'group-mismatch.json',
+      text: { plugins: [{ code: 'OWTF-IG-001', group: 'network', type: 'active', program: '/bin/true', argv: [] }] },
+      says: /test group OWTF-IG-001 is a web one: a network plugin needs a network test group/,
+    },
+    {
       name: 'a plugin redefining a shipped one',
       file: 'duplicate.json',
       text: { plugins: [{ code: 'OWTF-IG-001', group: 'web', type: 'external', checklist: 'again' }] },
