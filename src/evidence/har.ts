@@ -174,6 +174,12 @@ function headers(list: unknown, field: string, index: number): Header[] {
   return out;
 }
 
+/** `bytes` without CR, LF, tabs and spaces (the same bytes when there are none). */
+function withoutBlanks(bytes: Buffer): Buffer {
+  if (![0x0a, 0x0d, 0x20, 0x09].some((blank) => bytes.includes(blank))) return bytes;
+  return Buffer.from(bytes.toString('latin1').replace(/[\r\n\t ]+/g, ''), 'latin1');
+}
+
 function isBase64(bytes: Buffer): boolean {
   let end = bytes.length;
   while (end > 0 && bytes[end - 1] === 0x3d && bytes.length - end < 2) end--;
@@ -190,7 +196,8 @@ function body(holder: Obj, field: string, index: number): { bytes: Buffer; cut: 
   const encoding = holder.encoding;
   if (encoding !== undefined && encoding !== '' && encoding !== 'base64') throw new HarError(index, `${field}.encoding`, 'must be "base64" when present');
   if (encoding === 'base64') {
-    let b64 = t.bytes;
+    // MIME's way, lines of 76 (some tools write it so): the line breaks and blanks are no part of it
+    let b64 = withoutBlanks(t.bytes);
     // cut mid-way: decode the whole groups of four
     if (t.cut) b64 = b64.subarray(0, b64.length - (b64.length % 4));
     if (!isBase64(b64)) throw new HarError(index, `${field}.text`, 'is not valid base64 (its encoding says base64)');

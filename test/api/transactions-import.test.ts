@@ -236,3 +236,16 @@ test('assessd import-har: offline into a data directory; refused with the equiva
   again.proc.kill('SIGTERM');
   await again.exited;
 });
+
+test('a base64 body written as MIME writes it (lines of 76, CRLF, a trailing blank) imports as its bytes', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://mime.example/' } });
+  const target = (await request(server.url, '/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://mime.example/').id;
+  const bytes = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7) % 256));
+  const wrapped = `${bytes.toString('base64').replace(/.{76}/g, '$&\r\n')} \n`;
+  const entry = entryOf({ url: 'https://mime.example/blob' }) as { response: Record<string, unknown> };
+  const res = await importHar(server.url, target, JSON.stringify({ log: { entries: [{ ...entry, response: { ...entry.response, content: { size: bytes.length, mimeType: 'application/octet-stream', text: wrapped, encoding: 'base64' } } }] } }));
+  assert.equal(res.status, 201, res.text);
+  const [row] = await list(target);
+  const body = await request(server.url, `/api/v1/targets/${target}/transactions/${row.id}/body`);
+  assert.ok(body.raw.equals(bytes), `${body.raw.length} bytes`);
+});
