@@ -182,6 +182,9 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
 
   /** Answers at once when it can: only a body to read, or a write to wait for, makes it a promise. */
   function route(req: IncomingMessage): Reply | Promise<Reply> {
+    // the data directory gone from under the server: the state may hold a write that failed (its
+    // log line says why), so nothing is answered from it, the health check included
+    if (store.lost) throw new HttpError(500, HTTP_MESSAGES.internal);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     // one Host (RFC 9112): two, and a redirect could name a host the client did not mean; none is

@@ -57,6 +57,12 @@ export interface Store {
    * rolled back to the last durable one, if it cannot be made durable). A refusal changes nothing.
    */
   change<O extends Op>(op: O): Promise<ResultOf<O>>;
+  /**
+   * Set once the data directory was removed or replaced under the server: nothing can be made
+   * durable any more, and the state may hold the failed write, which cannot be rolled back from a
+   * directory that is not ours. The server answers every request with a 500 from then on.
+   */
+  readonly lost?: Error;
   /** Tells whoever is refused the directory where its owner answers (the lock carries it). */
   advertise(url: string): void;
   /** Waits for writes in flight, then releases the data directory. */
@@ -192,8 +198,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
 
   /**
    * Back to what the disk holds: the snapshots and the journal's durable records. Not when the
-   * directory was removed or replaced (`cause`): what is at its path is not what this server wrote,
-   * so writes are refused from then on, and reads go on from memory.
+   * directory was removed or replaced (`cause`): what is at its path is not what this server wrote;
+   * the store is then `lost`.
    */
   function rollback(cause?: unknown): void {
     if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ERR_DATA_DIR_REPLACED') {
@@ -316,6 +322,9 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     state,
     get generation() {
       return generation;
+    },
+    get lost() {
+      return replaced ? unsure : undefined;
     },
     get stats() {
       return { ...stats, compacting: compacting !== undefined, fsyncs: otherFsyncs + journal.fsyncs };
