@@ -136,7 +136,9 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
 
   const queue: Handler = async (ctx) => {
     const args = queueArgs(ctx.args);
-    if ([...args.keys()].length === 0) throw new HttpError(400, E.argumentsNull);
+    // in the query only: the answer's extension, which an upstream client never asks for
+    const details = boolArg(ctx.query, 'details') ?? false;
+    if ([...args.keys()].filter((key) => key !== 'details').length === 0) throw new HttpError(400, E.argumentsNull);
     const targets: number[] = [];
     for (const raw of args.getAll('id').flatMap((v) => v.split(','))) {
       const id = parseUnsigned(raw);
@@ -151,6 +153,8 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     // a target deleted between the check and now
     if (!result.ok) throw new HttpError(400, M.invalidTargetReference);
     engine.kick();
+    // upstream's answer is exactly {"queued": n} (an extension never changes it): the rest on request
+    if (!details) return success({ queued: result.queued }, 201);
     const message = skippedMessage(result.skipped, result.ran);
     return success({ queued: result.queued, skipped: result.skipped, ...(message ? { message } : {}) }, 201);
   };
@@ -231,13 +235,14 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
       ...filters,
       force_overwrite: { type: 'boolean', description: 'Queue again plugins that already ran on the target (their output is replaced)' },
       plugin_data: { type: 'string', description: 'All of the above, form-encoded in one argument' },
+      details: { type: 'boolean', description: 'In the query string (extension): the answer also says how many pairs were skipped, and why' },
     },
     ok: {
       status: 201,
-      description: 'How many works were queued, and how many pairs asked for were skipped (already queued or running, or already run: `message` says which, and that force_overwrite=true runs those again)',
+      description: 'How many works were queued; with details=true, also how many pairs asked for were skipped (already queued or running, or already run: `message` says which, and that force_overwrite=true runs those again)',
       data: {
         type: 'object',
-        required: ['queued', 'skipped'],
+        required: ['queued'],
         additionalProperties: false,
         properties: { queued: { type: 'integer' }, skipped: { type: 'integer' }, message: { type: 'string', description: 'Present when pairs were skipped' } },
       },

@@ -37,10 +37,14 @@ const list = (s: TestServer, query = ''): Promise<Work[]> => get(s, `/api/v1/wor
 const pairs = (works: Work[]) => works.map((w) => `${w.target.id} ${w.plugin.key}`);
 
 describe('POST /worklist/ queues', () => {
-  test('POST answers 201 with data exactly {"queued": n, "skipped": n} when nothing was skipped', () =>
+  test('POST answers 201 with data exactly {"queued": n}, as upstream; with details=true in the query, {"queued": n, "skipped": n} too', () =>
     withServer(async (s) => {
-      const data = await ok(s, 'POST', '/api/v1/worklist/', { id: '1', ...external(IG1) }, 201);
-      assert.deepEqual(data, { queued: 1, skipped: 0 });
+      assert.deepEqual(await ok(s, 'POST', '/api/v1/worklist/', { id: '1', ...external(IG1) }, 201), { queued: 1 });
+      // skipped pairs change nothing of the upstream answer
+      assert.deepEqual(await ok(s, 'POST', '/api/v1/worklist/', { id: '1', ...external(IG1) }, 201), { queued: 0 });
+      assert.deepEqual(await ok(s, 'POST', '/api/v1/worklist/?details=true', { id: '1', ...external(IG2) }, 201), { queued: 1, skipped: 0 });
+      // details alone is no argument
+      assertFail(await send(s, 'POST', '/api/v1/worklist/?details=true', {}), 400, 'Arguments should not be null');
     }));
 
   test('a POST that skips pairs says how many and why, and what to send to run again', () =>
@@ -51,7 +55,7 @@ describe('POST /worklist/ queues', () => {
         await waitFor('the worklist to empty', async () => (await list(s)).length === 0);
         await ok(s, 'PATCH', '/api/v1/workers/0/pause');
         assert.equal(await queue(s, { id: '1', ...external(IG2) }), 1);
-        const data = await ok(s, 'POST', '/api/v1/worklist/', { id: '1,2', ...external(IG1, IG2) }, 201);
+        const data = await ok(s, 'POST', '/api/v1/worklist/?details=true', { id: '1,2', ...external(IG1, IG2) }, 201);
         assert.deepEqual(data, {
           queued: 2,
           skipped: 2,

@@ -450,12 +450,13 @@ export const api = {
   /** The plugin catalogue (about a hundred), by group, type, then the guide's order. */
   plugins: (signal?: AbortSignal) => get<Plugin[]>('/api/v1/plugins/', signal),
   /** Queues the plugins of one group and type (all, or these codes) on the targets. */
-  queueWorks(q: QueueRequest): Promise<{ queued: number }> {
+  queueWorks(q: QueueRequest): Promise<{ queued: number; skipped: number; message?: string }> {
     const params = new URLSearchParams({ id: q.ids.join(','), force_overwrite: String(q.force) });
     if (q.group) params.set('group', q.group);
     if (q.type) params.set('type', q.type);
     for (const code of q.codes ?? []) params.append('code', code);
-    return send('POST', '/api/v1/worklist/', params);
+    // details=true: the answer says what was skipped too
+    return send('POST', '/api/v1/worklist/?details=true', params);
   },
   /** A page of the worklist, with its totals. */
   worklistPage(query: WorkQuery, signal?: AbortSignal): Promise<WorkPage> {
