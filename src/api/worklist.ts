@@ -253,6 +253,8 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
   router.add('POST', '/api/v1/worklist/{action:word}', idAndActionMustBeNone, { summary: 'Refused: POST takes no action', fails: { 400: [E.workerIdAndActionNone] } });
   router.add('POST', '/api/v1/worklist/{id:int}/{action:word}', idAndActionMustBeNone, { summary: 'Refused: POST takes no id or action', fails: { 400: [E.workerIdAndActionNone] } });
   router.add('PATCH', '/api/v1/worklist', workIdRequired, { summary: 'Refused: PATCH needs a work id', fails: { 400: [E.workIdNone] } });
+  // upstream's route takes the id as optional before the action: an action alone names no work
+  router.add('PATCH', '/api/v1/worklist/{action:word}', workIdRequired, { summary: 'Refused: PATCH needs a work id before its action', fails: { 400: [E.workIdNone] } });
   router.add('PATCH', '/api/v1/worklist/{id:int}', actionMustBeNone, { summary: 'Refused: PATCH needs an action (pause or resume)', fails: { 400: [E.actionNone] } });
   router.add('PATCH', '/api/v1/worklist/{id:int}/{action:word}', patch, {
     summary: 'Pause or resume a work (id 0: every work); another action changes nothing',
@@ -265,5 +267,6 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     ok: { status: 200, description: 'Deleted', data: EMPTY },
     fails: { 400: [E.invalidWorker] },
   });
+  router.add('DELETE', '/api/v1/worklist/{action:word}', workIdRequired, { summary: 'Refused: DELETE needs a work id', fails: { 400: [E.workIdNone] } });
   router.add('DELETE', '/api/v1/worklist/{id:int}/{action:word}', actionMustBeNone, { summary: 'Refused: DELETE takes no action', fails: { 400: [E.actionNone] } });
 }

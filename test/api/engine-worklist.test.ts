@@ -310,6 +310,9 @@ describe('PATCH /worklist/<id>/pause|resume', () => {
 
   const rows: { name: string; method: string; path: string; status: number; message?: string; then?: boolean[] }[] = [
     { name: 'PATCH without an id', method: 'PATCH', path: '/api/v1/worklist/', status: 400, message: E.workIdNone },
+    // upstream's route: the id is optional before the action
+    { name: 'PATCH of an action without an id', method: 'PATCH', path: '/api/v1/worklist/pause', status: 400, message: E.workIdNone },
+    { name: 'DELETE of an action without an id', method: 'DELETE', path: '/api/v1/worklist/pause/', status: 400, message: E.workIdNone },
     { name: 'PATCH without an action', method: 'PATCH', path: '/api/v1/worklist/1', status: 400, message: E.actionNone },
     { name: 'PATCH pause of an unknown work', method: 'PATCH', path: '/api/v1/worklist/999/pause', status: 400, message: E.invalidWorker },
     { name: 'PATCH resume of an unknown work', method: 'PATCH', path: '/api/v1/worklist/999/resume', status: 400, message: E.invalidWorker },
