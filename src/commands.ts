@@ -44,8 +44,23 @@ interface Output {
   err(line: string): void;
 }
 
+let stdoutErrorsSaid = false;
+
 const processOutput: Output = {
-  out: (text) => new Promise((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve()))),
+  out(text) {
+    // a reader that stops early (`| head`) closes the pipe: the write's callback says so, once, as
+    // the command's one line; without a listener the stream's own 'error' would be a crash
+    if (!stdoutErrorsSaid) {
+      stdoutErrorsSaid = true;
+      process.stdout.on('error', () => {});
+    }
+    return new Promise((resolve, reject) =>
+      process.stdout.write(text, (err) => {
+        if (!err) return resolve();
+        reject((err as NodeJS.ErrnoException).code === 'EPIPE' ? new CommandError('the standard output was closed before all of it was written (EPIPE: its reader stopped)') : err);
+      }),
+    );
+  },
   err: (line) => console.error(`assessd: ${line}`),
 };
 

@@ -233,3 +233,19 @@ describe('refusals: exit 1 and one line', () => {
     assert.match((await runCli(['--help'])).stdout, /assessd export --session ID/);
   });
 });
+
+test('export into a pipe whose reader stops early (| head): one line saying so, exit 1, no stack trace', async () => {
+  const dir = await tempDir();
+  const server = await spawnServer(['--port', '0', '--data-dir', dir]);
+  try {
+    // an export larger than a pipe holds (64 KiB), so that the writes meet the closed pipe
+    const targets = { target_url: Array.from({ length: 3000 }, (_, i) => `http://h${i}.example/`) };
+    assert.equal((await request(server.url, '/api/v1/targets/', { method: 'POST', form: targets })).status, 201);
+  } finally {
+    await stop(server);
+  }
+  const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(PROJECT_ROOT, 'dist', 'assessd.cjs'))} export --data-dir ${JSON.stringify(dir)} --session 1 | head -c 10 > /dev/null; echo "status \${PIPESTATUS[0]}" >&2`;
+  const run = await new Promise<{ stderr: string }>((resolve) => execFile('/bin/bash', ['-c', line], (_err, _stdout, stderr) => resolve({ stderr })));
+  assert.match(run.stderr, /^assessd: export: the standard output was closed before all of it was written \(EPIPE: its reader stopped\)\nstatus 1\n$/);
+});
+
