@@ -131,6 +131,7 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
       made = undefined;
       throw err;
     }));
+  const removed: string[] = [];
   for (const name of names) {
     const n = segmentNumberOf(name);
     const known = n !== undefined && (state().segments.has(n) || state().retiredSegments.has(n));
@@ -140,7 +141,13 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
       continue;
     }
     await fs.remove(join(dir, name));
-    log(`removed ${SEGMENT_DIR}/${name}: no committed import names it`);
+    removed.push(`${SEGMENT_DIR}/${name}`);
+  }
+  // one line however many (a killed import of thousands of targets leaves thousands)
+  if (removed.length === 1) log(`removed ${removed[0]}: no committed import names it`);
+  else if (removed.length > 1) {
+    const named = removed.sort((x, y) => x.localeCompare(y, 'en', { numeric: true })).slice(0, 3).join(', ');
+    log(`removed ${removed.length.toLocaleString('en')} files no committed import names: ${named}${removed.length > 3 ? ', ...' : ''}`);
   }
   for (const n of [...state().segments.keys(), ...state().retiredSegments]) nextSegment = Math.max(nextSegment, n + 1);
   for (const n of state().segments.keys()) {
