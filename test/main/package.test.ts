@@ -25,12 +25,12 @@ import { start } from 'assessd';
 test('an embedding project starts assessd, writes, closes, and finds its data after a restart', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'embedded-'));
   const server = await start({ host: '127.0.0.1', port: 0, dataDir, log: () => {} });
-  // a failed assertion must not leave the server running: the test's process would never end
+  const headers = { authorization: 'Bearer ' + server.token };
+  // a failed assertion must not leave a server running: the test's process would never end
   let closed = false;
   try {
   assert.match(server.url, /^http:\\/\\/127\\.0\\.0\\.1:\\d+$/);
   assert.equal((await fetch(server.url + '/api/v1/sessions/')).status, 401, 'a token on loopback too');
-  const headers = { authorization: 'Bearer ' + server.token };
   const created = await fetch(server.url + '/api/v1/sessions/', { method: 'POST', headers, body: new URLSearchParams({ name: 'from the embedder' }) });
   assert.equal(created.status, 201);
   // a built-in check runs from the installed package too (its code is loaded with the first run)
@@ -50,10 +50,13 @@ test('an embedding project starts assessd, writes, closes, and finds its data af
     if (!closed) await server.close();
   }
   const again = await start({ port: 0, dataDir, log: () => {} });
-  assert.equal(again.token, server.token, 'the generated token is reused');
-  const { data } = await (await fetch(again.url + '/api/v1/sessions/', { headers })).json();
-  assert.deepEqual(data.map((s) => s.name), ['default session', 'from the embedder']);
-  await again.close();
+  try {
+    assert.equal(again.token, server.token, 'the generated token is reused');
+    const { data } = await (await fetch(again.url + '/api/v1/sessions/', { headers })).json();
+    assert.deepEqual(data.map((s) => s.name), ['default session', 'from the embedder']);
+  } finally {
+    await again.close();
+  }
 });
 `;
 
