@@ -184,6 +184,9 @@ const ACTION_WORDS: Record<ActionKey, string> = {
   grep: '"grep" (its rules over the target\'s transactions)',
 };
 
+/** `an active`, `a passive`: a type with its article, for messages. */
+const withArticle = (type: string) => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+
 /** The fields every plugin has (docs/PLUGINS.md, "Every plugin has these fields"). */
 const REQUIRED_TEXT = ['name', 'title', 'descrip'] as const;
 
@@ -206,10 +209,10 @@ function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, T
   const present = ACTION_KEYS.filter((k) => raw[k] !== undefined);
   if (present.length !== 1 || present[0] !== expected) {
     const found = present.length === 0 ? 'none' : present.map((k) => `"${k}"`).join(' and ');
-    fail(`${/^[aeiou]/.test(type as string) ? 'an' : 'a'} ${type} plugin's action is ${ACTION_WORDS[expected!]}, and only that: found ${found}`);
+    fail(`${withArticle(type as string)} plugin's action is ${ACTION_WORDS[expected!]}, and only that: found ${found}`);
   }
   const stray = expected === 'argv' ? [] : PROGRAM_FIELDS.filter((k) => raw[k] !== undefined);
-  if (stray.length > 0) fail(`${/^[aeiou]/.test(type as string) ? 'an' : 'a'} ${type} plugin runs no program: ${stray.map((k) => `"${k}"`).join(' and ')} belong to a program plugin's action`);
+  if (stray.length > 0) fail(`${withArticle(type as string)} plugin runs no program: ${stray.map((k) => `"${k}"`).join(' and ')} belong to a program plugin's action`);
   const action = readAction(raw, expected!, type as string, fail, knownChecks);
   const plugin: Plugin = {
     key: `${type}@${code}`,

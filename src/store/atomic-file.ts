@@ -80,7 +80,7 @@ const descriptorCalls = {
 };
 
 /** The error of a write to a file no longer at its path (the data directory removed or replaced). */
-export function replacedError(path: string): Error {
+function replacedError(path: string): Error {
   return Object.assign(
     new Error(`${path} is no longer the file at that path: the data directory was removed or replaced while the server ran; nothing more is written (restart the server on the directory it should use)`),
     { code: 'ERR_DATA_DIR_REPLACED' },

@@ -193,8 +193,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   let compacting: Promise<void> | undefined;
   /** Set when the state could not be reloaded after a failed write: it may hold what the disk lacks. */
   let unsure: Error | undefined;
-  /** The directory was removed or replaced under the server: `unsure` for good. */
-  let replaced = false;
+  /** Set for good once the directory was removed or replaced under the server (the store's `lost`). */
+  let lost: Error | undefined;
 
   /**
    * Back to what the disk holds: the snapshots and the journal's durable records. Not when the
@@ -203,9 +203,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
    */
   function rollback(cause?: unknown): void {
     if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ERR_DATA_DIR_REPLACED') {
-      unsure = cause as Error;
-      replaced = true;
-      log(`refusing every write from now on: ${unsure.message}`);
+      lost = cause as Error;
+      log(`answering every request 500 from now on: ${lost.message}`);
       generation++;
       return;
     }
@@ -324,14 +323,15 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
       return generation;
     },
     get lost() {
-      return replaced ? unsure : undefined;
+      return lost;
     },
     get stats() {
       return { ...stats, compacting: compacting !== undefined, fsyncs: otherFsyncs + journal.fsyncs };
     },
 
     change<O extends Op>(op: O): Promise<ResultOf<O>> {
-      if (unsure && !replaced) rollback();
+      if (lost) return Promise.reject(lost);
+      if (unsure) rollback();
       if (unsure) return Promise.reject(unsure);
       const result = applyOp(state, op);
       if (!result.ok) return Promise.resolve(result);

@@ -254,10 +254,13 @@ describe('values a run needs', () => {
 });
 
 describe('output caps', () => {
+  /** 200 lines of output, past the 256 bytes these servers keep. */
+  const LOUD = 'i=0; while [ $i -lt 200 ]; do echo "line $i of output"; i=$((i+1)); done';
+
   test('a program printing past the cap: Successful, the file ends with the cap note, error says so', () =>
     withRun(
       async (s) => {
-        const program = await script(tools, 'loud.sh', 'i=0; while [ $i -lt 200 ]; do echo "line $i of output"; i=$((i+1)); done');
+        const program = await script(tools, 'loud.sh', LOUD);
         const id = await runOn(s, program);
         const out = await waitForOutput(s, id, RUN_KEY);
         assert.equal(out.status, 'Successful', JSON.stringify(out));
@@ -270,13 +273,11 @@ describe('output caps', () => {
       },
       { maxOutputBytes: 256 },
     ));
-});
 
-describe('output caps and the time limit', () => {
   test('a program printing past the cap, then stopped by the time limit: Aborted, its error says both', () =>
     withRun(
       async (s) => {
-        const program = await script(tools, 'loud-then-slow.sh', 'i=0; while [ $i -lt 200 ]; do echo "line $i of output"; i=$((i+1)); done; exec sleep 30');
+        const program = await script(tools, 'loud-then-slow.sh', `${LOUD}; exec sleep 30`);
         const id = await runOn(s, program);
         const out = await waitForOutput(s, id, RUN_KEY);
         assert.equal(out.status, 'Aborted', JSON.stringify(out));

@@ -249,3 +249,16 @@ test('a base64 body written as MIME writes it (lines of 76, CRLF, a trailing bla
   const body = await request(server.url, `/api/v1/targets/${target}/transactions/${row.id}/body`);
   assert.ok(body.raw.equals(bytes), `${body.raw.length} bytes`);
 });
+
+test('a target of 300 segments (300 imports) exports whole through the API, and leaves at most 128 of them open (a descriptor each, kept for good, once used up every descriptor)', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+  const { readdirSync: fds } = await import('node:fs');
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://many.example/' } });
+  const target = (await request(server.url, '/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://many.example/').id;
+  for (let i = 0; i < 300; i++) assert.equal((await importHar(server.url, target, harOf([{ url: `https://many.example/${i}` }]))).status, 201);
+  const before = fds('/proc/self/fd').length;
+  const exported = await request(server.url, `/api/v1/targets/${target}/transactions/har`);
+  assert.equal(exported.status, 200);
+  assert.equal(JSON.parse(exported.text).log.entries.length, 300);
+  const opened = fds('/proc/self/fd').length - before;
+  assert.ok(opened <= 128, `${opened} descriptors left open by the export`);
+});
