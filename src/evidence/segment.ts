@@ -222,9 +222,15 @@ export async function createSegment(fs: FileSystem, path: string): Promise<Segme
   };
 }
 
+/** A segment file whose footer cannot be read; `damage` says how, for a log line (salvage.ts reads such a file back). */
 export class CorruptSegmentError extends Error {
   readonly code = 'ERR_DATA_FILE';
+  constructor(path: string, readonly damage: string, detail = damage) {
+    super(`${path}: ${detail}`);
+  }
 }
+
+const CUT = 'its end is cut or overwritten';
 
 /** Reads a segment's footer (synchronously: a few reads of one file). */
 export function readFooter(path: string): Footer {
@@ -233,19 +239,19 @@ export function readFooter(path: string): Footer {
     const size = fstatSync(fd).size;
     const trailer = Buffer.alloc(TRAILER);
     if (size < TRAILER || readSync(fd, trailer, 0, TRAILER, size - TRAILER) !== TRAILER || trailer.readUInt32LE(8) !== MAGIC) {
-      throw new CorruptSegmentError(`${path}: not a transaction segment (no footer)`);
+      throw new CorruptSegmentError(path, CUT, 'not a transaction segment (no footer)');
     }
     const start = trailer.readDoubleLE(0);
-    if (!(Number.isSafeInteger(start) && start >= 0 && start <= size - TRAILER)) throw new CorruptSegmentError(`${path}: its trailer names no footer`);
+    if (!(Number.isSafeInteger(start) && start >= 0 && start <= size - TRAILER)) throw new CorruptSegmentError(path, CUT, 'its trailer names no footer');
     const footer = Buffer.alloc(size - TRAILER - start);
     for (let read = 0, n; read < footer.length; read += n) {
       n = readSync(fd, footer, read, footer.length - read, start + read);
-      if (n === 0) throw new CorruptSegmentError(`${path}: cut short`);
+      if (n === 0) throw new CorruptSegmentError(path, CUT, 'cut short');
     }
     try {
       return parseFooter(footer);
     } catch (err) {
-      throw new CorruptSegmentError(`${path}: its footer does not parse (${(err as Error).message})`);
+      throw new CorruptSegmentError(path, 'its index does not parse', `its footer does not parse (${(err as Error).message})`);
     }
   } finally {
     closeSync(fd);

@@ -6,6 +6,7 @@
  * Knows nothing of HTTP.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import { link } from 'node:fs/promises';
 import { join } from 'node:path';
 import { nodeFileSystem, type FileSystem } from '../store/atomic-file.js';
 import { DataFileError, type SegmentRow } from '../store/state.js';
@@ -15,9 +16,10 @@ import { addFooter, createIndex, createInterner, markDead, relocate, reserve, ty
 import { createReader } from './reader.js';
 import { SOURCES, type Exchange } from './record.js';
 import {
-  createSegment, FLAG_BINARY, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, FOOTER_ROW, footerRows, readFooter, SEGMENT_DIR, segmentNumberOf,
-  segmentPath, SOURCE_SHIFT, type Footer, type SegmentWriter,
+  CorruptSegmentError, createSegment, FLAG_BINARY, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, FOOTER_ROW, footerRows, readFooter, rowOf,
+  SEGMENT_DIR, segmentNumberOf, segmentPath, SOURCE_SHIFT, type Footer, type SegmentWriter,
 } from './segment.js';
+import { DAMAGED, damagedNumberOf, filePlaces, wholeRecords } from './salvage.js';
 import { isBinary } from './record.js';
 import { scopeTest } from './scope.js';
 
@@ -101,6 +103,24 @@ export function rowFlags(x: Exchange, scope: boolean): number {
   );
 }
 
+/** What a salvage (openEvidence's) read back of a segment and what it lost, the ids lost as a range. */
+export function salvageSummary(row: SegmentRow, kept: number, into: number | undefined, unmatched: boolean): string {
+  const gone = new Set(row.gone);
+  const live = row.span - row.gone.length;
+  let lost = row.span - kept;
+  for (const local of row.gone) if (local >= kept) lost--;
+  let first = kept;
+  while (gone.has(first)) first++;
+  let last = row.span - 1;
+  while (gone.has(last)) last--;
+  const ids = first === last ? `id ${row.base + first}` : `ids ${row.base + first}-${row.base + last}`;
+  const count = (n: number) => n.toLocaleString('en');
+  const why = unmatched ? ' (it was rewritten, then more of it deleted: its records cannot be matched to their ids)' : '';
+  if (lost === 0) return `${count(live)} of its ${count(live)} transactions were read back into ${SEGMENT_DIR}/${into}.seg; none is lost.`;
+  if (lost === live) return `none of its ${count(live)} transactions could be read back${why} (${ids} ${lost === 1 ? 'is' : 'are'} lost).`;
+  return `${count(live - lost)} of its ${count(live)} transactions were read back into ${SEGMENT_DIR}/${into}.seg; the other ${count(lost)} (${ids}) are lost.`;
+}
+
 /**
  * Opens the store's transactions: deletes the files in DATA_DIR/transactions of segments no
  * committed op names (an import cut short, a file already forgotten), and refuses to start when a
@@ -133,6 +153,12 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     }));
   const removed: string[] = [];
   for (const name of names) {
+    // a damaged file kept beside the one read back from it (salvage): the tester's to delete
+    const damaged = damagedNumberOf(name);
+    if (damaged !== undefined) {
+      nextSegment = Math.max(nextSegment, damaged + 1);
+      continue;
+    }
     const n = segmentNumberOf(name);
     const known = n !== undefined && (state().segments.has(n) || state().retiredSegments.has(n));
     if (n !== undefined) nextSegment = Math.max(nextSegment, n + 1);
@@ -220,14 +246,16 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
           // every footer first, then the columns sized once for all of them
           const footers = new Map<number, Footer>();
           for (const row of todo) {
-            footers.set(row.n, readFooter(segmentPath(dataDir, row.n)));
+            // a damaged file is read back into a new one, read next time round
+            const footer = await footerOf(row);
+            if (footer) footers.set(row.n, footer);
             await new Promise((resolve) => setImmediate(resolve));
           }
           reserve(fresh.index, todo.reduce((sum, row) => sum + liveCount(row), 0), [...footers.values()].reduce((sum, f) => sum + f.urls.length, 0));
-          for (const row of todo) {
+          for (const [n, footer] of footers) {
             // a file rewritten or retired meanwhile is read under its new number (next time round), or not at all
-            const current = state().segments.get(row.n);
-            if (current) addSegmentRows(fresh, current, footers.get(row.n)!);
+            const current = state().segments.get(n);
+            if (current) addSegmentRows(fresh, current, footer);
           }
         }
       })();
@@ -290,7 +318,10 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
   /** Rewrites one segment without its deleted transactions: a new file, then one op naming it instead. */
   async function rewrite(row: SegmentRow): Promise<void> {
     const gone = new Set(row.gone);
-    const rows = footerRows(readFooter(segmentPath(dataDir, row.n))).filter((r) => !gone.has(r.local));
+    const footer = await footerOf(row);
+    // damaged: read back without its deleted transactions already
+    if (!footer) return;
+    const rows = footerRows(footer).filter((r) => !gone.has(r.local));
     const n = nextSegment++;
     const writer = await createSegment(fs, segmentPath(dataDir, n));
     try {
@@ -315,15 +346,15 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     if (maintaining) return maintaining;
     maintaining = (async () => {
       for (const target of loaded.keys()) if (!state().targets.has(target)) loaded.delete(target);
-      const candidates = [...state().segments.values()].filter((row) => {
-        const dead = row.gone.length - row.purged;
-        return dead > 0 && (dead >= row.span * REWRITE_FRACTION || segmentSize(row) <= SMALL_SEGMENT);
-      });
+      const candidates = [...state().segments.values()].filter((row) => row.gone.length > row.purged);
       for (const row of candidates) {
         if (closed) break;
         // deleted meanwhile, or its target: nothing to rewrite
         if (state().segments.get(row.n) !== row || liveCount(row) === 0) continue;
-        await rewrite(row).catch((err: Error) => log(`could not rewrite ${SEGMENT_DIR}/${row.n}.seg without its deleted transactions: ${err.message}`));
+        const dead = row.gone.length - row.purged;
+        await (async () => {
+          if (dead >= row.span * REWRITE_FRACTION || (await segmentSize(row)) <= SMALL_SEGMENT) await rewrite(row);
+        })().catch((err: Error) => log(`could not rewrite ${SEGMENT_DIR}/${row.n}.seg without its deleted transactions: ${err.message}`));
       }
       const retired = [...state().retiredSegments];
       if (retired.length === 0) return;
@@ -339,11 +370,88 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     return maintaining;
   }
 
+  /** Damaged segments being read back, by number: a load and the maintenance meeting one read it once. */
+  const salvaging = new Map<number, Promise<void>>();
+
+  /**
+   * A live segment's footer; undefined when its file is damaged (CorruptSegmentError): it has then
+   * been read back into a new file that the state names instead, or none when nothing was left.
+   */
+  async function footerOf(row: SegmentRow): Promise<Footer | undefined> {
+    try {
+      return readFooter(segmentPath(dataDir, row.n));
+    } catch (err) {
+      if (!(err instanceof CorruptSegmentError)) throw err;
+      let salvaged = salvaging.get(row.n);
+      if (!salvaged) {
+        salvaged = salvage(row, err.damage).finally(() => salvaging.delete(row.n));
+        salvaging.set(row.n, salvaged);
+      }
+      await salvaged;
+      return undefined;
+    }
+  }
+
+  /**
+   * Reads a damaged segment's whole records back into a new file (its deleted transactions left
+   * out), keeps the damaged file beside it under DAMAGED, and names the new file in one op: the
+   * transactions past the last whole record are lost, which the log says with their ids.
+   */
+  async function salvage(row: SegmentRow, damage: string): Promise<void> {
+    const path = segmentPath(dataDir, row.n);
+    const places = filePlaces(row);
+    // as it stands now: a delete while the file is read adds to the state's list, not to this one
+    const before: SegmentRow = { ...row, gone: [...row.gone] };
+    const gone = new Set(before.gone);
+    const scope = scopeOf(row.target);
+    let writer: { n: number; file: SegmentWriter } | undefined;
+    let read = 0;
+    try {
+      if (places) {
+        for await (const { bytes, exchange } of wholeRecords(path, places.length)) {
+          const local = places[read++]!;
+          if (gone.has(local)) continue;
+          if (!writer) {
+            await makeDir();
+            const n = nextSegment++;
+            writer = { n, file: await createSegment(fs, segmentPath(dataDir, n)) };
+          }
+          await writer.file.addRecord(bytes, rowOf(exchange, local, 0, 0, rowFlags(exchange, scope(exchange.url))));
+        }
+      }
+      const kept = places === undefined ? 0 : read === places.length ? row.span : places[read]!;
+      // the new file holds none of the places deleted before the first lost one
+      const purged = before.gone.filter((local) => local < kept).length;
+      if (writer) {
+        await writer.file.finish();
+        await fs.syncDir(dir);
+      }
+      // the damaged bytes stay, under another name, for whoever wants to look at them
+      let keptAs = `The damaged file is kept as ${SEGMENT_DIR}/${row.n}.seg${DAMAGED} (delete it when you no longer need it)`;
+      await link(path, `${path}${DAMAGED}`).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') keptAs = `The damaged file could not be kept (${err.code ?? err.message}): it is deleted`;
+      });
+      const result = await store.change({ op: 'salvageSegment', segment: row.n, ...(writer ? { into: writer.n } : {}), kept, purged });
+      if (!result.ok) {
+        // deleted meanwhile (its target, or its last transaction): nothing to read back, nor to keep
+        await writer?.file.abort();
+        await fs.remove(`${path}${DAMAGED}`);
+        return;
+      }
+      log(`${SEGMENT_DIR}/${row.n}.seg is damaged (${damage}): ${salvageSummary(before, kept, writer?.n, places === undefined)} ${keptAs}`);
+    } catch (err) {
+      await writer?.file.abort().catch(() => {});
+      throw err;
+    }
+  }
+
   const sizes = new Map<number, number>();
-  function segmentSize(row: SegmentRow): number {
+  /** A segment's records' bytes (Infinity when it was damaged: it is read back instead, and never rewritten). */
+  async function segmentSize(row: SegmentRow): Promise<number> {
     let size = sizes.get(row.n);
     if (size === undefined) {
-      const footer = readFooter(segmentPath(dataDir, row.n));
+      const footer = await footerOf(row);
+      if (!footer) return Infinity;
       size = 0;
       for (let p = 0; p < footer.fixed.length; p += FOOTER_ROW) size += footer.fixed.readUInt32LE(p + 8);
       sizes.set(row.n, size);

@@ -5,7 +5,7 @@ import { activateSession, addTargetToSession, createSession, deleteSession, remo
 import type { Part, State } from './state.js';
 import { createTargets, deleteTarget, setTargetAddresses, type HostAddresses } from './targets.js';
 import { importSession, type ImportedOutput, type ImportedSegment } from './import.js';
-import { addTransactions, deleteTransaction, forgetSegments, rewriteSegment } from './transactions.js';
+import { addTransactions, deleteTransaction, forgetSegments, rewriteSegment, salvageSegment } from './transactions.js';
 import {
   deleteError, deleteOutputs, deleteWork, endRun, patchError, queueWorks, rankOutput, requeueRun, runStarted, setWorkActive, startRun,
   type PluginRef, type RunEnd,
@@ -44,6 +44,7 @@ const APPLY = {
   deleteTransaction: (state: State, op: { target: number; id: number }) => deleteTransaction(state, op),
   rewriteSegment: (state: State, op: { segment: number; into: number; purged: number }) => rewriteSegment(state, op),
   forgetSegments: (state: State, op: { segments: number[] }) => forgetSegments(state, op),
+  salvageSegment: (state: State, op: { segment: number; into?: number; kept: number; purged: number }) => salvageSegment(state, op),
 };
 
 type Appliers = typeof APPLY;

@@ -88,6 +88,27 @@ export function rewriteSegment(state: State, op: { segment: number; into: number
   return OK;
 }
 
+/**
+ * Segment `segment`'s file was found damaged: file `into` holds what could be read back of it,
+ * its transactions before place `kept` but the `purged` deleted before it was read; those from
+ * `kept` on are lost (their ids answer as deleted ones do, and are never given again). The old
+ * file is retired, and the segment with it when nothing is left (`into` absent).
+ */
+export function salvageSegment(state: State, op: { segment: number; into?: number; kept: number; purged: number }): Result<'unknown-segment' | 'duplicate-segment'> {
+  const row = state.segments.get(op.segment);
+  if (!row) return refuse('unknown-segment');
+  if (!(Number.isSafeInteger(op.kept) && op.kept >= 0 && op.kept <= row.span)) throw new TypeError('"kept" must be a place in the segment');
+  const gone = row.gone.filter((local) => local < op.kept);
+  if (!(Number.isSafeInteger(op.purged) && op.purged >= 0 && op.purged <= gone.length)) throw new TypeError('"purged" must count deleted transactions');
+  const left = gone.length < op.kept;
+  if (left && op.into === undefined) throw new TypeError('"into" must name the file that holds what is left');
+  if (op.into !== undefined && (!isSegmentNumber(op.into) || segmentKnown(state, op.into))) return refuse('duplicate-segment');
+  retire(state, row.n);
+  // (a file named while the last of it was deleted meanwhile is swept at the next start)
+  if (left) state.segments.set(op.into!, { ...row, n: op.into!, span: op.kept, gone, purged: op.purged });
+  return OK;
+}
+
 /** Retired segments whose files may now be deleted: the state forgets them. */
 export function forgetSegments(state: State, op: { segments: number[] }): Result<never> {
   for (const n of op.segments) state.retiredSegments.delete(n);

@@ -47,6 +47,8 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web
   runTimeoutMs?: number;
   checkTimeoutMs?: number;
   maxOutputBytes?: number;
+  /** How often the transactions' maintenance runs (ms; the store's default 1 s). */
+  maintenanceEvery?: number;
 }
 
 let web: WebAssets | undefined;
@@ -63,7 +65,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const defaults = parseDefaults(text, file);
   web ??= loadWebAssets(webFiles());
   const store = await openStore({ dir: dataDir, defaults, fs: options.fs, log });
-  const evidence = await openEvidence({ dataDir, store, fs: options.fs, log });
+  const evidence = await openEvidence({ dataDir, store, fs: options.fs, log, maintenanceEvery: options.maintenanceEvery });
   const engine = await openEngine({
     store,
     dataDir,
@@ -82,7 +84,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     const running = proxy;
     proxyView = { host: running.host, port: running.port, ca: async () => ca, counts: () => running.counts(), needsToken: false };
   }
-  const { proxy: _wanted, ...serverOptions } = options;
+  const { proxy: _wanted, maintenanceEvery: _every, ...serverOptions } = options;
   // the logins in the data directory, as start() keeps them
   const server = createServer({ defaults, logins: fileLogins(dataDir, log), ...serverOptions, store, engine, evidence, web, log, ...(proxyView ? { proxy: proxyView } : {}) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
