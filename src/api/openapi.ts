@@ -195,6 +195,7 @@ export function patternShape(pattern: string): string {
 }
 
 function paramSchema(type: string): Schema {
+  if (type === 'any') return { type: 'string', minLength: 1 };
   return type === 'int' ? { type: 'integer', minimum: 0 } : { type: 'string', pattern: '^[A-Za-z_]+$' };
 }
 
@@ -208,7 +209,7 @@ function openApiPath(patterns: string[]): { path: string; params: Schema[] } {
   const split = patterns.map((pattern) => pattern.split('/'));
   const path = split[0]
     .map((part, i) => {
-      if (part === '*') {
+      if (part.startsWith('*')) {
         const name = patterns[0].startsWith('/static/') ? 'file' : patterns[0].startsWith('/output_files/') ? 'file_url' : 'path';
         params.push({ name, in: 'path', required: true, schema: STRING, description: 'The rest of the path (it may hold slashes)' });
         return `{${name}}`;

@@ -47,7 +47,7 @@ export function registerPlugins(router: ApiRouter, catalogue: Catalogue): void {
     args: filters,
     ok: { status: 200, description: 'The plugins, by group, type and the testing guide\'s order', data: arrayOf(ref('Plugin')) },
   });
-  router.add('GET', '/api/v1/plugins/*', byPath, {
+  router.add('GET', '/api/v1/plugins/*3', byPath, {
     summary: 'Plugins of a group, of a group and type, or the one plugin of a group, type and code: /plugins/<group>/[<type>/[<code>]]',
     args: filters,
     ok: { status: 200, description: 'An array of plugins; with a code, the one plugin', data: { oneOf: [arrayOf(ref('Plugin')), ref('Plugin')] } },

@@ -56,15 +56,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     );
   }
 
-  /** Past <group>/<type>/<code> a path names nothing: 404, before anything is read or changed. */
-  const within = (ctx: RequestContext) => {
-    if (restSegments(ctx.rest).length > 3) throw new HttpError(404, HTTP_MESSAGES.notFound);
-  };
-
   const list: Handler = async (ctx) => {
-    // <group>/<type>/<code>/files/...: the run's files
-    if (restSegments(ctx.rest)[3] === 'files') return files(ctx);
-    within(ctx);
     const target = targetOf(ctx);
     const rows = selected(ctx, target);
     const views = [];
@@ -78,7 +70,8 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
    */
   const files: Handler = async (ctx) => {
     const target = targetOf(ctx);
-    const [group, type, code, , ...names] = restSegments(ctx.rest);
+    const { group, type, code } = ctx.params;
+    const names = restSegments(ctx.rest);
     const row = targetOutputs(store.state, target).find((o) => o.plugin_group === group && o.plugin_type === type && o.plugin_code === code);
     if (!row) throw new HttpError(400, E.invalidOutput);
     const bad = names.length > 0 ? badFileName(names) : undefined;
@@ -147,7 +140,6 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   };
 
   const patch: Handler = async (ctx) => {
-    within(ctx);
     const target = targetOf(ctx);
     const [group, type, code] = restSegments(ctx.rest);
     const rawRank = ctx.args.get('user_rank');
@@ -165,7 +157,6 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   };
 
   const remove: Handler = async (ctx) => {
-    within(ctx);
     const target = targetOf(ctx);
     const [group, type, code] = restSegments(ctx.rest);
     const result = await store.change({ op: 'deleteOutputs', target, ...(group ? { group } : {}), ...(type ? { type } : {}), ...(code ? { code } : {}) });
@@ -188,15 +179,22 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     ok: { status: 200, description: '{<code>: {"data": [outputs], "details": <test group>}}, codes sorted', data: { type: 'object', additionalProperties: { type: 'object', properties: { data: arrayOf(ref('Output')), details: ref('TestGroup') } } } },
     fails: { 400: [M.invalidTargetReference] },
   });
-  router.add('GET', '/api/v1/targets/{target_id:int}/poutput/*', list, {
-    summary: "A target's outputs with their text: /poutput/[<group>/[<type>/[<code>]]]; an output's files: /poutput/<group>/<type>/<code>/files/[<name>]",
+  // at most <group>/<type>/<code>, none empty (`/poutput//` names no output, and deletes none)
+  router.add('GET', '/api/v1/targets/{target_id:int}/poutput/*3', list, {
+    summary: "A target's outputs with their text: /poutput/[<group>/[<type>/[<code>]]]",
+    args: filters,
+    ok: { status: 200, description: 'The outputs (an empty array when none), each with `output`: its text, at most 1 MiB', data: arrayOf(ref('Output')) },
+    fails: { 400: [M.invalidTargetReference, M.invalidParameterType], 404: [HTTP_MESSAGES.notFound] },
+  });
+  router.add('GET', '/api/v1/targets/{target_id:int}/poutput/{group:any}/{type:any}/{code:any}/files/*', files, {
+    summary: "An output's files: /poutput/<group>/<type>/<code>/files/[<name>]",
     description:
       'Extension: .../files/ lists the regular files of the run\'s output directory ([{"name","size","modified"}], names with / for subdirectories; symlinks and other special files are not listed); .../files/<name> answers one as text/plain (or a download, application/octet-stream, when it holds a NUL byte or with download=true), never as a page: Content-Security-Policy: sandbox, X-Content-Type-Options: nosniff. A name with "..", an empty segment or an encoded separator: 400; a missing file, a symlink, a FIFO or a path leading out of the directory: 404.',
-    args: { ...filters, download: { type: 'boolean', description: 'Extension, for .../files/<name>: answer the file as a download (Content-Disposition: attachment)' } },
-    ok: { status: 200, description: 'The outputs (an empty array when none), each with `output`: its text, at most 1 MiB; or an output\'s files, or one file\'s bytes', data: arrayOf(ref('Output')), alternatives: { 'text/plain': { type: 'string' }, 'application/octet-stream': { type: 'string', format: 'binary' } } },
-    fails: { 400: [M.invalidTargetReference, M.invalidParameterType, E.invalidOutput, HTTP_MESSAGES.badRequest], 404: [HTTP_MESSAGES.notFound] },
+    args: { download: { type: 'boolean', description: 'Answer the file as a download (Content-Disposition: attachment)' } },
+    ok: { status: 200, description: 'The output\'s files, or one file\'s bytes', data: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, size: { type: 'integer' }, modified: { type: 'string' } } } }, alternatives: { 'text/plain': { type: 'string' }, 'application/octet-stream': { type: 'string', format: 'binary' } } },
+    fails: { 400: [M.invalidTargetReference, E.invalidOutput, HTTP_MESSAGES.badRequest], 404: [HTTP_MESSAGES.notFound] },
   });
-  router.add('PATCH', '/api/v1/targets/{target_id:int}/poutput/*', patch, {
+  router.add('PATCH', '/api/v1/targets/{target_id:int}/poutput/*3', patch, {
     summary: "The tester's rank and notes on one output: /poutput/<group>/<type>/<code>",
     args: {
       user_rank: { type: 'integer', description: '-1 (unranked) .. 5 (critical)' },
@@ -205,7 +203,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     ok: { status: 200, description: 'Saved', data: EMPTY },
     fails: { 400: [M.invalidTargetReference, M.incorrectQueryParameters, M.invalidParameterType, E.invalidOutput], 404: [HTTP_MESSAGES.notFound] },
   });
-  router.add('DELETE', '/api/v1/targets/{target_id:int}/poutput/*', remove, {
+  router.add('DELETE', '/api/v1/targets/{target_id:int}/poutput/*3', remove, {
     summary: "Delete a target's outputs and their files: all, or of a group, type or code",
     ok: { status: 200, description: 'Deleted', data: EMPTY },
     fails: { 400: [M.invalidTargetReference], 404: [HTTP_MESSAGES.notFound] },

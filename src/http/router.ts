@@ -1,15 +1,23 @@
 /** A route table as plain data: `add(method, pattern, handler)` and `match(method, path)`. */
 
-/** Pattern segments: a literal, a typed parameter `{name:int}` / `{name:word}`, or a final `*`. */
+/**
+ * Pattern segments: a literal, a typed parameter `{name:int}` / `{name:word}` / `{name:any}`, or a
+ * final `*` (any rest) or `*N` (at most N more segments, none of them empty).
+ */
 type Segment =
   | { kind: 'literal'; value: string }
   | { kind: 'param'; name: string; test: RegExp }
-  | { kind: 'rest' };
+  | { kind: 'rest'; most?: number };
 
 const PARAM_TYPES: Record<string, RegExp> = {
   int: /^[0-9]+$/,
   word: /^[A-Za-z_]+$/,
+  /** any segment but an empty one */
+  any: /^[\s\S]/,
 };
+
+/** How specific a segment is: a literal before a parameter before a rest. */
+const RANK = { literal: 0, param: 1, rest: 2 } as const;
 
 interface Route<H> {
   segments: Segment[];
@@ -49,9 +57,10 @@ function compile(pattern: string): Segment[] {
     .split('/')
     .slice(1)
     .map((part, i, all): Segment => {
-      if (part === '*') {
+      const rest = /^\*([1-9])?$/.exec(part);
+      if (rest) {
         if (i !== all.length - 1) throw new Error(`'*' must end the pattern: ${pattern}`);
-        return { kind: 'rest' };
+        return rest[1] === undefined ? { kind: 'rest' } : { kind: 'rest', most: Number(rest[1]) };
       }
       const param = /^\{(\w+):(\w+)\}$/.exec(part);
       if (!param) return { kind: 'literal', value: part };
@@ -90,7 +99,11 @@ function matchSegments(segments: Segment[], parts: string[]): Params | null {
   const params: Params = {};
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i];
-    if (segment.kind === 'rest') return params;
+    if (segment.kind === 'rest') {
+      if (segment.most === undefined) return params;
+      const more = parts.length - i;
+      return more <= segment.most && !parts.includes('', i) ? params : null;
+    }
     const part = parts[i];
     if (part === undefined) return null;
     if (segment.kind === 'literal') {
@@ -105,7 +118,16 @@ function matchSegments(segments: Segment[], parts: string[]): Params | null {
 
 function segmentKey(s: Segment): string {
   if (s.kind === 'literal') return `=${s.value}`;
-  return s.kind === 'param' ? `{${s.name}:${s.test.source}}` : '*';
+  return s.kind === 'param' ? `{${s.name}:${s.test.source}}` : `*${s.most ?? ''}`;
+}
+
+/** How much more specific route `a` is than `b` (< 0: less): at their first difference, a literal beats a parameter, which beats a rest. */
+function specificity(a: Segment[], b: Segment[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const diff = RANK[b[i].kind] - RANK[a[i].kind];
+    if (diff !== 0) return diff;
+  }
+  return 0;
 }
 
 export function createRouter<H, D = unknown>(): Router<H, D> {
@@ -142,21 +164,26 @@ export function createRouter<H, D = unknown>(): Router<H, D> {
       const fast = exact?.get(method) ?? (method === 'HEAD' ? exact?.get('GET') : undefined);
       if (fast) return fast;
 
+      // The path is the most specific routes' that match it (`/worklist/search` is not a
+      // `/worklist/{action:word}`): their handler for the method, else 405 with their methods.
       const parts = splitPath(path);
-      let allowed: Set<string> | undefined;
+      let best: { route: Route<H>; params: Params }[] = [];
       for (const route of routes) {
         const params = matchSegments(route.segments, parts);
         if (!params) continue;
-        const handler = route.handlers.get(method) ?? (method === 'HEAD' ? route.handlers.get('GET') : undefined);
-        if (handler) {
-          const fixed = route.segments.length - 1;
-          const rest = route.segments[fixed]?.kind === 'rest' ? decodeSegments(path.slice(1)).slice(fixed) : [];
-          return { kind: 'found', handler, params, rest };
-        }
-        allowed ??= new Set();
-        for (const m of route.handlers.keys()) allowed.add(m);
+        const than = best.length === 0 ? 1 : specificity(route.segments, best[0].route.segments);
+        if (than > 0) best = [{ route, params }];
+        else if (than === 0) best.push({ route, params });
       }
-      if (!allowed) return { kind: 'not-found' };
+      if (best.length === 0) return { kind: 'not-found' };
+      for (const { route, params } of best) {
+        const handler = route.handlers.get(method) ?? (method === 'HEAD' ? route.handlers.get('GET') : undefined);
+        if (!handler) continue;
+        const fixed = route.segments.length - 1;
+        const rest = route.segments[fixed]?.kind === 'rest' ? decodeSegments(path.slice(1)).slice(fixed) : [];
+        return { kind: 'found', handler, params, rest };
+      }
+      const allowed = new Set(best.flatMap(({ route }) => [...route.handlers.keys()]));
       if (allowed.has('GET')) allowed.add('HEAD');
       return { kind: 'method-not-allowed', allow: [...allowed] };
     },

@@ -15,7 +15,7 @@ import { acquireLock, type Lock } from './lock.js';
 import { applyOp, type Op, type ResultOf } from './ops.js';
 import { readSegments, readSnapshot, replayRecord } from './replay.js';
 import { ensureDefaultSession } from './sessions.js';
-import { emptyState, PART_FILES, serializePartInPieces, type Part, type State } from './state.js';
+import { DataFileError, emptyState, PART_FILES, serializePartInPieces, type Part, type State } from './state.js';
 
 export interface StoreOptions {
   dir: string;
@@ -119,6 +119,16 @@ interface Loaded {
   tornBefore: { file: string; bytes: number }[];
 }
 
+/** What a journal that skips records (`seq` where `expected` was due) says, and what to do. */
+function journalGap(seq: number, expected: number, base: number): string {
+  const missing = expected === seq - 1 ? `record ${expected} is missing` : `records ${expected}-${seq - 1} are missing`;
+  const after = expected - 1 === base ? `the snapshots, which end at record ${base}` : `record ${expected - 1}`;
+  return (
+    `record ${seq} comes after ${after}: ${missing} (a journal file deleted or cut short, or a snapshot file missing: ` +
+    'a copy of the data directory taken while the server wrote to it?). Nothing was changed; start on a complete copy of the directory'
+  );
+}
+
 /**
  * Snapshots, then the journal records they do not include yet; with `live`, only the segments up
  * to that one, it read up to `length` bytes (what is durable).
@@ -134,7 +144,23 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   }
   const segments = listSegments(dir).filter((n) => live === undefined || n <= live.segment);
   const seqOf = (part: Part) => snapshotSeq[part];
-  const read = readSegments(dir, segments, (record, file) => replayRecord(state, seqOf, record, file), live?.length);
+  // Every record past the snapshots is in the journal, one after another: a gap is records lost.
+  // A compaction writes only the parts its records changed (a part's seq may lag: it had nothing
+  // newer); a missing snapshot file needs the journal from its first record.
+  const base = snapshotsStale ? 0 : Math.max(...Object.values(snapshotSeq));
+  let next = base + 1;
+  const read = readSegments(
+    dir,
+    segments,
+    (record, file) => {
+      if (record.seq > base) {
+        if (record.seq !== next) throw new DataFileError(file, journalGap(record.seq, next, base));
+        next++;
+      }
+      replayRecord(state, seqOf, record, file);
+    },
+    live?.length,
+  );
   // an in-memory change no record holds (the default session of an empty store): the snapshots must say it
   const sessions = state.sessions.size;
   ensureDefaultSession(state);

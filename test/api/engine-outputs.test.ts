@@ -323,6 +323,24 @@ describe('DELETE /targets/<id>/poutput/...', () => {
       assert.equal(await queue(s, { id: String(id), code: TOOL }), 1);
     }));
 
+  test('a path with an empty segment names no output: 404, and nothing is deleted (it was every output of the group, or of the target)', () =>
+    withServer(async (s) => {
+      const id = await addTarget(s, site.url);
+      await runAll(s, id, { group: 'web', type: 'external', code: ['OWTF-IG-001', 'OWTF-IG-002'] }, [IG1, IG2]);
+      for (const path of ['//', '///', 'web//', 'web/external//', '/web', 'web//OWTF-IG-001']) {
+        for (const method of ['DELETE', 'GET', 'PATCH']) assertFail(await send(s, method, `/api/v1/targets/${id}/poutput/${path}`, { user_rank: '1' }), 404, 'Not found');
+      }
+      assert.equal((await outputs(s, id)).length, 2);
+      // past <group>/<type>/<code>, or names: no output path, whatever the method
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+        assertFail(await send(s, method, `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-001/extra`), 404, 'Not found');
+      }
+      const res = await send(s, 'DELETE', `/api/v1/targets/${id}/poutput/names`);
+      assertFail(res, 405, 'Method not allowed');
+      assert.equal(res.headers.allow, 'GET, HEAD');
+      assert.equal((await outputs(s, id)).length, 2);
+    }));
+
   test('DELETE of an unknown target is 400 Invalid target reference provided', () =>
     withServer(async (s) => {
       assertFail(await send(s, 'DELETE', '/api/v1/targets/999/poutput/'), 400, M.invalidTargetReference);

@@ -138,6 +138,8 @@ describe('POST /worklist/ errors, in the contract\'s order of checks', () => {
     { name: 'an id and an action in the path', path: '/api/v1/worklist/1/pause', form: { id: '1', ...external(IG1) }, status: 400, message: E.workerIdAndActionNone },
     { name: 'an id in the path, no argument', path: '/api/v1/worklist/1', status: 400, message: E.workerIdAndActionNone },
     { name: 'an action alone in the path', path: '/api/v1/worklist/pause', form: { id: '1', ...external(IG1) }, status: 400, message: E.workerIdAndActionNone },
+    // search/ is the search's path (upstream's WorklistSearchHandler), not an action: a POST there is 405
+    { name: 'the search path', path: '/api/v1/worklist/search/', form: { id: '1', ...external(IG1) }, status: 405, message: 'Method not allowed' },
     { name: 'no argument', status: 400, message: E.argumentsNull },
     { name: 'a target id that is not an integer', form: { id: 'abc', ...external(IG1) }, status: 400, message: M.invalidTargetReference },
     { name: 'a negative target id', form: { id: '-1', ...external(IG1) }, status: 400, message: M.invalidTargetReference },

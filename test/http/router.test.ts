@@ -68,3 +68,33 @@ test('unknown paths are not-found', () => {
   assert.equal(sessionsRouter().match('GET', '/api/v2/sessions').kind, 'not-found');
   assert.equal(sessionsRouter().match('GET', '/').kind, 'not-found');
 });
+
+test('a rest of at most N segments (`*N`): none empty, no more than N; `*` takes any rest', () => {
+  const router = createRouter<string>();
+  router.add('GET', '/api/v1/plugins/*3', 'plugins');
+  router.add('GET', '/static/*', 'static');
+  for (const path of ['/api/v1/plugins/web', '/api/v1/plugins/web/', '/api/v1/plugins/web/external/OWTF-IG-001', '/api/v1/plugins/web/external/OWTF-IG-001/']) {
+    assert.equal(router.match('GET', path).kind, 'found', path);
+  }
+  for (const path of ['/api/v1/plugins//', '/api/v1/plugins/web//', '/api/v1/plugins/web//x', '/api/v1/plugins//web', '/api/v1/plugins/a/b/c/d']) {
+    assert.equal(router.match('GET', path).kind, 'not-found', path);
+  }
+  assert.deepEqual(router.match('GET', '/static/a//b'), { kind: 'found', handler: 'static', params: {}, rest: ['a', '', 'b'] });
+});
+
+test('a path is its most specific routes\': a literal before a parameter before a rest, so a method only another route has is 405', () => {
+  const router = createRouter<string>();
+  router.add('GET', '/api/v1/worklist/search', 'search');
+  router.add('POST', '/api/v1/worklist/{action:word}', 'no action');
+  router.add('GET', '/t/{id:int}/poutput/names', 'names');
+  router.add('DELETE', '/t/{id:int}/poutput/*3', 'delete');
+  // two patterns of one shape under different names are one path: their methods together
+  router.add('GET', '/s/{session_id:int}', 'get');
+  router.add('DELETE', '/s/{id:int}', 'delete one');
+  assert.deepEqual(router.match('POST', '/api/v1/worklist/search/'), { kind: 'method-not-allowed', allow: ['GET', 'HEAD'] });
+  assert.equal((router.match('POST', '/api/v1/worklist/pause') as { handler: string }).handler, 'no action');
+  assert.deepEqual(router.match('DELETE', '/t/1/poutput/names'), { kind: 'method-not-allowed', allow: ['GET', 'HEAD'] });
+  assert.equal((router.match('DELETE', '/t/1/poutput/web') as { handler: string }).handler, 'delete');
+  assert.equal((router.match('DELETE', '/s/4') as { handler: string }).handler, 'delete one');
+  assert.deepEqual(router.match('PUT', '/s/4'), { kind: 'method-not-allowed', allow: ['GET', 'DELETE', 'HEAD'] });
+});

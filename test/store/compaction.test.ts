@@ -251,9 +251,9 @@ test('a torn write at the end of a segment before the last (never acknowledged) 
 test('records out of sequence across segments are corruption', async () => {
   const dir = await tempDir();
   await (await openStore({ dir, defaults: DEFAULTS })).close();
-  await writeFile(join(dir, 'journal.jsonl'), '{"seq":2,"ops":[{"op":"createSession","name":"a"}]}\n');
-  await writeFile(join(dir, 'journal.1.jsonl'), '{"seq":2,"ops":[{"op":"createSession","name":"b"}]}\n');
-  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /journal\.1\.jsonl: line 1: sequence 2 does not follow 2/);
+  await writeFile(join(dir, 'journal.jsonl'), '{"seq":1,"ops":[{"op":"createSession","name":"a"}]}\n');
+  await writeFile(join(dir, 'journal.1.jsonl'), '{"seq":1,"ops":[{"op":"createSession","name":"b"}]}\n');
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /journal\.1\.jsonl: line 1: sequence 1 does not follow 1/);
 });
 
 test('the compaction worker thread answers a job it cannot do with the reason', async () => {

@@ -252,3 +252,48 @@ test("a start that fails after the journal is open (its directory's fsync) close
   // and the directory is free again
   await (await openStore({ dir, defaults: DEFAULTS })).close();
 });
+
+test('records missing from the journal stop the open, naming the gap, and change nothing: a file deleted, a line deleted, a sealed file cut, a snapshot gone', async () => {
+  const { compactSegments } = await import('../../src/store/compaction.ts');
+  const record = (seq: number, name: string) => `${JSON.stringify({ seq, ops: [{ op: 'createSession', name }] })}\n`;
+  const cases: { name: string; files: Record<string, string>; gap: RegExp }[] = [
+    { name: 'a sealed file deleted', files: { 'journal.jsonl': record(1, 'a'), 'journal.2.jsonl': record(3, 'c') }, gap: /journal\.2\.jsonl: record 3 comes after record 1: record 2 is missing/ },
+    { name: 'a line deleted', files: { 'journal.jsonl': record(1, 'a') + record(2, 'b') + record(5, 'e') }, gap: /journal\.jsonl: record 5 comes after record 2: records 3-4 are missing/ },
+    // its last record cut: a torn write? No: the next file goes on past it
+    { name: 'a sealed file cut', files: { 'journal.jsonl': record(1, 'a') + record(2, 'b').slice(0, 20), 'journal.1.jsonl': record(3, 'c') }, gap: /journal\.1\.jsonl: record 3 comes after record 1: record 2 is missing/ },
+  ];
+  for (const { name, files, gap } of cases) {
+    const dir = await tempDir();
+    await (await openStore({ dir, defaults: DEFAULTS })).close();
+    for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
+    const before = await Promise.all(Object.keys(files).map((file) => readFile(join(dir, file), 'utf8')));
+    await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: DataFileError) => err.code === 'ERR_DATA_FILE' && gap.test(err.message) && /start on a complete copy/.test(err.message), name);
+    assert.deepEqual(await Promise.all(Object.keys(files).map((file) => readFile(join(dir, file), 'utf8'))), before, `${name}: untouched`);
+  }
+  // a compacted store whose sessions.json is gone: the folded records are nowhere else
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS, compactAfter: 300, compactor: (job) => compactSegments(job, nodeFileSystem) });
+  for (let i = 0; i < 20; i++) await store.change({ op: 'createSession', name: `s${i}` });
+  await store.close();
+  assert.ok(!(await readdir(dir)).includes('journal.jsonl'), 'compacted');
+  const { rm } = await import('node:fs/promises');
+  await rm(join(dir, 'sessions.json'));
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /record \d+ comes after the snapshots, which end at record 0: records 1-\d+ are missing/);
+});
+
+test('a compaction that rewrote one snapshot (the other had nothing newer) leaves no gap: the store opens whole', async () => {
+  const { compactSegments } = await import('../../src/store/compaction.ts');
+  const dir = await tempDir();
+  let store = await openStore({ dir, defaults: DEFAULTS, compactAfter: 300, compactor: (job) => compactSegments(job, nodeFileSystem) });
+  for (let i = 0; i < 20; i++) await store.change({ op: 'createSession', name: `s${i}` });
+  await store.close();
+  const seq = async (file: string) => JSON.parse(await readFile(join(dir, file), 'utf8')).seq as number;
+  assert.ok((await seq('configuration.json')) < (await seq('sessions.json')) && !(await readdir(dir)).includes('journal.jsonl'), 'compacted, the configuration left as it was');
+  store = await openStore({ dir, defaults: DEFAULTS });
+  await store.change({ op: 'patchConfig', values: [['K', 'late']] });
+  await store.close();
+  store = await openStore({ dir, defaults: DEFAULTS });
+  assert.equal(listSessions(store.state).length, 21);
+  assert.equal(store.state.config.get('K')?.value, 'late');
+  await store.close();
+});
