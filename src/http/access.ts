@@ -96,7 +96,9 @@ export function isAllowedHostName(name: string, hostname: string, allowed: strin
 function sameOrigin(origin: string, host: string): boolean {
   try {
     const url = new URL(origin);
-    return url.protocol === 'http:' && url.host === new URL(`http://${host}`).host && origin.toLowerCase() === url.origin;
+    // as serialized (nothing past the port), the default port written or not
+    const serialized = origin.toLowerCase().replace(/:80$/, '');
+    return url.protocol === 'http:' && url.host === new URL(`http://${host}`).host && serialized === url.origin;
   } catch {
     return false;
   }

@@ -114,6 +114,15 @@ describe('cross-origin writes', () => {
     assertSuccess(await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'curl' } }), 201);
   });
 
+  test('the default port written or not is one origin (scheme, host and port compared); anything past the port is not an origin', async () => {
+    const write = (host: string, origin: string, name: string) => request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name }, headers: { host, origin } });
+    assertSuccess(await write('localhost', 'http://localhost:80', 'default port in the Origin'), 201);
+    assertSuccess(await write('localhost:80', 'http://localhost', 'default port in the Host'), 201);
+    for (const origin of ['http://localhost:80/', 'http://localhost/x', 'http://localhost:8080', 'https://localhost:80']) {
+      assertFail(await write('localhost', origin, `refused ${origin}`), 403, HTTP_MESSAGES.crossOrigin);
+    }
+  });
+
   test('reads are not refused for their Origin, and no Access-Control-Allow-* header is ever sent', async () => {
     for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
       const res = await request(server.url, '/api/v1/sessions/', { headers });

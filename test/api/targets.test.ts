@@ -96,7 +96,7 @@ test('a target has exactly the fourteen contract keys with their types', async (
   }
 });
 
-for (const url of ['ftp://x', 'example.com', 'http://', 'javascript:alert(1)', 'https://', '/relative/path', 'mailto:a@example.com', 'file:///etc/passwd', 'http:example.com', 'http://exa mple.com/']) {
+for (const url of ['ftp://x', 'example.com', 'http://', 'javascript:alert(1)', 'https://', '/relative/path', 'mailto:a@example.com', 'file:///etc/passwd', 'http:example.com', 'http://exa mple.com/', 'http:///path', 'https:////x4.com', 'http://\\evil.example/', 'http:/\\a.example/', 'http://a.example\\@b.example/']) {
   test(`POST target_url=${JSON.stringify(url)} is 400 Invalid target URL provided and creates nothing`, async () => {
     assertFail(await post(url), 400, MESSAGES.invalidTargetUrl);
     assert.deepEqual(await list(), []);

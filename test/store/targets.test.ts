@@ -45,3 +45,20 @@ test('anything but an absolute http(s) URL is refused', () => {
     assert.equal(deriveTarget(1, bad), undefined, JSON.stringify(bad));
   }
 });
+
+test('a URL without its authority as written (http:///path, a backslash) is refused by every new request; a journal record from before still replays', async () => {
+  const { applyOp } = await import('../../src/store/ops.ts');
+  const { emptyState } = await import('../../src/store/state.ts');
+  const state = emptyState();
+  applyOp(state, { op: 'createSession', name: 's' });
+  applyOp(state, { op: 'activateSession', id: 1 });
+  for (const url of ['http:///path', 'https:////x4.com', 'http://\\evil.example/', 'http://a.example\\@b.example/']) {
+    assert.deepEqual(applyOp(state, { op: 'createTargets', urls: [url], oneHost: true }), { ok: false, reason: 'invalid-url' }, url);
+    const partial = applyOp(state, { op: 'addTargetsPartial', session: 1, urls: [url], oneHost: true });
+    assert.ok(partial.ok && partial.failed[0]?.reason === 'invalid-url', url);
+  }
+  assert.equal(state.targets.size, 0);
+  // what the bug let in once replays as it was (a record without oneHost)
+  assert.ok(applyOp(state, { op: 'createTargets', urls: ['http:///path'] }).ok);
+  assert.equal(deriveTarget(0, 'http:///path')?.host_name, 'path');
+});
