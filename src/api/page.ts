@@ -82,7 +82,7 @@ export function loadWebAssets(files: Map<string, Buffer>): WebAssets {
   };
 }
 
-/** Whether Accept-Encoding takes gzip: named with q > 0, or through `*` when gzip is not named. */
+/** Whether Accept-Encoding takes gzip: named (or as `x-gzip`, RFC 9110 8.4.1.3) with q > 0, or through `*` when gzip is not named. */
 export function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
   let gzip: number | undefined;
@@ -91,7 +91,7 @@ export function acceptsGzip(header: string | undefined): boolean {
     const [coding, ...params] = part.toLowerCase().split(';');
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     const weight = q === undefined ? 1 : Number(q.slice(2));
-    if (coding.trim() === 'gzip') gzip = weight;
+    if (coding.trim() === 'gzip' || coding.trim() === 'x-gzip') gzip = Math.max(gzip ?? 0, weight);
     else if (coding.trim() === '*') any = weight;
   }
   return (gzip ?? any ?? 0) > 0;

@@ -42,4 +42,8 @@ test('gzip negotiation honours q=0 and *', () => {
   assert.equal(acceptsGzip('gzip;q=0, *'), false);
   assert.equal(acceptsGzip('identity, *;q=0'), false);
   assert.equal(acceptsGzip('deflate, *;q=0.5'), true);
+  // RFC 9110 8.4.1.3: x-gzip is gzip
+  assert.equal(acceptsGzip('x-gzip'), true);
+  assert.equal(acceptsGzip('X-GZIP;q=0.5, *;q=0'), true);
+  assert.equal(acceptsGzip('x-gzip;q=0'), false);
 });
