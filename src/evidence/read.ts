@@ -1,7 +1,10 @@
 /** Transactions read back: a record by id (whole, or its start), the views of a page, and a target's URLs. */
 import { rowOfId, urlOf, type TargetIndex } from './index.js';
-import { decodeRecord, LIST_BODY_CAP, recordHeadLength, responseStatus, transactionView, type RowFacts, type StoredRecord, type Transaction, type TransactionSummary } from './record.js';
-import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE } from './segment.js';
+import {
+  CorruptRecordError, decodeRecord, encodeRecord, LIST_BODY_CAP, recordHeadLength, responseStatus, SOURCES, transactionView, type RowFacts, type StoredRecord,
+  type Transaction, type TransactionSummary,
+} from './record.js';
+import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, SOURCE_SHIFT } from './segment.js';
 import type { Evidence, LoadedTarget } from './store.js';
 
 /** What is read first of a record when only its start is wanted: its head is nearly always within. */
@@ -22,11 +25,41 @@ export async function readStored(ev: Evidence, loaded: LoadedTarget, target: num
   const { index } = loaded;
   const row = rowOfId(index, id);
   if (row === -1) return undefined;
+  const facts: RowFacts = { id, target, scope: (index.flags[row] & FLAG_SCOPE) !== 0, binary: (index.flags[row] & FLAG_BINARY) !== 0 };
+  try {
+    return { record: await readRecord(ev, index, row, bodyBytes, requestBytes), facts };
+  } catch (err) {
+    // a record damaged on disk (a bad sector, an edit) does not take its page down with it
+    if (!(err instanceof CorruptRecordError || err instanceof RangeError)) throw err;
+    const reason = err instanceof CorruptRecordError ? err.message : 'its lengths lead past its end';
+    ev.damagedRecord(index.seg[row], index.off[row], `transaction ${id} of target ${target}: ${reason}`);
+    return { record: standIn(loaded, row, reason), facts };
+  }
+}
+
+/**
+ * A damaged record's stand-in: what its index row holds (URL, method, status, times, sizes, types),
+ * no headers or bodies, and an `error` saying so.
+ */
+function standIn({ index, interner }: LoadedTarget, row: number, reason: string): StoredRecord {
+  const flags = index.flags[row];
+  return decodeRecord(
+    encodeRecord({
+      url: urlOf(index, row), method: interner.text(index.method[row]), httpVersion: 'HTTP/1.1', requestHeaders: [], requestBody: Buffer.alloc(0),
+      status: flags & FLAG_RESPONSE ? index.status[row] : 0, statusText: interner.text(index.reason[row]), responseHttpVersion: 'HTTP/1.1',
+      responseHeaders: [], responseBody: Buffer.alloc(0), responseSize: index.size[row], truncated: (flags & FLAG_TRUNCATED) !== 0,
+      mimeType: interner.text(index.responseType[row]), startedAt: index.startedAt[row], time: index.time[row],
+      source: SOURCES[(flags >> SOURCE_SHIFT) & 3] ?? 'har', error: `the stored record is damaged (${reason}): only its index row is shown`,
+    }),
+  );
+}
+
+/** A record as readStored wants it (whole, or its start); throws CorruptRecordError (or a RangeError) for one damaged. */
+async function readRecord(ev: Evidence, index: TargetIndex, row: number, bodyBytes: number, requestBytes: number): Promise<StoredRecord> {
   const segment = index.seg[row];
   const off = index.off[row];
   const len = index.len[row];
-  const facts: RowFacts = { id, target, scope: (index.flags[row] & FLAG_SCOPE) !== 0, binary: (index.flags[row] & FLAG_BINARY) !== 0 };
-  if (bodyBytes === Infinity) return { record: decodeRecord(await ev.read(segment, off, len)), facts };
+  if (bodyBytes === Infinity) return decodeRecord(await ev.read(segment, off, len));
   // the record's start: its fixed head says where its parts are
   const first = await ev.read(segment, off, Math.min(len, FIRST_READ + bodyBytes + 1));
   const headLength = recordHeadLength(first);
@@ -38,10 +71,10 @@ export async function readStored(ev: Evidence, loaded: LoadedTarget, target: num
     const kept = requestEnd - missing;
     const prefix = first.length >= kept ? first.subarray(0, kept) : await ev.read(segment, off, kept);
     const rest = await ev.read(segment, off + requestEnd, Math.min(len - requestEnd, responseHeadLength + bodyBytes + 1));
-    return { record: decodeRecord(Buffer.concat([prefix, rest]), missing), facts };
+    return decodeRecord(Buffer.concat([prefix, rest]), missing);
   }
   const wanted = Math.min(len, headLength + bodyBytes + 1);
-  return { record: decodeRecord(wanted > first.length ? await ev.read(segment, off, wanted) : first), facts };
+  return decodeRecord(wanted > first.length ? await ev.read(segment, off, wanted) : first);
 }
 
 /** The views of transactions by id (ids deleted meanwhile are left out). */

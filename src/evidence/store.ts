@@ -84,6 +84,8 @@ export interface Evidence {
   has(target: number, id: number): boolean;
   /** Reads `length` bytes of a record (fewer at its end): index rows say where. */
   read(segment: number, position: number, length: number): Promise<Buffer>;
+  /** Says (once per record) that the record at `position` of `segment` is damaged: `what` names it and how. */
+  damagedRecord(segment: number, position: number, what: string): void;
   /** Scope test of a target: its host and port. */
   scopeOf(target: number): (url: string) => boolean;
   /** Runs the maintenance now (tests): forget retired files, rewrite segments with deleted transactions. */
@@ -445,6 +447,8 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     }
   }
 
+  /** Damaged records already logged, as `segment:position`. */
+  const damagedSeen = new Set<string>();
   const sizes = new Map<number, number>();
   /** A segment's records' bytes (Infinity when it was damaged: it is read back instead, and never rewritten). */
   async function segmentSize(row: SegmentRow): Promise<number> {
@@ -474,6 +478,12 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     deleteTransaction,
     has: (target, id) => findTransaction(state(), target, id) !== undefined,
     read: (segment, position, length) => reader.read(segment, position, length),
+    damagedRecord(segment, position, what) {
+      const key = `${segment}:${position}`;
+      if (damagedSeen.has(key)) return;
+      damagedSeen.add(key);
+      log(`${SEGMENT_DIR}/${segment}.seg holds a damaged record at byte ${position} (${what}): it is shown from its index row, without its headers and bodies`);
+    },
     scopeOf,
     maintain,
     async close() {

@@ -158,3 +158,33 @@ test('the journal\'s salvageSegment op: what is left takes the new file, nothing
   assert.deepEqual(applyOp(state, { op: 'salvageSegment', segment: 2, kept: 1, purged: 1 }), { ok: true });
   assert.equal(state.segments.size, 0);
 });
+
+test('a record damaged inside a whole segment: its row answers from the index with the damage said, the page and the export around it answer', async () => {
+  const dir = await tempDir();
+  let server = await startServer({ dataDir: dir });
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://a.example/' } });
+  await importHar(server.url, 1, many('a', 3));
+  await server.stop();
+  const path = join(dir, 'transactions', '1.seg');
+  const second = footerRows(readFooter(path))[1]!;
+  const bytes = readFileSync(path);
+  // its meta JSON's first bytes (after the 20-byte fixed head), as a bad sector would
+  bytes.fill(0xff, second.off + 20, second.off + 24);
+  await writeFile(path, bytes);
+  server = await startServer({ dataDir: dir });
+  for (const path of ['/api/v1/targets/1/transactions/', '/api/v1/targets/1/transactions/search/?limit=10']) {
+    const res = await request(server.url, path);
+    assert.equal(res.status, 200, `${path}: ${res.text}`);
+  }
+  const list = (await request(server.url, '/api/v1/targets/1/transactions/')).json.data as { id: number; url: string; method: string; response_status: string }[];
+  assert.deepEqual(list.map((t) => `${t.id} ${t.method} ${t.url} ${t.response_status}`), ['1 GET https://a.example/a0 200 OK', '2 GET https://a.example/a1 200 OK', '3 GET https://a.example/a2 200 OK']);
+  const one = await request(server.url, '/api/v1/targets/1/transactions/2');
+  assert.equal(one.status, 200, one.text);
+  assert.match(one.json.data.error, /^the stored record is damaged \(record meta is not JSON\): only its index row is shown$/);
+  assert.equal(one.json.data.response_body, '');
+  const har = await request(server.url, '/api/v1/targets/1/transactions/har');
+  assert.equal(har.status, 200);
+  assert.equal(JSON.parse(har.text).log.entries.length, 3);
+  assert.equal(server.logs.filter((line) => line.includes('damaged record')).length, 1, server.logs.join('\n'));
+  await server.close();
+});
