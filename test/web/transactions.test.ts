@@ -193,7 +193,7 @@ test('a target’s transactions in the web application: list, filter, live, deta
     assert.equal(received[0].headers['x-tester'], 'yes');
     assert.equal(received[0].headers.cookie, undefined, 'the headers as edited');
     assert.equal(received[0].body, 'edited body');
-    await page.getByRole('link', { name: '#126' }).click();
+    await page.getByRole('link', { name: '#126', exact: true }).click();
     await shows(page.locator('h1'), `#126 PUT ${origin}/login?again=1`);
     await shows(page.locator('.tx-summary'), 'replay');
     await page.goBack();

@@ -154,6 +154,11 @@ export interface TransactionSummary {
   source: string;
   started_at: string;
   response_body_truncated?: boolean;
+  request_body_truncated?: boolean;
+  /** No answer: what failed (or, for a record damaged on disk, that it is). */
+  error?: string;
+  /** An https target's certificate not trusted, or naming another host. */
+  tls_problem?: string;
 }
 
 /** One transaction with its raw fields. */

@@ -51,11 +51,16 @@ function responseBlock(t: Transaction, label: string): HTMLElement {
   if (t.binary_response) {
     body = type.startsWith('image/')
       ? h('figure', { class: 'body-image' }, h('img', { src: api.bodyUrl(t.target_id, t.id), alt: `The response body of #${t.id} (${type}, ${size(t.response_size)})` }), h('figcaption', { class: 'hint' }, `${type}, ${size(t.response_size)}`))
-      : h('p', { class: 'hint' }, `A binary body of ${size(t.response_size)}${type ? ` (${type})` : ''}: not shown as text.`);
+      : h('p', { class: 'hint' }, `A body of ${size(t.response_size)}${type ? ` (${type})` : ''} that is not UTF-8 text: not shown here; download it to read its bytes.`);
   } else body = t.response_body === '' ? h('p', { class: 'hint' }, 'No body.') : textBlock([blockText(t.response_body)], `${label}: body`);
-  const cut = t.response_body_truncated
-    ? h('p', { class: 'hint' }, `The body is longer than shown (${size(t.response_size)} received). `, h('a', { href: api.bodyUrl(t.target_id, t.id), download: '' }, `Download the body of #${t.id}`), '.')
-    : null;
+  // the bytes as stored, whatever the body is (text cut for display, bytes no text view shows)
+  const download = h('a', { href: api.bodyUrl(t.target_id, t.id), download: '' }, `Download the body of #${t.id}`);
+  const cut =
+    t.response_size === 0 && !t.binary_response
+      ? null
+      : t.response_body_truncated
+        ? h('p', { class: 'hint' }, `The body is longer than shown (${size(t.response_size)} received). `, download, '.')
+        : h('p', { class: 'hint' }, download, ` (${size(t.response_size)}).`);
   return h(
     'div',
     { class: 'response' },
@@ -105,8 +110,12 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       ['Source', t.source],
       ['Scope', t.scope ? 'the target’s host and port' : 'out of the target’s scope'],
       ['Cookies set', String(cookies)],
+      // what the target or the connection did wrong, as recorded: a tester's evidence too
+      ...(t.error ? ([['Error', t.error]] as [string, string][]) : []),
+      ...(t.tls_problem ? ([['Certificate', `not trusted: ${t.tls_problem}`]] as [string, string][]) : []),
+      ...(t.request_body_truncated ? ([['Request body', 'stored cut: the client sent more than the record holds']] as [string, string][]) : []),
     ];
-    const summary = h('section', { class: 'panel tx-summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
+    const summary = h('section', { class: 'panel tx-summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, shownLines(v))])));
     const request = h('section', { class: 'tx-part', 'aria-labelledby': 'tx-request' }, h('h2', { id: 'tx-request' }, 'Request'), textBlock(requestText(t.raw_request), `Request of #${t.id}`));
     const response = h('section', { class: 'tx-part', 'aria-labelledby': 'tx-response' }, h('h2', { id: 'tx-response' }, 'Response'), responseBlock(t, `Response of #${t.id}`));
     append(root, [summary, h('div', { class: 'tx-parts' }, request, response), codeSection(t), repeater(t)]);

@@ -5,6 +5,7 @@
  * seen it asks, at most once a second, only for the transactions newer than the last one it knows:
  * the proxy's appear as they arrive. Two requests bring it on screen (the target, and the page).
  */
+import { shown } from '../bidi.js';
 import { api, ApiError, isAbort, type Target, type TransactionPage, type TransactionSummary } from './api.js';
 import { append, appendInFrames, count, h, num, replace, setTitle } from './dom.js';
 import { pageRequests } from './list-page.js';
@@ -21,13 +22,16 @@ const ANNOUNCE_MS = 10_000;
 /** The list's query, kept per target for the detail's way back. */
 export const listQueryKey = (target: number) => `assessd.transactions.${target}`;
 
+/** A status line for a list's cell: the code and about 40 characters of the target's reason phrase, marked (the whole in the detail). */
+export const shortStatus = (status: string): string => (status === '' ? 'no answer' : shown(status, 44));
+
 export function transactionRow(t: TransactionSummary): HTMLTableRowElement {
   return h(
     'tr',
     { class: 'tx', 'data-tx-id': t.id },
     h('td', { 'data-label': '#', class: 'num col-id' }, num(t.id)),
     h('td', { 'data-label': 'Method', class: 'col-method' }, h('span', { class: 'method' }, t.method)),
-    h('td', { 'data-label': 'Status', class: 'col-status' }, h('span', { class: statusClass(t.response_status) }, t.response_status || 'no answer')),
+    h('td', { 'data-label': 'Status', class: 'col-status', title: t.response_status }, h('span', { class: statusClass(t.response_status) }, shortStatus(t.response_status))),
     h(
       'th',
       { scope: 'row', class: 'tx-url' },
