@@ -13,6 +13,16 @@ function showStatus(required: boolean): void {
   byId('auth').hidden = !required;
 }
 
+/**
+ * Logged out: nothing of what the page showed stays readable behind the login form (a
+ * transaction's cookies, a finding's evidence), and no Log out is offered; the view comes back
+ * once logged in again.
+ */
+function hideData(): void {
+  byId('main').replaceChildren(h('div', { class: 'state' }, h('p', { class: 'state-title' }, 'Logged out.'), h('p', {}, 'Log in again to see this page.')));
+  byId('logout').hidden = true;
+}
+
 /** The form; resolves once the server took the token (or the user closed it). */
 function askForToken(): Promise<void> {
   const input = h('input', { id: 'login-token', type: 'password', autocomplete: 'current-password', spellcheck: 'false', required: true });
@@ -40,6 +50,7 @@ function askForToken(): Promise<void> {
       submit.disabled = true;
       try {
         showStatus((await api.login(input.value.trim())).token_required);
+        byId('logout').hidden = false;
         dialog.close();
         announce('Logged in.');
         loggedIn();
@@ -68,6 +79,7 @@ export async function startAuth(whenLoggedIn: () => void): Promise<void> {
   byId('logout').addEventListener('click', async () => {
     try {
       await api.logout();
+      hideData();
       announce('Logged out.');
     } catch (err) {
       announce(`Could not log out: ${describeError(err)}`, 'error');
