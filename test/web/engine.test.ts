@@ -269,9 +269,21 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await methods.getByLabel('Your rank').selectOption({ label: '5 · Critical' });
     await methods.getByLabel('Notes').fill('TRACE is on: <script>alert("xss")</script> & more');
     await shows(methods.locator('.save-status'), 'Not saved yet.');
+    // leaving with them unsaved asks first (a link followed lost them without a word)
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    const leave = page.getByRole('dialog', { name: 'Leave without saving?' });
+    await shows(leave, 'Your rank or notes on 1 output are not saved.');
+    await leave.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(new URL(page.url()).pathname, `/targets/${targetA}`);
+    assert.equal(await methods.getByLabel('Notes').inputValue(), 'TRACE is on: <script>alert("xss")</script> & more');
     await methods.getByRole('button', { name: 'Save' }).click();
     await shows(methods.locator('.save-status'), 'Saved: ranked Critical, with your notes.');
     await shows(methods.locator('.output-head'), 'Critical');
+    // saved: nothing to ask any more
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await shows(page.locator('h1'), 'Sessions');
+    assert.equal(await page.getByRole('dialog', { name: 'Leave without saving?' }).count(), 0);
+    await page.goBack();
     const [saved] = await api(`/api/v1/targets/${targetA}/poutput/web/semi_passive/OWTF-CM-008`);
     assert.equal(saved.user_rank, 5);
     assert.equal(saved.user_notes, 'TRACE is on: <script>alert("xss")</script> & more');

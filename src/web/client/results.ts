@@ -5,11 +5,11 @@
  * notes. Two requests bring it on screen: the target, and its outputs without their text.
  */
 import { api, ApiError, isAbort, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
-import { append, appendInFrames, blockText, count, h, num, replace, setTitle } from './dom.js';
+import { append, appendInFrames, blockText, count, h, num, plural, replace, setTitle } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
-import type { ViewContext } from './router.js';
+import { setLeaveGuard, type ViewContext } from './router.js';
 import { targetNav } from './target-nav.js';
-import { announce, busy, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
+import { announce, busy, confirmDialog, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
 
 const TYPE_ORDER = ['external', 'passive', 'semi_passive', 'active', 'grep', 'bruteforce'];
 const byType = (a: Output, b: Output) => TYPE_ORDER.indexOf(a.plugin_type) - TYPE_ORDER.indexOf(b.plugin_type) || (a.plugin_key < b.plugin_key ? -1 : 1);
@@ -70,6 +70,19 @@ export function resultsView({ root, params, signal }: ViewContext): void {
   const intro = targetNav(id, 'results');
   const status = h('div', { class: 'list-region' }, loadingState('Loading the results…'));
   append(root, [heading, intro, status]);
+  /** Outputs whose rank or notes are edited and not saved: leaving the view asks first, as the configuration's does. */
+  const unsaved = new Set<number>();
+  const guardUnsaved = () =>
+    setLeaveGuard(
+      unsaved.size === 0
+        ? undefined
+        : () =>
+            confirmDialog({
+              title: 'Leave without saving?',
+              message: `Your rank or notes on ${plural(unsaved.size, 'output')} are not saved. They are lost if you leave this page.`,
+              confirm: 'Leave without saving',
+            }),
+    );
 
   async function load(): Promise<void> {
     try {
@@ -211,6 +224,9 @@ export function resultsView({ root, params, signal }: ViewContext): void {
       form.classList.toggle('is-edited', dirty);
       replace(saved, dirty ? 'Not saved yet.' : '');
       saved.dataset.kind = dirty ? 'pending' : '';
+      if (dirty) unsaved.add(o.id);
+      else unsaved.delete(o.id);
+      guardUnsaved();
     };
     select.addEventListener('change', markDirty);
     notes.addEventListener('input', markDirty);
@@ -228,6 +244,8 @@ export function resultsView({ root, params, signal }: ViewContext): void {
         replace(saved, `Saved: ${next === -1 ? `no rank of yours (the engine’s ${rankWord(o.owtf_rank)} stands)` : `ranked ${rankWord(next)}`}${o.user_notes ? ', with your notes' : ''}.`);
         saved.dataset.kind = 'ok';
         form.classList.remove('is-edited');
+        unsaved.delete(o.id);
+        guardUnsaved();
       } catch (err) {
         replace(saved, `Not saved: ${describeError(err)}`);
         saved.dataset.kind = 'error';
