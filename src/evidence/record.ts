@@ -147,6 +147,36 @@ const zlibDecoders = () => (decoders ??= makeDecoders());
 export async function decodedBody(body: Buffer, contentEncoding: string | undefined, cap: number): Promise<Buffer> {
   const encoding = contentEncoding?.trim().toLowerCase();
   if (!encoding || encoding === 'identity' || body.length === 0) return body;
+  return inDecodeSlot(() => decoded(body, encoding, cap));
+}
+
+/**
+ * Decodes under way at once, the others wait their turn: each may grow to its cap (16 MiB) from a
+ * few KB sent, and 200 small gzip bombs through the proxy at once held 6 GiB.
+ */
+const DECODES_AT_ONCE = 2;
+let decoding = 0;
+let decodingPeak = 0;
+const decodeQueue: (() => void)[] = [];
+
+async function inDecodeSlot<T>(work: () => Promise<T>): Promise<T> {
+  // a slot ending hands itself to the next in the queue: never more than DECODES_AT_ONCE
+  if (decoding < DECODES_AT_ONCE) decoding++;
+  else await new Promise<void>((resolve) => decodeQueue.push(resolve));
+  decodingPeak = Math.max(decodingPeak, decoding);
+  try {
+    return await work();
+  } finally {
+    const next = decodeQueue.shift();
+    if (next) next();
+    else decoding--;
+  }
+}
+
+/** The most decodes seen under way at once (tests). */
+export const decodesAtOncePeak = () => decodingPeak;
+
+async function decoded(body: Buffer, encoding: string, cap: number): Promise<Buffer> {
   // a stream cut at the storage cap gives what it holds
   const options = { maxOutputLength: cap, finishFlush: zlib().constants.Z_SYNC_FLUSH };
   const { gunzip, inflate, inflateRaw, brotliDecompress } = zlibDecoders();

@@ -68,7 +68,10 @@ export function endToEnd(raw: readonly string[], keep: ReadonlySet<string> = NON
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = lower[i]!;
-    if (drop.has(name) || (!keep.has(name) && (HOP_BY_HOP.has(name) || named?.has(name)))) continue;
+    // Content-Length frames the message: `Connection: content-length` dropping it sent a GET's body
+    // unframed, the target took it for the next request on the pooled connection (smuggling)
+    const framing = name === 'content-length';
+    if (drop.has(name) || (!keep.has(name) && (HOP_BY_HOP.has(name) || (named?.has(name) && !framing)))) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;
@@ -372,7 +375,12 @@ export function informational(req: IncomingMessage, upstream: ClientRequest, inf
  */
 function relayInformation(req: IncomingMessage, res: ServerResponse, upstream: ClientRequest, info: Information, seen: InformationSeen): void {
   // (node's client hands a 1xx over only before the final answer: never after its head was written)
-  if (info.statusCode === 100 || res.headersSent) return;
+  if (res.headersSent) return;
+  if (info.statusCode === 100) {
+    // not relayed, but counted: endless 100s are a flood like any other
+    if (++seen.count > MAX_INFORMATIONAL) upstream.destroy(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
+    return;
+  }
   const head = informational(req, upstream, info, seen);
   if (head) (res as unknown as RawWriter)._writeRaw(head);
 }
@@ -483,6 +491,11 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   let relayed: IncomingMessage | undefined;
   upstream.on('response', (answer) => {
     const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
+    // a flood whose final answer came in the same read as its last 1xx: parsed before the request failed
+    if (seen !== undefined && seen.count > MAX_INFORMATIONAL) {
+      answer.socket.destroy();
+      return failed(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
+    }
     if (unrelayable !== undefined) {
       // never kept alive: what else it sends is not trusted either
       answer.socket.destroy();
@@ -531,6 +544,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
 
   /** The target failed before an answer could be relayed: a 502 that says what failed. */
   function failed(err: NodeJS.ErrnoException): void {
+    // once: a 1xx flood fails the request, and the final answer parsed in the same read fails it again
+    if (res.headersSent) return;
     // the client went away while sending its request: nothing to answer, nothing recorded
     if (req.destroyed && !req.complete) return releaseCaptures();
     // the client went away while the target had not answered: the target failed at nothing

@@ -41,3 +41,42 @@ test('a body that goes on after its exchange was recorded (a target that answere
   upload.release();
   assert.equal(budget.used, 0);
 });
+
+test('tiny chunks are copied, not kept as they came: a kept 1-byte chunk no longer holds its 64 KiB socket read (a target sending 1-byte chunks held gigabytes)', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  setFlagsFromString('--no-expose-gc');
+  const budget: CaptureBudget = { limit: 64 * 1024 * 1024, used: 0 };
+  const stream = flowing();
+  const body = capture(stream, 16 * 1024 * 1024, budget);
+  gc();
+  const before = process.memoryUsage().arrayBuffers;
+  // each byte of the body a slice of a read of its own, as a parser hands a chunked body over
+  for (let i = 0; i < 2000; i++) stream.write(Buffer.alloc(64 * 1024, i % 256).subarray(7, 8));
+  // the reads are freed once collected (their memory given back on a collector's thread: twice, with a turn between)
+  for (let i = 0; i < 3; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    gc();
+  }
+  const grown = process.memoryUsage().arrayBuffers - before;
+  assert.equal(body.bytes().length, 2000);
+  assert.equal(body.bytes()[1999], 1999 % 256);
+  assert.equal(budget.used, 2000);
+  assert.ok(grown < 48 * 1024 * 1024, `kept ${(grown / 1048576).toFixed(1)} MiB for 2,000 bytes (the reads held: 125 MiB)`);
+  body.release();
+});
+
+test('bodies decoded for the record take turns: never more than two at once, each whole (200 small gzip bombs at once held 6 GiB)', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const { decodedBody, decodesAtOncePeak } = await import('../../src/evidence/record.ts');
+  const bomb = gzipSync(Buffer.alloc(4 * 1024 * 1024, 'a'));
+  assert.ok(bomb.length < 16 * 1024);
+  const out = await Promise.all(Array.from({ length: 12 }, () => decodedBody(bomb, 'gzip', 16 * 1024 * 1024)));
+  assert.ok(out.every((b) => b.length === 4 * 1024 * 1024 && b[0] === 0x61));
+  assert.equal(decodesAtOncePeak(), 2);
+  // a body that is not what it says is kept as it came, and its turn ends
+  assert.deepEqual(await decodedBody(Buffer.from('not gzip'), 'gzip', 1024), Buffer.from('not gzip'));
+  assert.equal((await decodedBody(bomb, 'gzip', 16 * 1024 * 1024)).length, 4 * 1024 * 1024);
+});

@@ -314,6 +314,12 @@ describe('informational answers (1xx)', () => {
     assert.equal((await recordOf(rawPort, '/flood')).error, `invalid answer: 127.0.0.1:${rawPort} sent over 1000 informational (1xx) answers to one request`);
   });
 
+  test('100 Continue counts too: endless 100s fail the request as an invalid answer past 1,000', async () => {
+    answers.set('/continues', 'HTTP/1.1 100 Continue\r\n\r\n'.repeat(1100) + final);
+    const { text } = await exchange(quick.port, [`GET http://127.0.0.1:${rawPort}/continues HTTP/1.1\r\nHost: 127.0.0.1:${rawPort}\r\nConnection: close\r\n\r\n`]);
+    assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*sent over 1000 informational \(1xx\) answers to one request/, JSON.stringify(text.slice(0, 300)));
+  });
+
   test('a 1xx before an upgrade\'s answer is not relayed to an HTTP/1.0 client either', async () => {
     answers.set('/hints-ws-old', `${hints}HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno`);
     const { text } = await exchange(quick.port, [handshake(rawPort, '/hints-ws-old').replace(' HTTP/1.1\r\n', ' HTTP/1.0\r\n')]);
@@ -352,4 +358,18 @@ describe('a request body in chunks, whatever the method', () => {
       assert.ok(x.requestHeaders.some(([name, value]) => name.toLowerCase() === 'transfer-encoding' && value === 'chunked'), 'the record says how it was sent');
     });
   }
+});
+
+describe('framing', () => {
+  test('Connection naming Content-Length does not take the framing away: a GET\'s body reaches the target as its body, never as the next request on the pooled connection', async () => {
+    const smuggled = 'GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n';
+    const { text } = await exchange(quick.port, [
+      `GET http://127.0.0.1:${echoPort}/a HTTP/1.1\r\nHost: 127.0.0.1:${echoPort}\r\nConnection: content-length\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}` +
+        `GET http://127.0.0.1:${echoPort}/b HTTP/1.1\r\nHost: 127.0.0.1:${echoPort}\r\nConnection: close\r\n\r\n`,
+    ]);
+    const answers = text.split(/(?=HTTP\/1\.1 )/);
+    assert.equal(answers.length, 2, JSON.stringify(text));
+    assert.ok(answers[0]!.endsWith(`got ${smuggled}`), JSON.stringify(answers[0]));
+    assert.ok(answers[1]!.startsWith('HTTP/1.1 200 OK') && answers[1]!.endsWith('got '), JSON.stringify(answers[1]));
+  });
 });
