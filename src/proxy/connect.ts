@@ -16,6 +16,7 @@ import { bareHost } from '../evidence/scope.js';
 import { streamedThrough } from '../young-generation.js';
 import type { ProxyCa } from './ca.js';
 import { closeTogether, forward, type ForwardContext } from './forward.js';
+import { signableName } from './names.js';
 import { forwardUpgrade } from './upgrade.js';
 
 export interface ConnectContext extends ForwardContext {
@@ -180,6 +181,7 @@ function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server)
       secureContext: contextFor(bare),
       SNICallback: (servername, done) => {
         try {
+          if (!signableName(servername)) throw new Error(`no leaf for ${JSON.stringify(servername.slice(0, 300))}: not a host name`);
           done(null, contextFor(servername));
         } catch (err) {
           done(err as Error, undefined);

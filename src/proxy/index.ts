@@ -14,6 +14,7 @@ import { isLoopback, unmapped } from '../options.js';
 import type { ProxyCa } from './ca.js';
 import type { ConnectContext } from './connect.js';
 import { forward } from './forward.js';
+import { signableName } from './names.js';
 import { forwardUpgrade } from './upgrade.js';
 import type { Recorder } from './record.js';
 
@@ -165,6 +166,8 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s/?#@\\]+):([0-9]{1,5})$/.exec(req.url ?? '');
     const port = Number(match?.[2]);
     if (!match || !(port > 0 && port < 65536) || !URL.canParse(`https://${match[1]}:${port}/`)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port');
+    // a leaf is signed for this name: an IP address or a host name as written (no `*.example.com`, no `a%2eb`)
+    if (!signableName(match[1]!)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port, the host an IP address or a host name (letters, digits, hyphens)');
     if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);
     connectHandler().then(
       (handle) => handle(socket, head, match[1]!, port),

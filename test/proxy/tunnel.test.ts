@@ -96,7 +96,8 @@ async function readAll(tls: TLSSocket, bytes: string, waitMs: number, gapMs = 0)
 
 describe('a CONNECT whose host a URL parser refuses', () => {
   // `a?:PORT` and `u@a:PORT` are a:443 and a:PORT with a user to a URL parser: the requests inside went elsewhere
-  for (const authority of ['a%zz:443', '[1.2.3.4]:443', '[1::2::3]:443', '127.0.0.1?:8080', 'u@127.0.0.1:8080']) {
+  // and names no leaf should be signed for: a wildcard, an escape the URL parser decodes into another name (`a%2eb` is a.b), punctuation
+  for (const authority of ['a%zz:443', '[1.2.3.4]:443', '[1::2::3]:443', '127.0.0.1?:8080', 'u@127.0.0.1:8080', '*.example.com:443', '*:443', 'a%2eb:443', 'a;b.example:443', 'a,b.example:443', `${'a'.repeat(64)}.example:443`]) {
     test(`CONNECT ${authority}: 400, and the proxy goes on (a%zz:443 crashed the process at the request inside; 127.0.0.1?:8080 sent it to port 443)`, async () => {
       const { text, ended } = await raw(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
       assert.ok(ended);
@@ -105,6 +106,34 @@ describe('a CONNECT whose host a URL parser refuses', () => {
       assert.match((await readAll(tls, 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', 3000)).text, /^HTTP\/1\.1 200 OK\r\n[^]*ok$/);
     });
   }
+});
+
+describe('the names the CA signs leaves for', () => {
+  test('a client\'s SNI that is no host name (a wildcard, punctuation, non-ASCII) gets no leaf: the handshake fails, the proxy goes on', async () => {
+    for (const servername of ['*.example.com', '*', 'a;b.example', 'caf\u00e9.example']) {
+      const socket = connect(proxy.port, '127.0.0.1');
+      socket.write(`CONNECT localhost:${targetPort} HTTP/1.1\r\nHost: localhost:${targetPort}\r\n\r\n`);
+      await once(socket, 'data');
+      const secure = connectTls({ socket, servername, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+      const outcome = await new Promise<string>((resolve) => {
+        secure.once('secureConnect', () => resolve('signed'));
+        secure.once('error', () => resolve('refused'));
+        secure.once('close', () => resolve('refused'));
+      });
+      secure.destroy();
+      assert.equal(outcome, 'refused', servername);
+    }
+    // a host name, an IP literal: signed
+    for (const servername of ['localhost', 'lab_host.example', 'xn--caf-dma.example']) {
+      const socket = connect(proxy.port, '127.0.0.1');
+      socket.write(`CONNECT localhost:${targetPort} HTTP/1.1\r\nHost: localhost:${targetPort}\r\n\r\n`);
+      await once(socket, 'data');
+      const secure = connectTls({ socket, servername, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+      await once(secure, 'secureConnect');
+      assert.match(secure.getPeerCertificate().subjectaltname ?? '', new RegExp(`DNS:${servername.replace('.', '\\.')}`));
+      secure.destroy();
+    }
+  });
 });
 
 describe('inside an intercepted CONNECT', () => {
