@@ -124,6 +124,8 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
       return `invalid answer: ${where} switched protocols (101) without being asked to`;
     case 'UNRELAYABLE_STATUS':
       return `invalid answer: ${where} sent a status line that is not HTTP's (${err.message})`;
+    case 'UNRELAYABLE_CODING':
+      return `invalid answer: ${where} sent ${err.message}`;
     case 'TOO_MANY_INFORMATIONAL':
       return `invalid answer: ${where} sent ${err.message} informational (1xx) answers to one request`;
     default:
@@ -495,6 +497,13 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     if (seen !== undefined && seen.count > MAX_INFORMATIONAL) {
       answer.socket.destroy();
       return failed(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
+    }
+    // node takes the chunks off and leaves any other coding on the body: relayed without the header
+    // that says so, the client would take gzip bytes for the body itself (RFC 9112 6.1)
+    const coding = answer.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+      answer.socket.destroy();
+      return failed(Object.assign(new Error(`a transfer coding the proxy does not relay (${JSON.stringify(coding.slice(0, 100))})`), { code: 'UNRELAYABLE_CODING' }));
     }
     if (unrelayable !== undefined) {
       // never kept alive: what else it sends is not trusted either

@@ -361,6 +361,12 @@ describe('a request body in chunks, whatever the method', () => {
 });
 
 describe('framing', () => {
+  test('an answer in a transfer coding but chunked (gzip, chunked) is a 502 saying so, not gzip bytes passed off as the body', async () => {
+    answers.set('/te-gzip', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n');
+    const { text } = await exchange(quick.port, [`GET http://127.0.0.1:${rawPort}/te-gzip HTTP/1.1\r\nHost: 127.0.0.1:${rawPort}\r\nConnection: close\r\n\r\n`]);
+    assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*invalid answer: 127\.0\.0\.1:\d+ sent a transfer coding the proxy does not relay \("gzip, chunked"\)/, JSON.stringify(text));
+  });
+
   test('Connection naming Content-Length does not take the framing away: a GET\'s body reaches the target as its body, never as the next request on the pooled connection', async () => {
     const smuggled = 'GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n';
     const { text } = await exchange(quick.port, [
