@@ -10,13 +10,11 @@ import { decodeRecord, RECORD_HEADER, type Exchange } from './record.js';
 
 /** The suffix a damaged segment file is kept under, beside the new one (never swept at start). */
 export const DAMAGED = '.damaged';
-/** The suffix of a whole segment no record names, kept when the journal's end was torn (store.ts). */
-export const UNNAMED = '.unnamed';
-const KEPT_FILE = /^([1-9][0-9]{0,14})\.seg\.(?:damaged|unnamed)$/;
+const DAMAGED_FILE = /^([1-9][0-9]{0,14})\.seg\.damaged$/;
 
-/** The segment number a kept file's name says (damaged, or unnamed), or undefined for another file. */
-export function keptNumberOf(name: string): number | undefined {
-  const m = KEPT_FILE.exec(name);
+/** The segment number a kept damaged file's name says, or undefined for another file. */
+export function damagedNumberOf(name: string): number | undefined {
+  const m = DAMAGED_FILE.exec(name);
   return m ? Number(m[1]) : undefined;
 }
 

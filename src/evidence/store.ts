@@ -5,7 +5,7 @@
  * segments (the state stops naming them as live); a later op forgets them and their files go.
  * Knows nothing of HTTP.
  */
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { link } from 'node:fs/promises';
 import { join } from 'node:path';
 import { nodeFileSystem, type FileSystem } from '../store/atomic-file.js';
@@ -19,7 +19,7 @@ import {
   CorruptSegmentError, createSegment, FLAG_BINARY, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, FOOTER_ROW, footerRows, readFooter, rowOf,
   SEGMENT_DIR, segmentNumberOf, segmentPath, SOURCE_SHIFT, type Footer, type SegmentWriter,
 } from './segment.js';
-import { DAMAGED, filePlaces, keptNumberOf, UNNAMED, wholeRecords } from './salvage.js';
+import { DAMAGED, damagedNumberOf, filePlaces, wholeRecords } from './salvage.js';
 import { isBinary } from './record.js';
 import { scopeTest } from './scope.js';
 
@@ -105,16 +105,6 @@ export function rowFlags(x: Exchange, scope: boolean): number {
   );
 }
 
-/** Whether a segment file is whole: its footer reads. */
-function isWholeSegment(path: string): boolean {
-  try {
-    readFooter(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** What a salvage (openEvidence's) read back of a segment and what it lost, the ids lost as a range. */
 export function salvageSummary(row: SegmentRow, kept: number, into: number | undefined, unmatched: boolean): string {
   const gone = new Set(row.gone);
@@ -164,12 +154,11 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
       throw err;
     }));
   const removed: string[] = [];
-  let keptAside = false;
   for (const name of names) {
-    // a file kept aside (damaged and read back, or unnamed): the tester's to delete
-    const kept = keptNumberOf(name);
-    if (kept !== undefined) {
-      nextSegment = Math.max(nextSegment, kept + 1);
+    // a damaged file kept beside the one read back from it (salvage): the tester's to delete
+    const damaged = damagedNumberOf(name);
+    if (damaged !== undefined) {
+      nextSegment = Math.max(nextSegment, damaged + 1);
       continue;
     }
     const n = segmentNumberOf(name);
@@ -177,14 +166,6 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     if (n !== undefined) nextSegment = Math.max(nextSegment, n + 1);
     if (known) {
       onDisk.add(n);
-      continue;
-    }
-    // The journal lost its end: the record naming a whole segment may have gone with it (a
-    // record cut by a copy of the directory, not only a write never acknowledged). Kept aside.
-    if (n !== undefined && store.tornAtOpen && isWholeSegment(join(dir, name))) {
-      renameSync(join(dir, name), join(dir, `${name}${UNNAMED}`));
-      keptAside = true;
-      log(`kept ${SEGMENT_DIR}/${name} as ${SEGMENT_DIR}/${name}${UNNAMED}: the journal's end was torn at this start, and this whole segment, which no record names, may be an import whose record was lost (delete it when you no longer need it)`);
       continue;
     }
     await fs.remove(join(dir, name));
@@ -200,7 +181,7 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
   for (const n of state().segments.keys()) {
     if (!onDisk.has(n)) throw new DataFileError(segmentPath(dataDir, n), 'missing: the journal names this transaction segment');
   }
-  if (onDisk.size > 0 || keptAside) await fs.syncDir(dir);
+  if (onDisk.size > 0) await fs.syncDir(dir);
 
   const reader = createReader(dataDir);
   const interner = createInterner();

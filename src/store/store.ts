@@ -63,8 +63,6 @@ export interface Store {
    * directory that is not ours. The server answers every request with a 500 from then on.
    */
   readonly lost?: Error;
-  /** Whether the journal's end was torn when the store opened (records a copy or a power cut may have taken with it). */
-  readonly tornAtOpen: boolean;
   /** Tells whoever is refused the directory where its owner answers (the lock carries it). */
   advertise(url: string): void;
   /** Waits for writes in flight, then releases the data directory. */
@@ -353,7 +351,6 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     get lost() {
       return lost;
     },
-    tornAtOpen: loaded.tornBefore.length > 0 || loaded.fileLength > loaded.validLength,
     get stats() {
       return { ...stats, compacting: compacting !== undefined, fsyncs: otherFsyncs + journal.fsyncs };
     },

@@ -188,23 +188,3 @@ test('a record damaged inside a whole segment: its row answers from the index wi
   assert.equal(server.logs.filter((line) => line.includes('damaged record')).length, 1, server.logs.join('\n'));
   await server.close();
 });
-
-test('a journal whose end was torn at this start: complete segment files it does not name are kept aside, not deleted; otherwise they go as before', async () => {
-  const { readFile: read, truncate: cut } = await import('node:fs/promises');
-  const dir = await twoImports();
-  // the journal's last record (the second import) cut short: a copy taken mid-write, a power cut
-  const journal = join(dir, 'journal.jsonl');
-  const text = await read(journal, 'utf8');
-  await cut(journal, text.lastIndexOf('{"seq"') + 30);
-  // and a file being written when the power went: no trailer
-  await writeFile(join(dir, 'transactions', '9.seg'), 'half an import');
-  const server = await startServer({ dataDir: dir });
-  assert.deepEqual((await rows(server)).length, 5, 'the second import is not named: not listed');
-  assert.deepEqual(files(dir), ['1.seg', '2.seg.unnamed']);
-  assert.ok(server.logs.includes('kept transactions/2.seg as transactions/2.seg.unnamed: the journal\'s end was torn at this start, and this whole segment, which no record names, may be an import whose record was lost (delete it when you no longer need it)'), server.logs.join('\n'));
-  assert.ok(server.logs.includes('removed transactions/9.seg: no committed import names it'), server.logs.join('\n'));
-  // a new import never takes a kept file's number
-  assert.equal((await importHar(server.url, 1, many('c', 1))).status, 201);
-  assert.deepEqual(files(dir), ['1.seg', '10.seg', '2.seg.unnamed']);
-  await server.close();
-});
