@@ -75,8 +75,9 @@ test('the journal refusing writes as runs end: each end is recorded once the dis
     assert.equal(await queue(s, { id: String(id), type: 'active', code: CODE }), 1);
     await waitFor('the program', async () => (await get(s, '/api/v1/workers/1')).worker);
     disk.fail('ENOSPC');
-    // the program ends meanwhile; its end cannot be written: a write answers 500, reads go on
-    await new Promise((r) => setTimeout(r, 600));
+    // the program ends meanwhile; its end cannot be written (waited for, not timed: a loaded machine
+    // ends the program later): a write answers 500, reads go on
+    await waitFor('the end refused', async () => s.logs.some((l) => l.includes('could not record the end of a run')), 15_000);
     assert.equal((await send(s, 'POST', '/api/v1/sessions/', { name: 'refused' })).status, 500);
     assert.equal((await get(s, `/api/v1/targets/${id}/poutput/`))[0].status, 'Running');
     disk.fail(undefined);
