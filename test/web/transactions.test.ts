@@ -116,6 +116,10 @@ test('a target’s transactions in the web application: list, filter, live, deta
     await shows(page.locator('#tx-filter-error'), 'Invalid filter expression: ~c needs a status code at position 12');
     assert.equal(await page.locator('#tx-filter-error mark').textContent(), 'abc');
     assert.equal(await filter.getAttribute('aria-invalid'), 'true');
+    // an expression that cannot be read is not asked again every second by the live look
+    w.calls.take();
+    await page.waitForTimeout(2500);
+    assert.deepEqual(w.calls.take().filter((c) => c.includes('/transactions/search/')), []);
     await page.getByRole('button', { name: 'Clear' }).click();
     await shows(page.locator('#tx-count'), '120 transactions');
     assert.equal(await page.locator('#tx-filter-error').textContent(), '');

@@ -186,6 +186,8 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
     } catch (err) {
       region.querySelector('.loading')?.remove();
       if (err instanceof ApiError && err.status === 400 && err.data.q !== undefined) {
+        // no live look at an expression that cannot be read (it asked again, 400, every second)
+        answer = undefined;
         filter.setAttribute('aria-invalid', 'true');
         replace(error, h('p', { class: 'field-error' }, err.message), markedExpression(state.q, Number(err.data.position ?? state.q.length)));
         table.hidden = true;
