@@ -634,6 +634,19 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
     assertClean();
   });
 
+  await t.test('a selection belongs to its session: shown another session, it is cleared and said so, and nothing offers to detach it there', async () => {
+    for (let i = 0; i < 2; i++) await rows().nth(i).getByRole('checkbox').check();
+    await shows(selected(), '2 targets selected.');
+    await page.getByLabel('Session', { exact: true }).selectOption(String(client1.id));
+    await shows(page.getByRole('heading', { level: 2 }), 'Targets in “client 001 retest”');
+    await shows(selected(), 'No target selected.');
+    assert.equal(await page.getByRole('button', { name: /^Detach from/ }).isVisible(), false);
+    await page.getByLabel('Session', { exact: true }).selectOption(String(acme.id));
+    await showsExactly(page.locator('#target-count'), '4,886 targets');
+    await shows(selected(), 'No target selected.');
+    assertClean();
+  });
+
   await t.test('paste 1,004 lines: added in a few batches, only the refused lines listed, the list updated', async () => {
     const fresh = Array.from({ length: 1000 }, (_, i) => `https://pasted${i}.acme.example/`);
     const lines = [...fresh.slice(0, 500), 'not a url', engagementUrl(7), ...fresh.slice(500), fresh[3], engagementUrl(14)];

@@ -8,6 +8,8 @@ export interface Selection {
   ids: Map<number, ListedTarget>;
   /** Index on the page of the last checkbox clicked, where a shift-click range starts. */
   anchor?: number;
+  /** The session the targets were picked in: a selection belongs to it (a view of another clears it). */
+  session?: number;
 }
 
 export function emptySelection(): Selection {
@@ -19,10 +21,10 @@ const STORAGE_KEY = 'assessd.target-selection';
 /** The selection as this tab last left it (the Plugins view runs plugins on it), or none. */
 function restoreSelection(): Selection {
   try {
-    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as { all?: Selection['all']; ids?: [number, string][] } | null;
+    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as { all?: Selection['all']; ids?: [number, string][]; session?: number } | null;
     if (!saved) return emptySelection();
     const ids = new Map((saved.ids ?? []).map(([id, target_url]) => [id, { id, target_url } as ListedTarget]));
-    return { ids, all: saved.all };
+    return { ids, all: saved.all, ...(typeof saved.session === 'number' ? { session: saved.session } : {}) };
   } catch {
     return emptySelection();
   }
@@ -33,7 +35,7 @@ export const targetSelection: Selection = restoreSelection();
 
 export function saveSelection(selection: Selection): void {
   try {
-    sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ all: selection.all, ids: [...selection.ids.values()].map((t) => [t.id, t.target_url]) }));
+    sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ all: selection.all, ids: [...selection.ids.values()].map((t) => [t.id, t.target_url]), session: selection.session }));
   } catch {
     // storage full or refused: the selection still lives until the page is left
   }
@@ -87,7 +89,11 @@ export function clearSelection(selection: Selection): void {
   selection.ids.clear();
   selection.all = undefined;
   selection.anchor = undefined;
+  selection.session = undefined;
 }
+
+/** The session a selection was made in (its "all matching" one, or where its targets were picked). */
+export const selectionSession = (selection: Selection): number | undefined => selection.all?.session ?? (selection.ids.size > 0 ? selection.session : undefined);
 
 /** The selection as the bulk endpoint takes it. */
 export function toBulkSelection(selection: Selection): BulkSelection {

@@ -7,11 +7,11 @@ import { appendInFrames, count, h, num, replace } from './dom.js';
 import { pager } from './pager.js';
 import { replaceQuery } from './router.js';
 import { selectionBar } from './selection-bar.js';
-import { clearSelection, isSelected, saveSelection, targetSelection, toggle, togglePage } from './selection.js';
+import { clearSelection, isSelected, saveSelection, selectedCount, selectionSession, targetSelection, toggle, togglePage } from './selection.js';
 import { byActiveThenNewest } from './state.js';
 import { deleteOne, detachOne } from './target-actions.js';
 import { targetRow, type RowContext } from './target-rows.js';
-import { emptyState, errorState } from './ui.js';
+import { announce, emptyState, errorState } from './ui.js';
 
 export const PAGE_SIZES = [25, 50, 100, 200];
 const DEFAULT_PER_PAGE = 100;
@@ -245,6 +245,7 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
     void fetchPage();
   });
   pageToggle.addEventListener('change', () => {
+    selection.session = viewed?.id;
     togglePage(selection, page, pageToggle.checked);
     renderSelection();
   });
@@ -258,6 +259,7 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
     const chip = el.closest<HTMLButtonElement>('[data-detach]');
     const remove = el.closest<HTMLButtonElement>('[data-delete]');
     if (el.matches('.row-select')) {
+      selection.session = viewed?.id;
       toggle(selection, page, index, (el as HTMLInputElement).checked, event.shiftKey);
       renderSelection();
     } else if (chip) {
@@ -282,7 +284,14 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
     show(session, sessions, answer) {
       viewed = session;
       ctx = { viewed: session, names: new Map(sessions.map((s) => [s.id, s.name])) };
-      if (selection.all && selection.all.session !== session.id) clearSelection(selection);
+      // a selection belongs to the session it was made in: Detach would act on none of another's
+      const madeIn = selectionSession(selection);
+      if (madeIn !== undefined && madeIn !== session.id) {
+        const n = selectedCount(selection);
+        clearSelection(selection);
+        saveSelection(selection);
+        announce(`The selection of ${count(n, 'target')} made in another session was cleared.`);
+      }
       for (const el of elements) el.hidden = false;
       replace(heading, `Targets in “${session.name}” (${num(session.target_count)})`);
       bar.setSessions(session, sessions.filter((s) => s.id !== session.id).sort(byActiveThenNewest));
