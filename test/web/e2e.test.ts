@@ -182,6 +182,7 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await page.getByRole('button', { name: 'Add targets' }).click();
     await shows(page.locator('.add-results .failed'), 'Line 2', 'not a url', 'Not an absolute http:// or https:// URL.');
     await shows(page.locator('.add-summary'), '2 targets added to “web audit”; 1 line refused, listed below.');
+    assert.equal(await page.locator('#flash').getAttribute('data-kind'), 'info', 'a list partly added is not shown as an error');
     assert.equal(await page.locator('.add-results .failed').count(), 1, 'only the refused line is listed');
     assert.equal(await page.getByLabel('Target URLs, one per line').inputValue(), 'not a url');
     await shows(page.getByRole('heading', { level: 2 }), 'Targets in “web audit” (2)');

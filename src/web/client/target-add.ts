@@ -171,7 +171,8 @@ export function addTargetsForm(signal: AbortSignal, onAdded: (added: number) => 
     showRefusals(refused);
     const text = `${count(added, 'target')} added to “${to.name}”${refused.length > 0 ? `; ${count(refused.length, 'line')} refused, listed below` : ''}.`;
     replace(summary, text);
-    announce(text, refused.length > 0 ? 'error' : 'info');
+    // an error only when nothing went in: a list partly added is news, its refusals listed below
+    announce(text, refused.length > 0 && added === 0 ? 'error' : 'info');
     await onAdded(added);
     urls.focus();
   }
