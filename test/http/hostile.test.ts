@@ -106,7 +106,12 @@ test('a stalled upload blocks neither other requests nor writes', async () => {
   assert.equal((await request(server.url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '2' } })).status, 200);
   const timedOut = await stalled;
   assert.match(timedOut, /^HTTP\/1\.1 408 /, 'the stalled upload is cut off by the request timeout');
-  const names = (await request(server.url, '/api/v1/sessions/')).json.data.map((s: { name: string }) => s.name);
+  // this server's headers time limit is 400 ms: on a loaded machine (a fresh-clone CI run) a plain
+  // GET can itself be a 408; asked again then
+  let list = await request(server.url, '/api/v1/sessions/');
+  for (let i = 0; i < 3 && list.status === 408; i++) list = await request(server.url, '/api/v1/sessions/');
+  assert.equal(list.status, 200, list.text);
+  const names = list.json.data.map((s: { name: string }) => s.name);
   assert.ok(!names.includes('sl'));
 });
 
