@@ -2,7 +2,7 @@
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import { normalizeQ, orderSessionTargets, queryTargets, searchTargets, TARGET_SORTS } from '../store/target-query.js';
-import { deriveTarget, getTarget, hasWrittenAuthority, notOneHost } from '../store/targets.js';
+import { deriveTarget, getTarget, notOneHost } from '../store/targets.js';
 import { memoPerGeneration } from './cache.js';
 import type { Handler } from './context.js';
 import { MESSAGES } from './messages.js';
@@ -18,8 +18,8 @@ const INCLUDES = ['sessions'] as const;
 /** What is wrong with the first refused URL of a create: not a URL, or not one host. */
 function invalidUrlReason(urls: string[]): string {
   for (const url of urls) {
-    const derived = deriveTarget(0, url);
-    if (!derived || !hasWrittenAuthority(url)) return 'must be an absolute http or https URL';
+    const derived = deriveTarget(0, url, { asWritten: true });
+    if (!derived) return 'must be an absolute http or https URL';
     const why = notOneHost(derived.host_name);
     if (why) return why;
   }

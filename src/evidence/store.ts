@@ -106,7 +106,7 @@ export function rowFlags(x: Exchange, scope: boolean): number {
 }
 
 /** What a salvage (openEvidence's) read back of a segment and what it lost, the ids lost as a range. */
-export function salvageSummary(row: SegmentRow, kept: number, into: number | undefined, unmatched: boolean): string {
+function salvageSummary(row: SegmentRow, kept: number, into: number | undefined, unmatched: boolean): string {
   const gone = new Set(row.gone);
   const live = row.span - row.gone.length;
   let lost = row.span - kept;

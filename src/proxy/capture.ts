@@ -42,8 +42,9 @@ export function capture(stream: Readable, cap: number, budget: CaptureBudget): C
     for (let at = 0; at < part.length; ) {
       let block = blocks.at(-1);
       if (!block || used === block.length) {
-        // the rest of this chunk at least; small bodies small blocks (4 KiB, doubling to BLOCK); never past the cap
-        block = Buffer.allocUnsafe(Math.min(cap - kept - at, Math.max(part.length - at, Math.min(BLOCK, 4096 * 2 ** Math.min(blocks.length, 4)))));
+        // small bodies small blocks (4 KiB, doubling to BLOCK), the rest of this chunk at least, never past the cap
+        const grown = Math.min(BLOCK, 4096 << Math.min(blocks.length, 4));
+        block = Buffer.allocUnsafe(Math.min(cap - kept - at, Math.max(part.length - at, grown)));
         blocks.push(block);
         used = 0;
       }

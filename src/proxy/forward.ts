@@ -347,6 +347,9 @@ type RawWriter = { _writeRaw(data: Buffer): boolean };
 const INFORMATIONAL_BYTES = 64 * 1024;
 const MAX_INFORMATIONAL = 1000;
 
+/** The error a request fails with past MAX_INFORMATIONAL 1xx answers. */
+const tooManyInformational = () => Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' });
+
 /** One request's 1xx answers so far, and the bytes of them relayed. */
 export interface InformationSeen {
   count: number;
@@ -361,7 +364,7 @@ export interface InformationSeen {
  */
 export function informational(req: IncomingMessage, upstream: ClientRequest, info: Information, seen: InformationSeen): Buffer | undefined {
   if (++seen.count > MAX_INFORMATIONAL) {
-    upstream.destroy(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
+    upstream.destroy(tooManyInformational());
     return undefined;
   }
   if (req.httpVersion === '1.0' || unrelayableStatus(info.statusCode, info.statusMessage) !== undefined) return undefined;
@@ -380,7 +383,7 @@ function relayInformation(req: IncomingMessage, res: ServerResponse, upstream: C
   if (res.headersSent) return;
   if (info.statusCode === 100) {
     // not relayed, but counted: endless 100s are a flood like any other
-    if (++seen.count > MAX_INFORMATIONAL) upstream.destroy(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
+    if (++seen.count > MAX_INFORMATIONAL) upstream.destroy(tooManyInformational());
     return;
   }
   const head = informational(req, upstream, info, seen);
@@ -496,7 +499,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     // a flood whose final answer came in the same read as its last 1xx: parsed before the request failed
     if (seen !== undefined && seen.count > MAX_INFORMATIONAL) {
       answer.socket.destroy();
-      return failed(Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' }));
+      return failed(tooManyInformational());
     }
     // node takes the chunks off and leaves any other coding on the body: relayed without the header
     // that says so, the client would take gzip bytes for the body itself (RFC 9112 6.1)

@@ -6,7 +6,7 @@ import { refuse, type Result } from './result.js';
 import { addTargetToSession } from './sessions.js';
 import type { State } from './state.js';
 import { searchTargets } from './target-query.js';
-import { attachUrl, deleteTarget, deriveTarget, detachTarget, hasWrittenAuthority, notOneHost } from './targets.js';
+import { attachUrl, deleteTarget, deriveTarget, detachTarget, notOneHost } from './targets.js';
 
 export type AddFailureReason = 'invalid-url' | 'not-one-host' | 'already-in-session' | 'repeated';
 
@@ -35,10 +35,9 @@ export function addTargetsPartial(state: State, sessionId: number, urls: string[
   const summary: AddSummary = { added: 0, created: 0, failed: [] };
   const seen = new Set<string>();
   urls.forEach((raw, index) => {
-    const derived = deriveTarget(0, raw);
+    const derived = deriveTarget(0, raw, { asWritten: oneHost });
     const fail = (reason: AddFailureReason) => void summary.failed.push({ index, target_url: raw, reason });
     if (!derived) return fail('invalid-url');
-    if (oneHost && !hasWrittenAuthority(raw)) return fail('invalid-url');
     if (oneHost && notOneHost(derived.host_name) !== undefined) return fail('not-one-host');
     const url = derived.target_url;
     if (seen.has(url)) return fail('repeated');

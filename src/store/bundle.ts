@@ -8,7 +8,7 @@ import type { ImportedOutput } from './import.js';
 import { dayExists } from './dates.js';
 import { normalizeSessionName } from './sessions.js';
 import type { Finding, OutputRow, OutputStatus, State, Target } from './state.js';
-import { deriveTarget, hasWrittenAuthority, listTargets, notOneHost } from './targets.js';
+import { deriveTarget, listTargets, notOneHost } from './targets.js';
 
 export const BUNDLE_FORMAT = 'assessd-session';
 export const BUNDLE_VERSION = 1;
@@ -196,8 +196,8 @@ export function parseBundle(bytes: Uint8Array, nameArgument?: string): ParsedBun
     const url = own(target, 'target_url');
     if (url === undefined) return fail({ kind: 'target-url', index, what: 'missing' });
     if (typeof url !== 'string') return fail({ kind: 'target-url', index, what: 'not-string' });
-    const derived = deriveTarget(0, url);
-    if (!derived || !hasWrittenAuthority(url)) return fail({ kind: 'target-url', index, what: 'invalid' });
+    const derived = deriveTarget(0, url, { asWritten: true });
+    if (!derived) return fail({ kind: 'target-url', index, what: 'invalid' });
     if (notOneHost(derived.host_name) !== undefined) return fail({ kind: 'target-url', index, what: 'not-one-host' });
     urls.push(derived.target_url);
     const entries = own(target, 'transactions');

@@ -32,21 +32,22 @@ export function notOneHost(host: string): string | undefined {
 }
 
 /**
- * The upstream framework's derived fields, without network access: the port from the scheme when
- * absent, `host_ip` only for an IP literal, `top_domain` the host without its first label.
- * Returns undefined for anything but an absolute http(s) URL with a host, and, with `oneHost`,
- * for a host that is not one host (notOneHost; off for journal records written before the rule).
- */
-/**
  * Whether an http(s) URL has its authority as written (RFC 9110 4.2.1: an http URI with an empty
  * host is invalid): the URL parser takes `http:///path` for the host "path", and `\` for `/`.
  */
-export function hasWrittenAuthority(url: string): boolean {
+function hasWrittenAuthority(url: string): boolean {
   const authority = /^https?:\/\/([^/?#]*)/i.exec(url.trim())?.[1];
   return authority !== undefined && authority !== '' && !authority.includes('\\');
 }
 
-export function deriveTarget(id: number, rawUrl: string, { oneHost = false } = {}): Target | undefined {
+/**
+ * The upstream framework's derived fields, without network access: the port from the scheme when
+ * absent, `host_ip` only for an IP literal, `top_domain` the host without its first label.
+ * Returns undefined for anything but an absolute http(s) URL with a host, and, with `oneHost`,
+ * for a host that is not one host (notOneHost; off for journal records written before the rule);
+ * with `asWritten` (every new request: `oneHost` says it), for one without its authority as written.
+ */
+export function deriveTarget(id: number, rawUrl: string, { oneHost = false, asWritten = oneHost }: { oneHost?: boolean; asWritten?: boolean } = {}): Target | undefined {
   const targetUrl = rawUrl.trim();
   // The URL parser silently drops tabs and newlines: refuse them, and any other control character.
   if (targetUrl.length === 0 || targetUrl.length > MAX_TARGET_URL || /[\u0000-\u0020\u007f]/.test(targetUrl)) return undefined;
@@ -59,7 +60,7 @@ export function deriveTarget(id: number, rawUrl: string, { oneHost = false } = {
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return undefined;
   if (!/^https?:\/\//i.test(targetUrl)) return undefined;
   // (records of the journal from before `oneHost` may hold a URL without an authority as written)
-  if (oneHost && !hasWrittenAuthority(targetUrl)) return undefined;
+  if (asWritten && !hasWrittenAuthority(targetUrl)) return undefined;
 
   const scheme = url.protocol.slice(0, -1);
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

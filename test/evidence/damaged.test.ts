@@ -188,3 +188,37 @@ test('a record damaged inside a whole segment: its row answers from the index wi
   assert.equal(server.logs.filter((line) => line.includes('damaged record')).length, 1, server.logs.join('\n'));
   await server.close();
 });
+
+test('as a user runs it: the compiled server killed (-9), its segment cut as a copy taken mid-write would be, started again: the rest is read back and said, and stays so after another kill', async () => {
+  const { spawnServer } = await import('../helpers/server.ts');
+  const { rm } = await import('node:fs/promises');
+  const token = 'damaged-segment-token-0123456789abcdef01234';
+  const auth = { authorization: `Bearer ${token}` };
+  const dir = await tempDir();
+  const start = () => spawnServer(['--port', '0', '--no-proxy', '--workers', '0', '--data-dir', dir], { ASSESSD_TOKEN: token });
+  const list = async (url: string) => (await request(url, '/api/v1/targets/1/transactions/', { headers: auth })).json.data.map((t: { id: number }) => t.id);
+  let server = await start();
+  try {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', headers: auth, form: { target_url: 'https://a.example/' } });
+    const imported = await request(server.url, '/api/v1/targets/1/transactions/', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: many('a', 5) });
+    assert.equal(imported.status, 201, imported.text);
+  } finally {
+    server.proc.kill('SIGKILL');
+    await server.exited;
+  }
+  const path = join(dir, 'transactions', '1.seg');
+  await truncate(path, footerRows(readFooter(path))[2]!.off + 10);
+  for (const round of [1, 2]) {
+    server = await start();
+    try {
+      assert.deepEqual(await list(server.url), [1, 2], `round ${round}`);
+      const said = server.output().includes('transactions/1.seg is damaged (its end is cut or overwritten): 2 of its 5 transactions were read back into transactions/2.seg; the other 3 (ids 3-5) are lost.');
+      assert.equal(said, round === 1, server.output());
+    } finally {
+      server.proc.kill('SIGKILL');
+      await server.exited;
+    }
+  }
+  assert.ok(existsSync(`${path}.damaged`));
+  await rm(dir, { recursive: true, force: true });
+});

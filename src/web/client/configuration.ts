@@ -1,8 +1,8 @@
 /** The Configuration view: items by section, filter, edit in place, save every change in one PATCH. */
 import { api, ApiError, isAbort, type ConfigItem } from './api.js';
 import { append, h, plural, replace } from './dom.js';
-import { setLeaveGuard, type ViewContext } from './router.js';
-import { announce, busy, confirmDialog, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
+import { askBeforeLeaving, type ViewContext } from './router.js';
+import { announce, busy, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
 
 type Show = 'all' | 'changed' | 'unsaved';
 
@@ -123,13 +123,7 @@ export function configurationView({ root, signal }: ViewContext): void {
     if (appearing && document.activeElement instanceof HTMLElement) document.activeElement.scrollIntoView({ block: 'nearest' });
     replace(pending, `${plural(n, 'unsaved change')}.`);
     if (n === 0) saveError.hidden = true;
-    setLeaveGuard(n === 0 ? undefined : () =>
-      confirmDialog({
-        title: 'Leave without saving?',
-        message: `You have ${plural(n, 'unsaved change')} to the configuration. They are lost if you leave this page.`,
-        confirm: 'Leave without saving',
-      }),
-    );
+    askBeforeLeaving(n === 0 ? undefined : `You have ${plural(n, 'unsaved change')} to the configuration.`);
     if (show.value === 'unsaved' && !row) applyFilter();
   }
 

@@ -7,9 +7,9 @@
 import { api, ApiError, isAbort, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
 import { append, appendInFrames, blockText, count, h, num, plural, replace, setTitle } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
-import { setLeaveGuard, type ViewContext } from './router.js';
+import { askBeforeLeaving, type ViewContext } from './router.js';
 import { targetNav } from './target-nav.js';
-import { announce, busy, confirmDialog, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
+import { announce, busy, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
 
 const TYPE_ORDER = ['external', 'passive', 'semi_passive', 'active', 'grep', 'bruteforce'];
 const byType = (a: Output, b: Output) => TYPE_ORDER.indexOf(a.plugin_type) - TYPE_ORDER.indexOf(b.plugin_type) || (a.plugin_key < b.plugin_key ? -1 : 1);
@@ -72,17 +72,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
   append(root, [heading, intro, status]);
   /** Outputs whose rank or notes are edited and not saved: leaving the view asks first, as the configuration's does. */
   const unsaved = new Set<number>();
-  const guardUnsaved = () =>
-    setLeaveGuard(
-      unsaved.size === 0
-        ? undefined
-        : () =>
-            confirmDialog({
-              title: 'Leave without saving?',
-              message: `Your rank or notes on ${plural(unsaved.size, 'output')} are not saved. They are lost if you leave this page.`,
-              confirm: 'Leave without saving',
-            }),
-    );
+  const guardUnsaved = () => askBeforeLeaving(unsaved.size === 0 ? undefined : `Your rank or notes on ${plural(unsaved.size, 'output')} are not saved.`);
 
   async function load(): Promise<void> {
     try {

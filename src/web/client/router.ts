@@ -1,4 +1,5 @@
 /** Client-side routes on real paths (history.pushState), so a reload of any view lands on it again. */
+import { confirmDialog } from './ui.js';
 
 export interface ViewContext {
   /** The element the view renders into; empty when the view starts. */
@@ -31,6 +32,14 @@ let shownUrl = '';
 
 export function setLeaveGuard(next: LeaveGuard | undefined): void {
   guard = next;
+}
+
+/**
+ * Leaving the view asks first while `unsaved` says what is not saved (a sentence), and leaves at
+ * once when it is undefined: the configuration's edits, the results' ranks and notes.
+ */
+export function askBeforeLeaving(unsaved: string | undefined): void {
+  setLeaveGuard(unsaved === undefined ? undefined : () => confirmDialog({ title: 'Leave without saving?', message: `${unsaved} They are lost if you leave this page.`, confirm: 'Leave without saving' }));
 }
 
 export function hasLeaveGuard(): boolean {
