@@ -27,7 +27,7 @@ import { registerTransactions } from './api/transactions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
-import { answerThenDrain, answerThenLinger, stillLingering } from './http/linger.js';
+import { answerHalfClosed, answerThenDrain, answerThenLinger, stillLingering } from './http/linger.js';
 import { timeRequest, whileStreaming } from './http/request-timeout.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
@@ -318,6 +318,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
     answerThenLinger(socket, rawResponse(errorReply(new HttpError(status, message, undefined, { Connection: 'close' }))));
   });
 
+  answerHalfClosed(server);
   server.on('listening', () => (cookieName = `assessd-${(server.address() as AddressInfo).port}`));
   return Object.assign(server, { routes: () => router.routes() });
 }

@@ -4,7 +4,7 @@
  * and dropped, for a bounded time and size, before the connection closes. Closing a socket with
  * unread data sends a reset, and a reset can reach the client before it has read the answer.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 export interface LingerLimits {
@@ -90,4 +90,16 @@ export function answerThenLinger(socket: Socket, answer: string, limits: LingerL
   socket.once('end', wait.stop);
   socket.once('close', wait.stop);
   socket.end(answer);
+}
+
+/**
+ * Answers a client that half-closes its connection once its request is sent (`nc -N`, a script's
+ * `shutdown(SHUT_WR)`; RFC 9112 9.6 lets it): node's server ends the connection at the client's
+ * FIN unless told otherwise, and an answer that is not ready by then is lost, though the request
+ * may have been carried out (a session created). With this, the
+ * connection ends after the last answer instead. Node's own switch (`httpAllowHalfOpen`, which
+ * its types do not name).
+ */
+export function answerHalfClosed(server: Server): void {
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 }

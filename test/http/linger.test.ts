@@ -99,3 +99,18 @@ test('a client that declares a body over the limit and never sends it gets the 4
   // the client never closes: the linger's idle limit did
   assert.match(data, /^HTTP\/1\.1 413 /);
 });
+
+test('a client that half-closes its connection once its request is sent gets its answer: the session it created is said (node ended the connection at the FIN, the answer lost)', async () => {
+  const body = 'name=half-closed';
+  const socket = connect(port, '127.0.0.1');
+  socket.end(
+    `POST /api/v1/sessions/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${server.token}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
+  const answer = await new Promise<string>((resolve) => {
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk)).on('error', () => {}).on('close', () => resolve(Buffer.concat(chunks).toString()));
+  });
+  assert.match(answer, /^HTTP\/1\.1 201 /);
+  assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).status, 'success');
+});
