@@ -327,6 +327,13 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     await dialog.waitFor({ state: 'detached' });
     assert.equal(await sessionCard('staging').count(), 1);
 
+    // a session without targets says so, not "Its 0 targets will be detached"
+    await page.getByRole('button', { name: 'Delete default session' }).click();
+    const empty = page.getByRole('dialog', { name: 'Delete session “default session”?' });
+    await shows(empty, 'It has no targets.');
+    await page.keyboard.press('Escape');
+    await empty.waitFor({ state: 'detached' });
+
     await page.getByRole('button', { name: 'Delete staging' }).click();
     await dialog.getByRole('button', { name: 'Delete session' }).click();
     await shows(flash(), 'Session “staging” deleted.');

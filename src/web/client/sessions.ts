@@ -21,7 +21,11 @@ function createErrorText(err: unknown, name: string): string {
 }
 
 function deleteMessage(session: SessionSummary, sessions: number): string {
-  const parts = [`Its ${plural(session.target_count, 'target')} will be detached; targets in no other session are deleted with it.`];
+  const parts = [
+    session.target_count === 0
+      ? 'It has no targets.'
+      : `Its ${plural(session.target_count, 'target')} will be detached; targets in no other session are deleted with it.`,
+  ];
   if (sessions === 1) parts.push('A new, empty “default session” will be created and made active.');
   else if (session.active) parts.push('The newest remaining session becomes the active one.');
   return parts.join(' ');
