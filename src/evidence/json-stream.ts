@@ -3,8 +3,13 @@
  * as they come; each `log.entries[i]` comes out once it is complete, built as a JS value; the rest
  * of the document is checked and dropped. Nothing is held but the entry being read, so a HAR of
  * any size parses in the memory of its largest entry. Limits: nesting, string length, values per
- * entry; bodies (`content.text`, `postData.text`) beyond a cap are cut (their bytes kept whole
- * up to it) rather than refused.
+ * entry, and the bytes of an entry's strings together (bodies apart: keys and strings of 16 MiB
+ * each in one entry would otherwise build a GiB); bodies (`content.text`, `postData.text`)
+ * beyond a cap are cut (their bytes kept whole up to it) rather than refused. An object or array
+ * under a key beginning with `_` inside an entry (a browser's own fields: Chrome's `_initiator`
+ * stacks, `_webSocketMessages`) is checked and dropped, as nothing reads one; a key twice in one
+ * object is refused (JSON.parse would take the last, this parser kept both); a leading UTF-8
+ * byte order mark is passed over (RFC 8259 8.1 lets a parser ignore it; some exporters write it).
  */
 import { isUtf8 } from 'node:buffer';
 import { incompleteTail } from './utf8.js';
@@ -17,6 +22,8 @@ export interface JsonStreamOptions {
   maxDepth: number;
   /** Most values (strings, numbers, containers...) in one entry. */
   maxValuesPerEntry: number;
+  /** Most bytes (UTF-8) of an entry's keys and strings together, bodies apart. */
+  maxEntryBytes: number;
 }
 
 export const DEFAULT_JSON_LIMITS: JsonStreamOptions = {
@@ -24,6 +31,7 @@ export const DEFAULT_JSON_LIMITS: JsonStreamOptions = {
   maxString: 16 * 1024 * 1024,
   maxDepth: 64,
   maxValuesPerEntry: 200_000,
+  maxEntryBytes: 32 * 1024 * 1024,
 };
 
 /** A body text as the parser keeps it: its bytes (UTF-8 of the JSON string), and whether it was cut. */
@@ -87,6 +95,7 @@ interface Frame {
 }
 
 const QUOTE = 0x22;
+const BOM = [0xef, 0xbb, 0xbf];
 const BACKSLASH = 0x5c;
 const WHITESPACE = new Uint8Array(256);
 for (const c of [0x20, 0x09, 0x0a, 0x0d]) WHITESPACE[c] = 1;
@@ -116,6 +125,10 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   let offset = 0;
   let entryIndex = -1;
   let valuesInEntry = 0;
+  let bytesInEntry = 0;
+  /** Bytes of a leading byte order mark (EF BB BF) read, until the first byte that is not one. */
+  let bomRead = 0;
+  let bomDone = false;
   let sawLog = false;
   let sawEntries = false;
   let ready: ParsedEntry[] = [];
@@ -128,6 +141,8 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   let stringCap = 0;
   let stringIsBody = false;
   let stringIsKey = false;
+  /** Where the string being read began (its opening quote). */
+  let stringStart = 0;
   /** An escape cut by a chunk's end: its bytes so far, backslash included. */
   let pendingEscape: number[] | null = null;
   /** A high surrogate waiting for its low half. */
@@ -149,11 +164,11 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   /** A comma was just read in an object: a key must follow, not `}`. */
   let afterComma = false;
 
-  /** The role of a value about to start, from where it sits. */
-  function roleOfNext(): Role {
+  /** The role of a value about to start, from where it sits (`container`: an object or array). */
+  function roleOfNext(container = false): Role {
     const top = stack[stack.length - 1];
     if (!top) return Role.Root;
-    if (top.role === Role.Keep) return Role.Keep;
+    if (top.role === Role.Keep) return container && !top.array && top.key!.startsWith('_') ? Role.Skip : Role.Keep;
     if (top.role === Role.Root && top.key === 'log') return Role.Log;
     if (top.role === Role.Log && top.key === 'entries') return Role.Entries;
     if (top.role === Role.Entries) return Role.Keep;
@@ -164,6 +179,23 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     if (stack.length >= 3 && stack[2].role === Role.Entries && ++valuesInEntry > options.maxValuesPerEntry) {
       fail(`more than ${options.maxValuesPerEntry} values in one entry`);
     }
+  }
+
+  /** A key or string of `bytes` kept in the entry being built. */
+  function countBytes(bytes: number): void {
+    bytesInEntry += bytes;
+    if (bytesInEntry > options.maxEntryBytes) fail(`more than ${options.maxEntryBytes / (1024 * 1024)} MiB of strings in one entry (its bodies apart)`);
+  }
+
+  /** The key just read of the object on top: refused if it has it already, counted if kept. */
+  function setKey(key: string, bytes: number): void {
+    const top = stack[stack.length - 1];
+    if (top.value) {
+      if (Object.hasOwn(top.value, key)) fail(`the key ${JSON.stringify(key.slice(0, 100))} twice in one object`, key, stringStart);
+      countBytes(bytes);
+    }
+    top.key = key;
+    mode = Mode.Colon;
   }
 
   /** A complete value: into its container, or out as an entry. */
@@ -179,10 +211,12 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
       ready.push({ index: top.index, value });
       top.index++;
       valuesInEntry = 0;
+      bytesInEntry = 0;
       entryIndex = -1;
       return;
     }
-    if (top.value) {
+    // (a container dropped inside an entry: not set, not even as null)
+    if (top.value && role !== Role.Skip) {
       if (top.array) (top.value as unknown[]).push(value);
       else (top.value as Record<string, unknown>)[top.key!] = value;
     }
@@ -190,11 +224,14 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   }
 
   function open(array: boolean): void {
-    const role = roleOfNext();
+    const role = roleOfNext(true);
     if (stack.length >= options.maxDepth) fail(`nesting deeper than ${options.maxDepth} levels`);
     if (role === Role.Root && array) fail('not a HAR: the document must be a JSON object');
     if (role === Role.Log && array) fail('not a HAR: "log" must be an object', 'log');
     if (role === Role.Entries && !array) fail('not a HAR: "log.entries" must be an array', 'entries');
+    // two of them: which one a reader takes is its own choice (JSON.parse's: the last)
+    if (role === Role.Log && sawLog) fail('not a HAR: "log" twice', 'log');
+    if (role === Role.Entries && sawEntries) fail('not a HAR: "log.entries" twice', 'entries');
     if (role === Role.Log) sawLog = true;
     if (role === Role.Entries) sawEntries = true;
     const parent = stack[stack.length - 1];
@@ -217,6 +254,7 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     stringBytes = 0;
     dropped = 0;
     stringIsKey = key;
+    stringStart = offset;
     const top = stack[stack.length - 1];
     // entries[i].response.content.text or entries[i].request.postData.text: root, log, entries, entry, then these two
     stringIsBody =
@@ -255,15 +293,12 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   }
 
   /** A string read whole from one chunk: as endString does, its text already decoded. */
-  function endStringWith(text: string): void {
-    if (stringIsKey) {
-      stack[stack.length - 1].key = text;
-      mode = Mode.Colon;
-      return;
-    }
+  function endStringWith(text: string, bytes: number): void {
+    if (stringIsKey) return setKey(text, bytes);
     const role = roleOfNext();
     if (role === Role.Root || role === Role.Log || role === Role.Entries) fail(role === Role.Root ? 'not a HAR: the document must be a JSON object' : 'not a HAR: "log" must hold an "entries" array');
     countValue();
+    if (role === Role.Keep) countBytes(bytes);
     emit(role === Role.Keep ? text : null, role);
   }
 
@@ -277,15 +312,11 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     const cut = dropped > 0;
     if (cut) bytes = bytes.subarray(0, bytes.length - incompleteTail(bytes));
     if (!isUtf8(bytes)) fail('not valid UTF-8');
-    if (stringIsKey) {
-      const top = stack[stack.length - 1];
-      top.key = bytes.toString('utf8');
-      mode = Mode.Colon;
-      return;
-    }
+    if (stringIsKey) return setKey(bytes.toString('utf8'), bytes.length);
     const role = roleOfNext();
     if (role === Role.Root || role === Role.Log || role === Role.Entries) fail(role === Role.Root ? 'not a HAR: the document must be a JSON object' : 'not a HAR: "log" must hold an "entries" array');
     countValue();
+    if (role === Role.Keep && !stringIsBody) countBytes(bytes.length);
     const value = role !== Role.Keep ? null : stringIsBody ? ({ bodyText: true, bytes, cut } satisfies BodyText) : bytes.toString('utf8');
     emit(value, role);
   }
@@ -320,7 +351,7 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
       // the common case: a short string whole in this chunk, no escape: no copy of its bytes
       if (escapeAt === -1 && quote !== -1 && stringBytes === 0 && !stringIsBody && quote - pos <= options.maxString) {
         if (!ascii && !isUtf8(chunk.subarray(pos, quote))) fail('not valid UTF-8');
-        endStringWith(chunk.toString(ascii ? 'latin1' : 'utf8', pos, quote));
+        endStringWith(chunk.toString(ascii ? 'latin1' : 'utf8', pos, quote), quote - pos);
         return quote + 1;
       }
       if (plainEnd > pos) appendString(chunk.subarray(pos, plainEnd));
@@ -379,9 +410,26 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     emit(role === Role.Keep ? value : null, role);
   }
 
+  /** Passes over what `chunk` holds of a leading byte order mark; returns where the document goes on. */
+  function passBom(chunk: Buffer): number {
+    let pos = 0;
+    while (pos < chunk.length && bomRead < 3 && chunk[pos] === BOM[bomRead]) {
+      pos++;
+      bomRead++;
+    }
+    offset += pos;
+    if (bomRead === 3 || pos < chunk.length) {
+      // a mark begun and not finished is no JSON either
+      if (bomRead > 0 && bomRead < 3) fail('a byte that is not JSON', undefined, offset - bomRead);
+      bomDone = true;
+    }
+    return pos;
+  }
+
   function write(chunk: Buffer): void {
     let pos = 0;
     const length = chunk.length;
+    if (!bomDone) pos = passBom(chunk);
     while (pos < length) {
       if (mode === Mode.String) {
         const start = pos;

@@ -72,6 +72,46 @@ test('the parser refuses what is not JSON, or past its limits, naming where', ()
   assert.throws(() => parseInPieces(Buffer.from('{"log":{"entries":[[1,2,3,4,5]]}}'), 4, { ...DEFAULT_JSON_LIMITS, maxValuesPerEntry: 3 }), /more than 3 values/);
 });
 
+test("an entry's strings are bounded together (bodies apart), so concurrent imports of GiB entries cannot exhaust the heap; a browser's own containers (`_initiator`) are dropped unread", () => {
+  const limits = { ...DEFAULT_JSON_LIMITS, maxString: 100, maxEntryBytes: 250 };
+  // three strings of 100 bytes: each under the string limit, together over the entry's
+  const many = Buffer.from(JSON.stringify({ log: { entries: [{ a: 'x'.repeat(100), b: 'y'.repeat(100), c: 'z'.repeat(100) }] } }));
+  for (const size of [1, 7, many.length]) {
+    assert.throws(() => parseInPieces(many, size, limits), (err: JsonStreamError) => err instanceof JsonStreamError && /more than 0\.0002\d* MiB of strings in one entry/.test(err.message) && err.entry === 0, `pieces of ${size}`);
+  }
+  // the same bytes in bodies are no strings of the entry's (bodies have their own cap), nor spread over two entries
+  const bodies = Buffer.from(JSON.stringify({ log: { entries: [{ request: { postData: { text: 'x'.repeat(200) } }, response: { content: { text: 'y'.repeat(200) } } }, { a: 'x'.repeat(100), b: 'y'.repeat(100) }, { c: 'z'.repeat(100), d: 'w'.repeat(100) }] } }));
+  assert.equal(parseInPieces(bodies, 5, { ...limits, maxString: 1000 }).length, 3);
+  // underscore containers inside an entry go unread (a GiB under `_x` never built); its scalars are kept (`_error`, `_source`)
+  const custom = Buffer.from(JSON.stringify({ log: { entries: [{ _initiator: { stack: ['x'.repeat(100), 'y'.repeat(100), 'z'.repeat(100)] }, _webSocketMessages: [{ data: 'w'.repeat(100) }], _error: 'refused', response: { _extra: [1] } }] } }));
+  assert.deepEqual(parseInPieces(custom, 3, limits).map(plain), [{ _error: 'refused', response: {} }]);
+  assert.equal(DEFAULT_JSON_LIMITS.maxEntryBytes, 32 * 1024 * 1024);
+});
+
+test('a key twice in one object of an entry, or a second "log" or "entries", is refused (JSON.parse takes the last, the import took both); a leading byte order mark is passed over', () => {
+  const cases: [string, RegExp, string][] = [
+    ['{"log":{"entries":[{"a":1,"a":2}]}}', /the key "a" twice in one object \(at byte 26\)/, 'log.entries[0].a'],
+    ['{"log":{"entries":[{"r":{"h":[{"n":1,"n":1}]}}]}}', /the key "n" twice/, 'log.entries[0].r.h[0].n'],
+    ['{"log":{"entries":[{"a":1}]},"log":{"entries":[{"b":2}]}}', /"log" twice/, 'log'],
+    ['{"log":{"entries":[{"a":1}],"entries":[{"b":2}]}}', /"log.entries" twice/, 'log.entries'],
+    ['\u00ef\u00bb{"log":{"entries":[]}}', /a byte that is not JSON \(at byte 0\)/, '(document)'],
+  ];
+  for (const [doc, message, field] of cases) {
+    for (const size of [1, 4, 100]) {
+      assert.throws(() => parseInPieces(Buffer.from(doc, 'latin1'), size), (err: JsonStreamError) => {
+        assert.ok(err instanceof JsonStreamError, doc);
+        assert.match(err.message, message, doc);
+        assert.equal(err.field, field, doc);
+        return true;
+      });
+    }
+  }
+  const marked = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"log":{"entries":[{"a":"é"}]}}')]);
+  for (const size of [1, 2, 3, 4, marked.length]) assert.deepEqual(parseInPieces(marked, size).map(plain), [{ a: 'é' }], `pieces of ${size}`);
+  // only at the start: one later is a byte that is not JSON
+  assert.throws(() => parseInPieces(Buffer.concat([Buffer.from('{"log":{"entries":[]}}'), Buffer.from([0xef, 0xbb, 0xbf])]), 4), /after the end/);
+});
+
 test('regexes: JavaScript syntax, any case, no backtracking, errors with their place', () => {
   const table: [string, string, boolean][] = [
     ['hello', 'say HeLLo', true], ['^abc', 'xabc', false], ['abc$', 'xxabc', true], ['\\bfoo\\b', 'a foo b', true], ['\\bfoo\\b', 'afoob', false],
