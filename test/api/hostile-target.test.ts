@@ -353,6 +353,23 @@ function manyOpenPorts(n: number): string {
   return `<?xml version="1.0"?>\n<nmaprun scanner="nmap" version="7.93"><host><status state="up"/><address addr="127.0.0.1" addrtype="ipv4"/><ports>\n${port.repeat(n)}</ports></host><runstats><finished summary="done"/></runstats></nmaprun>\n`;
 }
 
+/**
+ * An open port with script outputs of 64 KiB (what an attribute keeps) that the phrases' regexes
+ * took quadratic time over (vnc-info's `\s*\n\s*`, http-default-accounts' `^\s*` over blank
+ * lines, http-webdav-scan's `.*` on one line), to TOOL_BYTES.
+ */
+function quadraticScripts(): string {
+  const blank = '\n'.repeat(64 * 1024 - 100);
+  const outputs = [['vnc-info', `Security types:${blank}x`], ['http-default-accounts', `${blank}[x`], ['http-webdav-scan', 'Allowed Methods: '.repeat(3800)]];
+  const scripts: string[] = [];
+  for (let bytes = 0; bytes < TOOL_BYTES; ) {
+    const [id, output] = outputs[scripts.length % outputs.length]!;
+    scripts.push(`<script id="${id}" output="${output}"/>`);
+    bytes += output!.length;
+  }
+  return `<nmaprun start="1700000000"><host><status state="up"/><address addr="127.0.0.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="1"><state state="open"/><service name="x"/>${scripts.join('')}</port></ports></host><runstats><finished summary="done"/></runstats></nmaprun>\n`;
+}
+
 /** Files at TOOL_BYTES: long runs of each token the XML reader looks for, with and without an end. */
 function generatedXml(): Array<{ name: string; xml: string }> {
   const tokens = ['<port ', '<port protocol="tcp" portid="1">', '<port protocol="tcp" portid="1"><state state="open"/>', '<state state="open"/>',
@@ -361,6 +378,7 @@ function generatedXml(): Array<{ name: string; xml: string }> {
   const files = [
     { name: 'the report\'s crash: 130,000 open ports', xml: manyOpenPorts(130_000) },
     { name: 'the report\'s freeze: 2 MB of unclosed <port tags, no newline', xml: '<nmaprun><host>' + '<port protocol="tcp" portid="1">'.repeat(Math.ceil((2 * MiB) / 32)) },
+    { name: 'scripts whose outputs made the phrase regexes quadratic (5.7 s each at 64 KiB)', xml: quadraticScripts() },
   ];
   for (const token of tokens) {
     for (const end of ['', '\n', '>']) {

@@ -276,3 +276,32 @@ test('script findings past the bound are counted, not kept; the scan still ends'
   assert.ok(findings.length <= 1000);
   assert.match(findings.at(-1)!.title, /more finding\(s\) not listed/);
 });
+
+test('the phrases read as before, line by line, without the regexes a target made quadratic (vnc-info, http-default-accounts, http-webdav-scan)', () => {
+  const attr = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/\n/g, '&#xa;');
+  const titles = (scripts: [string, string][]) => {
+    const port = `<port protocol="tcp" portid="1"><state state="open"/><service name="x"/>${scripts.map(([id, out]) => `<script id="${id}" output="${attr(out)}"/>`).join('')}</port>`;
+    return parseNmapXml(`<nmaprun start="1700000000"><host><address addr="192.0.2.1"/><ports>${port}</ports></host><runstats><finished summary="done"/></runstats></nmaprun>`).findings.map((f) => f.title);
+  };
+  const cases: [string, string, string | undefined][] = [
+    ['vnc-info', '\n  Protocol version: 3.8\n  Security types: \n    None (1)\n', 'VNC without authentication'],
+    ['vnc-info', '\n  Security types:\r\n\t\tNone\n', 'VNC without authentication'],
+    ['vnc-info', '\n  Security types: None\n', undefined],
+    ['vnc-info', '\n  Security types: \n    VNC Authentication (2)\n  Other: None\n', undefined],
+    ['vnc-info', '\n  Security types: \n    Nonesuch (3)\n', undefined],
+    ['http-default-accounts', '\n  [Apache Tomcat] at /manager/html/\n    tomcat:tomcat\n', 'Default credentials accepted'],
+    ['http-default-accounts', '\n\n   [x] at /\n', 'Default credentials accepted'],
+    ['http-default-accounts', '\n  [] at /\n  no [x] at /\n', undefined],
+    ['http-webdav-scan', '\n  Allowed Methods: OPTIONS, GET, PROPFIND, PUT\n', 'WebDAV is enabled'],
+    ['http-webdav-scan', '\n  WebDAV type: Apache DAV\n', 'WebDAV is enabled'],
+    ['http-webdav-scan', '\n  Allowed Methods: OPTIONS, GET\n  Public: PROPFIND\n', undefined],
+    ['http-webdav-scan', '\n  Allowed Methods: PROPFINDX\n', undefined],
+  ];
+  for (const [id, output, title] of cases) {
+    const found = titles([[id, output]]).filter((t) => /VNC|Default credentials|WebDAV/.test(t));
+    assert.deepEqual(found, title ? [`${title} on 1/tcp`] : [], `${id}: ${JSON.stringify(output)}`);
+  }
+  // what made them quadratic: 64 KiB runs of blank lines after the phrase, and of the phrase itself, read (the hostile-target test holds the time)
+  const blank = '\n'.repeat(60_000);
+  assert.deepEqual(titles([['vnc-info', `Security types:${blank}x`], ['http-default-accounts', `${blank}[x`], ['http-webdav-scan', 'Allowed Methods: '.repeat(3_000)]]).filter((t) => /VNC|Default|WebDAV/.test(t)), []);
+});

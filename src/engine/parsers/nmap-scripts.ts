@@ -177,10 +177,46 @@ function cves(id: string, output: string, service: string): Finding[] {
   return found;
 }
 
-/** Phrases of a script's output that are findings in themselves. */
-const PHRASES: { id: RegExp; says: RegExp; rank: number; title: string }[] = [
+/**
+ * "Security types:" with `None` first on a later line (vnc-info). As a regex (`Security
+ * types:\s*\n\s*None\b`), a run of blank lines made it quadratic: 64 KiB of them took 5.7 s, and
+ * one nmap.xml held hundreds (the target writes them).
+ */
+function vncWithoutAuthentication(output: string): boolean {
+  for (let at = output.indexOf('Security types:'); at !== -1; at = output.indexOf('Security types:', at + 1)) {
+    let i = at + 'Security types:'.length;
+    let newline = false;
+    for (; i < output.length && /\s/.test(output[i]!); i++) if (output[i] === '\n') newline = true;
+    if (newline && output.startsWith('None', i) && !/\w/.test(output[i + 4] ?? '')) return true;
+  }
+  return false;
+}
+
+/** What ends a line for a regex's `.` and `^` (m). */
+const LINES = /[\n\r\u2028\u2029]/;
+
+/** A line `[user:password] at /path` (http-default-accounts), line by line (as `^\s*\[.+\] at `/m, blank lines made it quadratic). */
+const defaultAccount = (output: string): boolean =>
+  output.split(LINES).some((line) => {
+    const text = line.trimStart();
+    return text.startsWith('[') && text.indexOf('] at ', 2) !== -1;
+  });
+
+/** WebDAV said (http-webdav-scan): its type, or PROPFIND after "Allowed Methods:" on one line (as a regex, one line of many of them was quadratic). */
+const webDav = (output: string): boolean =>
+  output.includes('WebDAV type:') ||
+  output.split(LINES).some((line) => {
+    const at = line.indexOf('Allowed Methods:');
+    return at !== -1 && /\bPROPFIND\b/.test(line.slice(at + 'Allowed Methods:'.length));
+  });
+
+/**
+ * Phrases of a script's output that are findings in themselves: a regex where it runs in linear time whatever the
+ * target wrote (a literal, or a literal then `\s*` then a literal), else a function.
+ */
+const PHRASES: { id: RegExp; says: RegExp | ((output: string) => boolean); rank: number; title: string }[] = [
   { id: /^http-trace$/, says: /TRACE is enabled/, rank: 3, title: 'TRACE is enabled: the server echoes the request (cross-site tracing)' },
-  { id: /^http-webdav-scan$/, says: /WebDAV type:|Allowed Methods:.*\bPROPFIND\b/, rank: 2, title: 'WebDAV is enabled' },
+  { id: /^http-webdav-scan$/, says: webDav, rank: 2, title: 'WebDAV is enabled' },
   { id: /^ftp-anon$/, says: /Anonymous FTP login allowed/i, rank: 3, title: 'Anonymous FTP login allowed' },
   { id: /^smb-security-mode$/, says: /message_signing:\s*disabled/, rank: 3, title: 'SMB signing disabled' },
   { id: /^smb2-security-mode$/, says: /Message signing is disabled/, rank: 3, title: 'SMB signing disabled' },
@@ -189,9 +225,9 @@ const PHRASES: { id: RegExp; says: RegExp; rank: number; title: string }[] = [
   { id: /^smtp-open-relay$/, says: /Server is an open relay/, rank: 4, title: 'The SMTP server is an open relay' },
   { id: /^dns-recursion$/, says: /Recursion appears to be enabled/, rank: 2, title: 'The DNS server answers recursive queries for anyone' },
   { id: /^x11-access$/, says: /X server access is granted/, rank: 4, title: 'The X server accepts connections: its display can be watched and controlled' },
-  { id: /^vnc-info$/, says: /Security types:\s*\n\s*None\b/, rank: 4, title: 'VNC without authentication' },
+  { id: /^vnc-info$/, says: vncWithoutAuthentication, rank: 4, title: 'VNC without authentication' },
   { id: /^ms-sql-empty-password$/, says: /=> Login Success/, rank: 4, title: 'SQL Server login with an empty password' },
-  { id: /^http-default-accounts$/, says: /^\s*\[.+\] at /m, rank: 4, title: 'Default credentials accepted' },
+  { id: /^http-default-accounts$/, says: defaultAccount, rank: 4, title: 'Default credentials accepted' },
 ];
 
 /**
@@ -218,7 +254,8 @@ export function scriptFindings(id: string, output: string, ctx: ScriptContext & 
   else if (id === 'ssl-cert') found.push(...sslCert(output, ctx));
   else if (id === 'ssl-enum-ciphers') found.push(...sslEnumCiphers(output));
   for (const phrase of PHRASES) {
-    if (phrase.id.test(id) && phrase.says.test(output)) found.push({ rank: phrase.rank, title: phrase.title, detail: clip(`${id}: ${output.trim()}`) });
+    if (!phrase.id.test(id)) continue;
+    if (typeof phrase.says === 'function' ? phrase.says(output) : phrase.says.test(output)) found.push({ rank: phrase.rank, title: phrase.title, detail: clip(`${id}: ${output.trim()}`) });
   }
   if ((NAMED_FOR_A_VULNERABILITY.test(id) || VULNS_LIBRARY.has(id)) && output.includes('VULNERABLE')) found.push(...vulnerabilities(id, output));
   if (CVE_LISTS.has(id) && output.includes('CVE-')) found.push(...cves(id, output, ctx.service ?? ''));
