@@ -44,7 +44,7 @@ export function registerBulk(router: ApiRouter, store: Store): void {
     if (urls.length === 0) throw incorrect({ target_url: 'required' });
     const session = idArg(args, 'session_id') ?? store.state.activeSessionId;
     if (!known(session)) throw unknownSession();
-    const result = await store.change({ op: 'addTargetsPartial', session, urls, oneHost: true });
+    const result = await store.change({ op: 'addTargetsPartial', session, urls, oneHost: true, asWritten: true });
     if (!result.ok) throw unknownSession();
     const failed = result.failed.map((f) => ({ index: f.index, target_url: f.target_url, reason: ADD_FAILURE_REASONS[f.reason] }));
     return success({ session_id: session, added: result.added, created: result.created, failed });

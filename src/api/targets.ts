@@ -35,7 +35,7 @@ const MAX_LOOKUPS = 16;
 function hostNames(urls: string[]): string[] {
   const names = new Set<string>();
   for (const url of urls) {
-    const derived = deriveTarget(0, url, { oneHost: true });
+    const derived = deriveTarget(0, url, { oneHost: true, asWritten: true });
     if (!derived) return [];
     if (derived.host_ip === '') names.add(derived.host_name);
   }
@@ -88,7 +88,7 @@ export function registerTargets(router: ApiRouter, store: Store): void {
     const names = hostNames(urls);
     // loaded with the first name to look up: a server adding no target by name never loads it
     const found = names.length === 0 ? new Map<string, string[]>() : await (await import('../engine/addresses.js')).lookupHosts(names, LOOKUP_WAIT_MS);
-    const result = await store.change({ op: 'createTargets', urls, oneHost: true, ...(found.size > 0 ? { addresses: [...found] } : {}) });
+    const result = await store.change({ op: 'createTargets', urls, oneHost: true, asWritten: true, ...(found.size > 0 ? { addresses: [...found] } : {}) });
     if (!result.ok) {
       if (result.reason === 'duplicate') throw new HttpError(409, MESSAGES.dbError, { target_url: 'already in the active session' });
       throw new HttpError(400, MESSAGES.invalidTargetUrl, { target_url: invalidUrlReason(urls) });

@@ -6,7 +6,7 @@ import { refuse, type Result } from './result.js';
 import { addTargetToSession } from './sessions.js';
 import type { State } from './state.js';
 import { searchTargets } from './target-query.js';
-import { attachUrl, deleteTarget, deriveTarget, detachTarget, notOneHost } from './targets.js';
+import { attachUrl, deleteTarget, deriveTarget, detachTarget, notOneHost, type URLRules } from './targets.js';
 
 export type AddFailureReason = 'invalid-url' | 'not-one-host' | 'already-in-session' | 'repeated';
 
@@ -29,13 +29,13 @@ export interface AddSummary {
  * Each URL is created if new and attached to the session; unlike `createTargets`, the others go
  * in even when some lines are refused (each refusal says why).
  */
-export function addTargetsPartial(state: State, sessionId: number, urls: string[], oneHost = false): Result<'unknown-session', AddSummary> {
+export function addTargetsPartial(state: State, sessionId: number, urls: string[], { oneHost = false, asWritten = false }: URLRules = {}): Result<'unknown-session', AddSummary> {
   const session = state.sessions.get(sessionId);
   if (!session) return refuse('unknown-session');
   const summary: AddSummary = { added: 0, created: 0, failed: [] };
   const seen = new Set<string>();
   urls.forEach((raw, index) => {
-    const derived = deriveTarget(0, raw, { asWritten: oneHost });
+    const derived = deriveTarget(0, raw, { asWritten });
     const fail = (reason: AddFailureReason) => void summary.failed.push({ index, target_url: raw, reason });
     if (!derived) return fail('invalid-url');
     if (oneHost && notOneHost(derived.host_name) !== undefined) return fail('not-one-host');

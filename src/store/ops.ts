@@ -18,13 +18,16 @@ const APPLY = {
   deleteSession: (state: State, op: { id: number; at?: number }) => deleteSession(state, op.id, op.at),
   addTarget: (state: State, op: { session: number; target: number }) => addTargetToSession(state, op.session, op.target),
   removeTarget: (state: State, op: { session: number; target: number }) => removeTargetFromSession(state, op.session, op.target),
-  // oneHost: set by every request since hosts must be one host; journal records from before lack it
+  // oneHost: set by every request since hosts must be one host; asWritten: since URLs must have
+  // their authority as written; journal records from before lack them, and replay as they were
+  // acknowledged (a record with oneHost but no asWritten holds `http:///path`: it still applies)
   // addresses: what the lookup found when the targets were added (absent in records from before)
-  createTargets: (state: State, op: { urls: string[]; oneHost?: boolean; addresses?: HostAddresses }) => createTargets(state, op.urls, op.oneHost === true, op.addresses),
+  createTargets: (state: State, op: { urls: string[]; oneHost?: boolean; asWritten?: boolean; addresses?: HostAddresses }) =>
+    createTargets(state, op.urls, { oneHost: op.oneHost === true, asWritten: op.asWritten === true }, op.addresses),
   setTargetAddresses: (state: State, op: { target: number; addresses: string[] }) => setTargetAddresses(state, op.target, op.addresses),
   deleteTarget: (state: State, op: { id: number }) => deleteTarget(state, op.id),
-  addTargetsPartial: (state: State, op: { session: number; urls: string[]; oneHost?: boolean }) =>
-    addTargetsPartial(state, op.session, op.urls, op.oneHost === true),
+  addTargetsPartial: (state: State, op: { session: number; urls: string[]; oneHost?: boolean; asWritten?: boolean }) =>
+    addTargetsPartial(state, op.session, op.urls, { oneHost: op.oneHost === true, asWritten: op.asWritten === true }),
   bulkTargets: (state: State, op: BulkRequest) => bulkTargets(state, op),
   patchConfig: (state: State, op: { values: [key: string, value: string][] }) => patchConfig(state, op.values),
   importSession: (state: State, op: { name: string; urls: string[]; at?: number; outputs?: ImportedOutput[]; segments?: ImportedSegment[] }) =>

@@ -40,14 +40,21 @@ function hasWrittenAuthority(url: string): boolean {
   return authority !== undefined && authority !== '' && !authority.includes('\\');
 }
 
+/** The rules a target URL is checked with beyond being an http(s) URL (deriveTarget). */
+export interface URLRules {
+  oneHost?: boolean;
+  asWritten?: boolean;
+}
+
 /**
  * The upstream framework's derived fields, without network access: the port from the scheme when
  * absent, `host_ip` only for an IP literal, `top_domain` the host without its first label.
  * Returns undefined for anything but an absolute http(s) URL with a host, and, with `oneHost`,
- * for a host that is not one host (notOneHost; off for journal records written before the rule);
- * with `asWritten` (every new request: `oneHost` says it), for one without its authority as written.
+ * for a host that is not one host (notOneHost); with `asWritten`, for one without its authority as
+ * written. Every new request asks both; a journal record says which it was checked with (records
+ * written before a rule lack it, and replay as they were acknowledged).
  */
-export function deriveTarget(id: number, rawUrl: string, { oneHost = false, asWritten = oneHost }: { oneHost?: boolean; asWritten?: boolean } = {}): Target | undefined {
+export function deriveTarget(id: number, rawUrl: string, { oneHost = false, asWritten = false }: URLRules = {}): Target | undefined {
   const targetUrl = rawUrl.trim();
   // The URL parser silently drops tabs and newlines: refuse them, and any other control character.
   if (targetUrl.length === 0 || targetUrl.length > MAX_TARGET_URL || /[\u0000-\u0020\u007f]/.test(targetUrl)) return undefined;
@@ -59,7 +66,7 @@ export function deriveTarget(id: number, rawUrl: string, { oneHost = false, asWr
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return undefined;
   if (!/^https?:\/\//i.test(targetUrl)) return undefined;
-  // (records of the journal from before `oneHost` may hold a URL without an authority as written)
+  // (records of the journal from before the rule may hold a URL without an authority as written)
   if (asWritten && !hasWrittenAuthority(targetUrl)) return undefined;
 
   const scheme = url.protocol.slice(0, -1);
@@ -115,13 +122,13 @@ const isHostAddresses = (pair: unknown): pair is HostAddresses[number] =>
  * or one already in the active session (or twice in the list), and nothing changes. A created
  * target whose host is named in `addresses` gets them (withAddresses).
  */
-export function createTargets(state: State, urls: string[], oneHost = false, addresses: HostAddresses = []): Result<'invalid-url' | 'duplicate'> {
+export function createTargets(state: State, urls: string[], rules: URLRules = {}, addresses: HostAddresses = []): Result<'invalid-url' | 'duplicate'> {
   const sessionId = state.activeSessionId;
   const session = state.sessions.get(sessionId)!;
   const plan: Target[] = [];
   const seen = new Set<string>();
   for (const raw of urls) {
-    const derived = deriveTarget(0, raw, { oneHost });
+    const derived = deriveTarget(0, raw, rules);
     if (!derived) return refuse('invalid-url');
     const url = derived.target_url;
     const existing = state.targetIdByUrl.get(url);

@@ -46,19 +46,26 @@ test('anything but an absolute http(s) URL is refused', () => {
   }
 });
 
-test('a URL without its authority as written (http:///path, a backslash) is refused by every new request; a journal record from before still replays', async () => {
+test('a URL without its authority as written (http:///path, a backslash) is refused by every new request (asWritten); a journal record from before still replays, oneHost or not', async () => {
   const { applyOp } = await import('../../src/store/ops.ts');
   const { emptyState } = await import('../../src/store/state.ts');
   const state = emptyState();
   applyOp(state, { op: 'createSession', name: 's' });
   applyOp(state, { op: 'activateSession', id: 1 });
   for (const url of ['http:///path', 'https:////x4.com', 'http://\\evil.example/', 'http://a.example\\@b.example/']) {
-    assert.deepEqual(applyOp(state, { op: 'createTargets', urls: [url], oneHost: true }), { ok: false, reason: 'invalid-url' }, url);
-    const partial = applyOp(state, { op: 'addTargetsPartial', session: 1, urls: [url], oneHost: true });
+    assert.deepEqual(applyOp(state, { op: 'createTargets', urls: [url], oneHost: true, asWritten: true }), { ok: false, reason: 'invalid-url' }, url);
+    const partial = applyOp(state, { op: 'addTargetsPartial', session: 1, urls: [url], oneHost: true, asWritten: true });
     assert.ok(partial.ok && partial.failed[0]?.reason === 'invalid-url', url);
   }
   assert.equal(state.targets.size, 0);
-  // what the bug let in once replays as it was (a record without oneHost)
+  // what the bug let in once replays as it was acknowledged: records without oneHost, and those of
+  // the builds that checked oneHost but not the authority (they stopped the next start, or dropped
+  // the targets and moved the later ones' ids)
   assert.ok(applyOp(state, { op: 'createTargets', urls: ['http:///path'] }).ok);
+  assert.ok(applyOp(state, { op: 'createTargets', urls: ['https:////x4.com'], oneHost: true }).ok);
+  const partial = applyOp(state, { op: 'addTargetsPartial', session: 1, urls: ['http://\\evil.example/', 'http://a.example\\@b.example/', 'https://later.example/'], oneHost: true });
+  assert.ok(partial.ok && partial.added === 3 && partial.failed.length === 0, JSON.stringify(partial));
+  const urls = ['http:///path', 'https:////x4.com', 'http://\\evil.example/', 'http://a.example\\@b.example/', 'https://later.example/'];
+  assert.deepEqual(urls.map((url) => state.targetIdByUrl.get(url)), [1, 2, 3, 4, 5]);
   assert.equal(deriveTarget(0, 'http:///path')?.host_name, 'path');
 });
