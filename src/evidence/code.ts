@@ -117,11 +117,14 @@ const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
 function bash(request: CodeRequest, options: CodeOptions): string {
   const headers = sendable(request);
-  const headerLines = headers.map(([name, value]) => (value === '' ? `${name};` : `${name}: ${value}`));
+  // `Name;` sends an empty header; `Name:` (or `Name:   `: whitespace is no part of a value, RFC 9110 5.5) removes it
+  const headerLines = headers.map(([name, value]) => (value.trim() === '' ? `${name};` : `${name}: ${value}`));
   // a line of the file is a header: one holding a line break (a HAR import leaves none) stays an argument
   const inFile = headerLines.reduce((sum, line) => sum + Buffer.byteLength(line), 0) > CURL_ARGUMENT_BYTES && !headerLines.some((line) => /[\r\n]/.test(line));
   // one option (and its value) a line
-  const lines = ['curl -q --silent --show-error --globoff --path-as-is', `--request ${shellQuote(request.method)}`];
+  // a HEAD as --request HEAD waited for the body its Content-Length announced (until the server closed)
+  const method = request.method === 'HEAD' && !hasBody(request) ? '--head' : `--request ${shellQuote(request.method)}`;
+  const lines = ['curl -q --silent --show-error --globoff --path-as-is', method];
   if (inFile) lines.push(`--header @<(printf '%s\\n' ${headerLines.map(shellQuote).join(' ')})`);
   else for (const line of headerLines) lines.push(`--header ${shellQuote(line)}`);
   // curl's own defaults, where the recorded request had none
