@@ -56,7 +56,8 @@ export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[
           continue;
         }
         const stats: Stats | undefined = await lstat(join(path, entry.name)).catch(() => undefined);
-        if (stats?.isFile()) files.push({ name, size: stats.size, modified: stats.mtime.toISOString() });
+        // (a hard link is not listed: it is not read either)
+        if (stats?.isFile() && stats.nlink === 1) files.push({ name, size: stats.size, modified: stats.mtime.toISOString() });
       }
     }
   };

@@ -24,7 +24,8 @@ export function fileKind(stats: Stats): string {
 /**
  * The first `maxBytes` of `path` (its last, with `tail`) when it is a regular file. Opened with
  * O_NONBLOCK (a FIFO opens at once instead of waiting for a writer) and O_NOFOLLOW (a symlink is
- * refused), then checked with fstat on the open descriptor, so the file read is the one checked.
+ * refused), then checked with fstat on the open descriptor, so the file read is the one checked
+ * (a hard link, a file with another name too, is refused as well).
  */
 export async function readRegularFile(path: string, maxBytes: number, { tail = false } = {}): Promise<RegularFileRead> {
   const opened = await openRegularFile(path);
@@ -66,7 +67,13 @@ export async function openRegularFile(path: string): Promise<RegularFileOpen> {
   }
   try {
     const stats = await handle.stat();
-    if (stats.isFile()) return { ok: true, handle, stats };
+    if (stats.isFile() && stats.nlink === 1) return { ok: true, handle, stats };
+    // A second name for a file elsewhere (`ln /etc/shadow x`, by the tool that wrote the
+    // directory): O_NOFOLLOW cannot tell a hard link from the file, its link count can.
+    if (stats.isFile()) {
+      await handle.close().catch(() => {});
+      return { ok: false, reason: 'a hard link (a file that has another name elsewhere), not read', code: 'ENOTREG' };
+    }
     await handle.close().catch(() => {});
     return { ok: false, reason: `${fileKind(stats)}, not read`, code: 'ENOTREG' };
   } catch (err) {

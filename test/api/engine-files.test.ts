@@ -25,6 +25,8 @@ const TOOL = [
   'ln -s /etc/passwd passwd',
   'ln -s /etc etc',
   'mkfifo pipe',
+  // a second name for a file outside its directory: a hard link, which O_NOFOLLOW does not see
+  'echo outside > ../outside.txt && ln ../outside.txt hardlink',
   'echo done',
 ].join('\n');
 
@@ -49,7 +51,7 @@ after(() => server?.close());
 const fetchFile = (name: string, options: Parameters<typeof request>[2] = {}) => request(server.url, base + name, options);
 
 describe('listing and reading', () => {
-  test('GET .../files/ lists the regular files, nested ones by path; symlinks and the FIFO are not listed', async () => {
+  test('GET .../files/ lists the regular files, nested ones by path; symlinks, hard links and the FIFO are not listed', async () => {
     const files: { name: string; size: number; modified: string }[] = await get(server, base);
     assert.deepEqual(files.map((f) => f.name), ['data.bin', 'report.html', 'stderr.txt', 'stdout.txt', 'sub/dir/note.txt']);
     const note = files.find((f) => f.name === 'sub/dir/note.txt')!;
@@ -115,6 +117,7 @@ describe('never outside the output directory', () => {
     ['passwd', 404, /symbolic link/],
     ['etc/passwd', 404, /outside the output directory/],
     ['pipe', 404, /not a regular file|named pipe/],
+    ['hardlink', 404, /a hard link/],
     ['sub', 404, /directory|not a regular file/],
     ['nope.txt', 404, /missing/],
   ];

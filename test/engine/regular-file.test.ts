@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { readRegularFile } from '../../src/engine/regular-file.ts';
@@ -28,11 +28,14 @@ test('a FIFO, a socket, a device, a directory and a symlink are refused at once,
     await new Promise<void>((resolve) => socket.listen(join(dir, 'socket'), resolve));
     await mkdir(join(dir, 'dir'));
     await symlink('/etc/passwd', join(dir, 'link'));
+    await writeFile(join(dir, 'outside'), 'secret');
+    await link(join(dir, 'outside'), join(dir, 'hardlink'));
     const cases: [string, RegExp][] = [
       [join(dir, 'fifo'), /named pipe \(FIFO\)/],
       [join(dir, 'dir'), /a directory/],
       ['/dev/zero', /a device/],
       [join(dir, 'link'), /symbolic link/],
+      [join(dir, 'hardlink'), /a hard link/],
       [join(dir, 'missing'), /missing/],
     ];
     for (const [path, says] of cases) {
