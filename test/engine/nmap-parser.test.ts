@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEntities, parseNmapXml } from '../../src/engine/parsers/nmap.ts';
-import { cvssRank } from '../../src/engine/parsers/nmap-scripts.ts';
+import { clip, cvssRank } from '../../src/engine/parsers/nmap-scripts.ts';
 import { checkProgram, runProgram } from '../../src/engine/process-group.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
@@ -119,6 +119,14 @@ test('entities: the five named ones and numeric references, one level only', () 
   assert.equal(decodeEntities('&amp;amp; &amp;lt;'), '&amp; &lt;');
   assert.equal(decodeEntities('&nbsp; &#x110000; &#0; & &amp'), '&nbsp; &#x110000; &#0; & &amp');
   assert.equal(decodeEntities('&#x1F600;'), '\u{1F600}');
+  // a surrogate's number is no character: a lone half was in the API's JSON (strict readers refuse it)
+  assert.equal(decodeEntities('ht&#xDFFF;tp &#55357;'), 'ht\ufffdtp \ufffd');
+});
+
+test('a quote cut at its bound keeps surrogate pairs whole', () => {
+  assert.equal(clip(`${'a'.repeat(9)}😀b`, 10), `${'a'.repeat(9)}…`);
+  assert.equal(clip(`${'a'.repeat(8)}😀b`, 10), `${'a'.repeat(8)}😀…`);
+  assert.equal(clip('short', 10), 'short');
 });
 
 test('several hosts, UDP, an SSL tunnel, single quotes, a port without a service', () => {

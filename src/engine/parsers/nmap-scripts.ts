@@ -23,7 +23,12 @@ export const MAX_PER_SCRIPT = 100;
 /** A finding's detail quotes at most this much of the script's output. */
 const MAX_QUOTE = 2000;
 
-const clip = (text: string, max = MAX_QUOTE) => (text.length > max ? `${text.slice(0, max)}…` : text);
+/** `text` cut to `max` characters, marked; never between the halves of a surrogate pair (a lone half is no UTF-8, and strict JSON readers refuse it). */
+export function clip(text: string, max = MAX_QUOTE): string {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
 const lines = (output: string) => output.split('\n').map((l) => l.trim()).filter((l) => l !== '');
 
 /** The value after `label:` on the first line that starts with it. */

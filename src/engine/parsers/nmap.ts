@@ -8,7 +8,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { boundFindings, MAX_FINDINGS, MAX_SUMMARY } from '../findings.js';
 import type { Finding } from '../types.js';
-import { scriptFindings } from './nmap-scripts.js';
+import { clip, scriptFindings } from './nmap-scripts.js';
 
 interface Tag {
   name: string;
@@ -72,6 +72,8 @@ export function decodeEntities(text: string): string {
   return text.replace(/&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|quot|amp|lt|gt|apos);/g, (whole, ref: string) => {
     if (ref[0] !== '#') return ENTITIES[ref]!;
     const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+    // a surrogate's number is no character (XML 1.0 2.2): its half alone would be no UTF-8 in the API's JSON
+    if (code >= 0xd800 && code <= 0xdfff) return '\ufffd';
     return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
   });
 }
@@ -324,10 +326,6 @@ function serviceVersion(port: Port): string {
 function hostLabel(host: Host): string {
   const address = host.addresses[0] ?? 'unknown host';
   return host.hostnames.length > 0 ? `${address} (${host.hostnames[0]})` : address;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /**
