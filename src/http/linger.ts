@@ -96,9 +96,8 @@ export function answerThenLinger(socket: Socket, answer: string, limits: LingerL
  * Answers a client that half-closes its connection once its request is sent (`nc -N`, a script's
  * `shutdown(SHUT_WR)`; RFC 9112 9.6 lets it): node's server ends the connection at the client's
  * FIN unless told otherwise, and an answer that is not ready by then is lost, though the request
- * may have been carried out (a session created). With this, the
- * connection ends after the last answer instead. Node's own switch (`httpAllowHalfOpen`, which
- * its types do not name).
+ * may have been carried out (a session created). With this, the connection ends after the last
+ * answer instead. Node's own switch (`httpAllowHalfOpen`, which its types do not name).
  */
 export function answerHalfClosed(server: Server): void {
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;

@@ -23,7 +23,10 @@ export const MAX_PER_SCRIPT = 100;
 /** A finding's detail quotes at most this much of the script's output. */
 const MAX_QUOTE = 2000;
 
-/** `text` cut to `max` characters, marked; never between the halves of a surrogate pair (a lone half is no UTF-8, and strict JSON readers refuse it). */
+/**
+ * `text` cut to `max` characters, marked; never between the halves of a surrogate pair (a lone
+ * half is no UTF-8, and strict JSON readers refuse it).
+ */
 export function clip(text: string, max = MAX_QUOTE): string {
   if (text.length <= max) return text;
   const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
@@ -200,14 +203,20 @@ function vncWithoutAuthentication(output: string): boolean {
 /** What ends a line for a regex's `.` and `^` (m). */
 const LINES = /[\n\r\u2028\u2029]/;
 
-/** A line `[user:password] at /path` (http-default-accounts), line by line (as `^\s*\[.+\] at `/m, blank lines made it quadratic). */
+/**
+ * A line `[user:password] at /path` (http-default-accounts), read line by line: as the regex
+ * `^\s*\[.+\] at ` (m), blank lines made it quadratic.
+ */
 const defaultAccount = (output: string): boolean =>
   output.split(LINES).some((line) => {
     const text = line.trimStart();
     return text.startsWith('[') && text.indexOf('] at ', 2) !== -1;
   });
 
-/** WebDAV said (http-webdav-scan): its type, or PROPFIND after "Allowed Methods:" on one line (as a regex, one line of many of them was quadratic). */
+/**
+ * WebDAV said (http-webdav-scan): its type, or PROPFIND after "Allowed Methods:" on one line (as
+ * a regex, one line of many of them was quadratic).
+ */
 const webDav = (output: string): boolean =>
   output.includes('WebDAV type:') ||
   output.split(LINES).some((line) => {
@@ -216,8 +225,9 @@ const webDav = (output: string): boolean =>
   });
 
 /**
- * Phrases of a script's output that are findings in themselves: a regex where it runs in linear time whatever the
- * target wrote (a literal, or a literal then `\s*` then a literal), else a function.
+ * Phrases of a script's output that are findings in themselves: a regex where it runs in linear
+ * time whatever the target wrote (a literal, or a literal then `\s*` then a literal), else a
+ * function.
  */
 const PHRASES: { id: RegExp; says: RegExp | ((output: string) => boolean); rank: number; title: string }[] = [
   { id: /^http-trace$/, says: /TRACE is enabled/, rank: 3, title: 'TRACE is enabled: the server echoes the request (cross-site tracing)' },
