@@ -49,6 +49,15 @@ test('an unidentified service: its long fingerprint is elided from the quoted li
   assert.match(summary, /^18080\/tcp {2}open {3}unknown$/m);
 });
 
+test('nothing scanned (no host up, a name that did not resolve, nmap\'s own error) is unranked, not a passing rank 0', () => {
+  const run = (hosts: string, finished: string) => parseNmapXml(`<?xml version="1.0"?><nmaprun scanner="nmap" version="7.93">${hosts}<runstats>${finished}</runstats></nmaprun>`).findings.map((f) => [f.rank, f.title]);
+  // nmap 7.93 against a name that does not resolve: exit 0, a whole file, no host
+  assert.deepEqual(run('', '<finished exit="success" summary="Nmap done: 0 IP addresses (0 hosts up) scanned"/>'), [[-1, 'Nothing was scanned: no host was up']]);
+  assert.deepEqual(run('<host><status state="down"/><address addr="192.0.2.9"/></host>', '<finished exit="success" summary="1 IP address (0 hosts up)"/>'), [[-1, 'Nothing was scanned: no host was up']]);
+  assert.deepEqual(run('', '<finished exit="error" errormsg="Failed to open device eth9"/>'), [[-1, 'nmap failed: nothing was scanned']]);
+  assert.deepEqual(run('<host><status state="up"/><address addr="192.0.2.9"/><ports></ports></host>', '<finished exit="success" summary="1 IP address (1 host up)"/>'), [[0, 'No open port found']]);
+});
+
 test('no open port: one rank-0 finding', () => {
   assert.deepEqual(ranksAndTitles(fixture('nmap-closed.xml')), [[0, 'No open port found']]);
   const { findings, summary } = parseNmapXml(fixture('nmap-no-open-port.xml'));

@@ -451,7 +451,12 @@ function findingsOf(scan: Scan, xml: string): Finding[] {
       : 'The output holds no <nmaprun> element.';
     findings.push({ rank: -1, title: scan.nmaprun ? 'Incomplete nmap output' : 'No nmap XML output', detail });
   } else if (findings.length === 0) {
-    findings.push({ rank: 0, title: 'No open port found', detail: scan.finished?.summary ?? `${scan.hosts.length} host(s) scanned` });
+    // no open port is a verdict only where ports were scanned: a name that did not resolve, a host
+    // down, nmap's own error scan nothing, and counted as Passing they hid that (rank 0)
+    const summary = scan.finished?.summary ?? `${scan.hosts.length} host(s) in the output`;
+    if (scan.finished?.exit === 'error') findings.push({ rank: -1, title: 'nmap failed: nothing was scanned', detail: scan.finished.errormsg ?? summary });
+    else if (!scan.hosts.some((host) => host.status === 'up')) findings.push({ rank: -1, title: 'Nothing was scanned: no host was up', detail: summary });
+    else findings.push({ rank: 0, title: 'No open port found', detail: summary });
   }
   return boundFindings(findings);
 }
