@@ -322,3 +322,17 @@ test('the phrases read as before, line by line, without the regexes a target mad
   const blank = '\n'.repeat(60_000);
   assert.deepEqual(titles([['vnc-info', `Security types:${blank}x`], ['http-default-accounts', `${blank}[x`], ['http-webdav-scan', 'Allowed Methods: '.repeat(3_000)]]).filter((t) => /VNC|Default|WebDAV/.test(t)), []);
 });
+
+test('past the 1,000 script findings a scan keeps, the most severe are kept: a critical CVE after 1,200 low ones ranks the scan 5', () => {
+  const cve = (id: string, score: string) => `&#x9;${id}&#x9;${score}&#x9;https://vulners.com/cve/${id}`;
+  const script = (lines: string[]) => `<script id="vulners" output="${lines.join('&#xa;')}"/>`;
+  const port = (p: number, body: string) => `<port protocol="tcp" portid="${p}"><state state="open"/><service name="http" product="x" version="1"/>${body}</port>`;
+  const low = Array.from({ length: 12 }, (_, p) => port(p + 1, script(Array.from({ length: 100 }, (_, i) => cve(`CVE-2019-${10000 + p * 100 + i}`, '2.1')))));
+  const critical = port(99, script([cve('CVE-2021-44228', '10.0'), cve('CVE-2021-45046', '9.0')]));
+  const { findings } = parseNmapXml(`<nmaprun start="1700000000"><host><status state="up"/><address addr="192.0.2.1"/><ports>${low.join('')}${critical}</ports></host><runstats><finished summary="done"/></runstats></nmaprun>`);
+  assert.ok(findings.length <= 1000, `${findings.length} findings`);
+  assert.ok(findings.some((f) => f.rank === 5 && f.title.startsWith('CVE-2021-44228')), findings.filter((f) => f.rank > 2).map((f) => f.title).join('\n'));
+  assert.ok(findings.some((f) => f.rank === 5 && f.title.startsWith('CVE-2021-45046')));
+  assert.equal(Math.max(...findings.map((f) => f.rank)), 5);
+  assert.ok(findings.some((f) => /more script finding\(s\) not read one by one|more finding\(s\) not listed/.test(f.title)));
+});

@@ -188,6 +188,10 @@ interface Scan {
   /** Script findings kept, and those past MAX_FINDINGS only counted. */
   scriptFindings: number;
   scriptFindingsNotKept: number;
+  /** The script findings kept, by rank: once MAX_FINDINGS are, a more severe one takes the place of one of the least. */
+  keptByRank: Map<number, Finding[]>;
+  /** Kept, then given up for a more severe one. */
+  evicted: Set<Finding>;
   finished: Record<string, string> | undefined;
   /** Hosts past MAX_HOSTS: not listed, counted. */
   hostsNotKept: number;
@@ -196,7 +200,7 @@ interface Scan {
 
 /** Reads the tags of `xml` into a scan, a slice at a time: `step(n)` reads up to n tags (less at a tick), true once done. */
 function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean } {
-  const scan: Scan = { hosts: [], complete: false, nmaprun: false, version: '', args: '', finished: undefined, hostsNotKept: 0, scriptsKept: 0, scriptFindings: 0, scriptFindingsNotKept: 0 };
+  const scan: Scan = { hosts: [], complete: false, nmaprun: false, version: '', args: '', finished: undefined, hostsNotKept: 0, scriptsKept: 0, scriptFindings: 0, scriptFindingsNotKept: 0, keptByRank: new Map(), evicted: new Set() };
   const newHost = (): Host => ({ addresses: [], hostnames: [], status: '', ports: [], extraports: [], scripts: [], uncounted: new Map() });
   // the hosts past MAX_HOSTS are all read into this one, which no list holds
   const sink = newHost();
@@ -213,16 +217,39 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
     return host;
   };
   const tags = scanTags(xml);
-  /** Reads a script's result: its findings kept within MAX_FINDINGS in all (the rest counted). */
+  /**
+   * A kept finding of a rank below `rank` given up for one of `rank` (the least severe, the last
+   * kept of them), or undefined when none is less severe.
+   */
+  const giveUpBelow = (rank: number): Finding | undefined => {
+    const below = [...scan.keptByRank.keys()].filter((r) => r < rank && scan.keptByRank.get(r)!.length > 0);
+    if (below.length === 0) return undefined;
+    const given = scan.keptByRank.get(Math.min(...below))!.pop()!;
+    scan.evicted.add(given);
+    return given;
+  };
+  /**
+   * Reads a script's result: its findings kept within MAX_FINDINGS in all, the most severe (in file
+   * order, 1,200 low CVEs of vulners pushed out a critical one after them); the rest counted.
+   */
   const readScript = (a: Record<string, string>): Script => {
     const output = a.output ?? '';
     const h = currentHost();
     const service = port ? [port.service?.product || port.service?.name, port.service?.version].filter(Boolean).join(' ') : '';
     const found = scriptFindings(a.id!, output, { hostname: h.userName, address: h.addresses[0], scanTime: scan.start, service });
-    const room = Math.max(0, MAX_FINDINGS - scan.scriptFindings);
-    scan.scriptFindings += Math.min(room, found.length);
-    scan.scriptFindingsNotKept += Math.max(0, found.length - room);
-    return { id: a.id!, output: clip(output, MAX_SCRIPT_OUTPUT), findings: found.slice(0, room) };
+    const kept: Finding[] = [];
+    for (const finding of found) {
+      if (scan.scriptFindings < MAX_FINDINGS) scan.scriptFindings++;
+      else {
+        scan.scriptFindingsNotKept++;
+        if (giveUpBelow(finding.rank) === undefined) continue;
+      }
+      kept.push(finding);
+      const ofRank = scan.keptByRank.get(finding.rank);
+      if (ofRank) ofRank.push(finding);
+      else scan.keptByRank.set(finding.rank, [finding]);
+    }
+    return { id: a.id!, output: clip(output, MAX_SCRIPT_OUTPUT), findings: kept };
   };
   /** Reads one tag; answers how many tags' worth of work it was (a script's long output is read whole). */
   const take = (tag: Tag): number => {
@@ -422,7 +449,7 @@ function findingsOf(scan: Scan, xml: string): Finding[] {
       const said = new Set<string>();
       for (const script of scripts) {
         for (const f of script.findings) {
-          if (said.has(f.title)) continue;
+          if (scan.evicted.has(f) || said.has(f.title)) continue;
           said.add(f.title);
           findings.push({ rank: f.rank, title: `${f.title}${at}${where}`, detail: f.detail });
         }
