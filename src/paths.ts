@@ -2,6 +2,7 @@
  * Where the product's own files come from: the project's folders (from src/ under tsx, or dist/
  * compiled), or, in the single executable, the assets embedded in it.
  */
+import { isUtf8 } from 'node:buffer';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -129,8 +130,11 @@ function readPluginFile(file: string): PluginFile {
     return { file, text: '', problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: a symbolic link to nothing?)` };
   }
   if (size > MAX_PLUGIN_FILE_BYTES) return { file, text: '', problem: `${size} bytes, larger than the ${MAX_PLUGIN_FILE_BYTES / 1024 / 1024} MiB a plugin file may hold` };
+  const bytes = readFileSync(file);
+  // read as UTF-8, a byte that is not became U+FFFD silently: in a program's path or its argv too
+  if (!isUtf8(bytes)) return { file, text: '', problem: 'not UTF-8 text (save it as UTF-8)' };
   // a byte-order mark (some editors write one) is no part of the JSON
-  return { file, text: readFileSync(file, 'utf8').replace(/^\uFEFF/, '') };
+  return { file, text: bytes.toString('utf8').replace(/^\uFEFF/, '') };
 }
 
 /** This build's version. */

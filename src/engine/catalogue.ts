@@ -65,6 +65,8 @@ export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownCh
       throw new PluginFileError(file, `not valid JSON (${(err as Error).message})`);
     }
     if (!isObject(doc)) throw new PluginFileError(file, 'expected a JSON object with "plugins" and/or "test_groups"');
+    const stray = strayFields(doc, FILE_FIELDS);
+    if (stray) throw new PluginFileError(file, `${stray}: a plugin file holds "plugins" and "test_groups" only`);
     const { plugins = [], test_groups: testGroups = [] } = doc;
     if (!Array.isArray(plugins) || !Array.isArray(testGroups)) throw new PluginFileError(file, '"plugins" and "test_groups" must be arrays');
     testGroups.forEach((raw: unknown, i) => {
@@ -127,6 +129,8 @@ export function loadCatalogue(shipped: PluginFile[], user: PluginFile[], knownCh
 function readTestGroup(raw: unknown, file: string, i: number): TestGroup {
   const where = `test_groups[${i}]`;
   if (!isObject(raw)) throw new PluginFileError(file, `${where} must be an object`);
+  const stray = strayFields(raw, GROUP_FIELDS);
+  if (stray) throw new PluginFileError(file, `${where}: ${stray}`);
   const { code, group, priority, descrip, hint = '', url = '', mappings = {} } = raw;
   if (typeof code !== 'string' || !CODE.test(code)) throw new PluginFileError(file, `${where}: "code" must be a code such as OWTF-IG-001`);
   if (!PLUGIN_GROUPS.includes(group as PluginGroup)) throw new PluginFileError(file, `${where} (${code}): "group" must be one of ${PLUGIN_GROUPS.join(', ')}`);
@@ -190,11 +194,25 @@ const withArticle = (type: string) => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${t
 /** The fields every plugin has (docs/PLUGINS.md, "Every plugin has these fields"). */
 const REQUIRED_TEXT = ['name', 'title', 'descrip'] as const;
 
+/** The fields each object of a plugin file may have: another (`timout`, `argvv`) is a mistake that would go unnoticed. */
+const FILE_FIELDS = new Set(['plugins', 'test_groups']);
+const GROUP_FIELDS = new Set(['code', 'group', 'priority', 'descrip', 'hint', 'url', 'mappings']);
+const PLUGIN_FIELDS = new Set(['code', 'group', 'type', 'attr', ...REQUIRED_TEXT, ...ACTION_KEYS, ...PROGRAM_FIELDS]);
+
+/** What is wrong with an object's fields beyond `known` (unknown ones named), or undefined. */
+function strayFields(raw: Raw, known: ReadonlySet<string>): string | undefined {
+  const stray = Object.keys(raw).filter((key) => !known.has(key));
+  if (stray.length === 0) return undefined;
+  return `unknown field${stray.length > 1 ? 's' : ''} ${stray.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 40))).join(', ')} (a misspelt one is ignored otherwise)`;
+}
+
 function readPlugin(raw: Raw, file: string, index: number, groups: Map<string, TestGroup>, knownChecks: ReadonlySet<string>): CatalogueEntry {
   const fail = (problem: string): never => {
     throw new PluginFileError(file, `plugins[${index}]${typeof raw.code === 'string' ? ` (${raw.code})` : ''}: ${problem}`);
   };
   const { code, group, type } = raw;
+  const unknownFields = strayFields(raw, PLUGIN_FIELDS);
+  if (unknownFields) fail(unknownFields);
   if (typeof code !== 'string' || !CODE.test(code)) fail('"code" must be a code such as OWTF-IG-001');
   if (!PLUGIN_GROUPS.includes(group as PluginGroup)) fail(`"group" must be one of ${PLUGIN_GROUPS.join(', ')}`);
   const types = PLUGIN_TYPES[group as PluginGroup];

@@ -336,6 +336,25 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
       says: /"descrip" is required/,
     },
     {
+      // docs/PLUGINS.md: a wrong field stops the start; a misspelt one was ignored (its default ran)
+      name: 'a plugin with a misspelt field ("timout")',
+      file: 'misspelt.json',
+      text: JSON.stringify({ test_groups: [{ code: 'USR-T-001', group: 'web', priority: 1, descrip: 'd', hint: '', url: '', mappings: {} }], plugins: [{ code: 'USR-T-001', group: 'web', type: 'active', name: 'n', title: 't', descrip: 'd', program: '/bin/true', argv: [], timout: 5 }] }),
+      says: /plugins\[0\] \(USR-T-001\): unknown field "timout" \(a misspelt one is ignored otherwise\)/,
+    },
+    {
+      name: 'a test group with an unknown field, and a file with one',
+      file: 'stray.json',
+      text: JSON.stringify({ test_groups: [{ code: 'USR-T-001', group: 'web', priority: 1, descrip: 'd', hint: '', url: '', mappings: {}, prio: 2 }] }),
+      says: /test_groups\[0\]: unknown field "prio"/,
+    },
+    {
+      name: 'a file with a field beside plugins and test_groups',
+      file: 'stray-top.json',
+      text: JSON.stringify({ plugin: [] }),
+      says: /unknown field "plugin" .*: a plugin file holds "plugins" and "test_groups" only/,
+    },
+    {
       name: 'a test group defined again',
       file: 'group-again.json',
       text: { test_groups: [{ code: 'OWTF-IG-001' }] },
@@ -427,6 +446,8 @@ describe('user plugin files (DATA_DIR/plugins)', () => {
     ['a directory named *.json', (dir) => mkdir(join(dir, 'broken.json')), /not a regular file/],
     ['a symlink to nothing', (dir) => symlink(join(dir, 'gone'), join(dir, 'broken.json')), /cannot be read \(ENOENT/],
     ['a file over 8 MiB', (dir) => writeFile(join(dir, 'broken.json'), `{"plugins":[]${' '.repeat(8 * 1024 * 1024)}}`), /bytes, larger than the 8 MiB a plugin file may hold/],
+    // read as UTF-8, the byte became U+FFFD in the program's path without a word
+    ['a file that is not UTF-8', (dir) => writeFile(join(dir, 'broken.json'), Buffer.from('{"plugins":[],"x":"caf\xe9"}', 'latin1')), /not UTF-8 text/],
   ];
   for (const [name, make, says] of unreadable) {
     test(`${name} in DATA_DIR/plugins stops the start with a message naming it, not a silent skip`, async () => {
