@@ -36,7 +36,10 @@ export function scopeTest(hostName: string, portNumber: string): (url: string) =
  * as its UTF-8 bytes, as a URL parser would.
  */
 export function pathAsWritten(target: string): string {
-  let path = target;
+  // What a URL parser removes before it reads anything (WHATWG URL): leading and trailing C0
+  // controls and spaces, then every tab and newline. Kept, `\x01http://h/x` gave the path
+  // `//h/x` (the authority read twice) while the host came from the parser.
+  let path = target.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '').replace(/[\t\n\r]/g, '');
   if (!path.startsWith('/')) {
     // Absolute form: the path starts where the authority ends. As a URL parser reads an http(s)
     // URL, the scheme is followed by any run of `/` and `\` (none too: `http:host/x`), and the
