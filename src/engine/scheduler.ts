@@ -201,9 +201,8 @@ export function createEngine(options: EngineOptions): Engine {
       targetDirs.add(run.target.id);
       try {
         // a rerun starts from an empty directory: nothing of the last run's is taken for this one's
-        const { mkdir, rm } = fsPromises();
-        await rm(outputDir, { recursive: true, force: true });
-        await mkdir(outputDir, { recursive: true, mode: 0o700 });
+        await removeTree(outputDir);
+        await fsPromises().mkdir(outputDir, { recursive: true, mode: 0o700 });
       } catch (err) {
         return crashed(run.plugin.key, run.target, `could not make the output directory: ${(err as Error).message}`);
       }
@@ -285,7 +284,7 @@ export function createEngine(options: EngineOptions): Engine {
       const dir = resolve(outputsDir, path);
       // never outside the outputs directory, whatever a data file says
       if (!dir.startsWith(outputsDir + sep) || relative(outputsDir, dir).startsWith('..')) continue;
-      await fsPromises().rm(dir, { recursive: true, force: true }).catch((err: Error) => log(`could not remove ${dir}: ${err.message}`));
+      await removeTree(dir).catch((err: Error) => log(`could not remove ${dir}: ${err.message}`));
     }
   }
 
@@ -359,4 +358,24 @@ export function createEngine(options: EngineOptions): Engine {
       await Promise.all(runs.map((r) => r.done));
     },
   };
+}
+
+/**
+ * Removes a directory and all it holds. A tool may leave a tree deeper than the longest path the
+ * kernel takes (PATH_MAX, 4,096 bytes): node's fs.rm then fails with ENAMETOOLONG, and the output
+ * stayed, a rerun Crashed and a delete answered 200 with the files still there. GNU rm walks
+ * such a tree relative to each directory (openat), so it is asked to, with an argv (no shell).
+ */
+export async function removeTree(dir: string): Promise<void> {
+  try {
+    await fsPromises().rm(dir, { recursive: true, force: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') throw err;
+    const { execFile } = await import('node:child_process');
+    await new Promise<void>((resolve, reject) =>
+      execFile('rm', ['-rf', '--one-file-system', '--', dir], { timeout: 600_000 }, (error, _out, stderr) =>
+        error ? reject(new Error(`rm -rf: ${String(stderr).trim() || error.message}`)) : resolve(),
+      ),
+    );
+  }
 }
