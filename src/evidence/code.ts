@@ -315,9 +315,47 @@ function fetchPathNote(url: string): string {
   return sent === recorded ? '' : `// fetch sends the path ${sent}, not the recorded ${recorded} (it resolves and encodes a URL's path; the other languages send it as recorded)\n`;
 }
 
+/** Methods fetch refuses (it throws a TypeError): the Fetch standard's forbidden ones. */
+const FETCH_FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+/** Methods fetch writes in upper case, whatever the case it is given (the standard's normalize). */
+const FETCH_NORMALIZED_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
+/** Headers Node's fetch adds of its own when the request has none. */
+const FETCH_ADDS = ['accept', 'accept-language', 'sec-fetch-mode', 'user-agent', 'accept-encoding'];
+/** A header value fetch refuses (it throws): a control character other than tab. */
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/** Names for a comment: printable ASCII only (a line separator would end the comment and make code). */
+const commentNames = (headers: Header[]) => [...new Set(headers.map(([name]) => name.replace(/[^\x21-\x7e]/g, '?')))].join(', ');
+
+/**
+ * Where fetch cannot send the recorded request as it was, a comment a line saying what goes
+ * instead (the other languages send it as recorded); and the headers it can send (a value with
+ * a control character left out: fetch would throw on it).
+ */
+function fetchDifferences(request: CodeRequest, all: Header[]): { notes: string; headers: Header[] } {
+  const notes: string[] = [];
+  const method = request.method.replace(/[^\x21-\x7e]/g, '?');
+  const upper = method.toUpperCase();
+  if (FETCH_FORBIDDEN_METHODS.has(upper)) notes.push(`fetch refuses the method ${method} (it throws a TypeError): the other languages send it`);
+  else if (method !== upper && FETCH_NORMALIZED_METHODS.has(upper)) notes.push(`fetch sends the method ${upper}, not the recorded ${method}`);
+  if ((upper === 'GET' || upper === 'HEAD') && hasBody(request)) notes.push(`fetch sends no body with ${upper}: the recorded body (${request.body.length} bytes) is left out`);
+  const refused = all.filter(([, value]) => CONTROL.test(value));
+  if (refused.length > 0) notes.push(`fetch refuses a header value with a control character (it throws): ${commentNames(refused)} left out`);
+  const headers = all.filter(([, value]) => !CONTROL.test(value));
+  const padded = headers.filter(([, value]) => /^[\t ]|[\t ]$/.test(value));
+  if (padded.length > 0) notes.push(`fetch trims the spaces around the values of ${commentNames(padded)}`);
+  const counts = new Map<string, number>();
+  for (const [name] of headers) counts.set(name.toLowerCase(), (counts.get(name.toLowerCase()) ?? 0) + 1);
+  const repeated = headers.filter(([name]) => counts.get(name.toLowerCase())! > 1);
+  if (repeated.length > 0) notes.push(`fetch sends ${commentNames(repeated)} once, the values joined by ", "`);
+  const added = FETCH_ADDS.filter((name) => !has(headers, name));
+  if (added.length > 0) notes.push(`fetch adds ${added.join(', ')} where the recorded request had none`);
+  return { notes: notes.map((note) => `// ${note}\n`).join(''), headers };
+}
+
 function fetchCode(request: CodeRequest, options: CodeOptions): string {
-  const headers = sendable(request).filter(([name]) => !FETCH_DROPS.has(name.toLowerCase()));
-  const bodyAllowed = request.method !== 'GET' && request.method !== 'HEAD';
+  const { notes, headers } = fetchDifferences(request, sendable(request).filter(([name]) => !FETCH_DROPS.has(name.toLowerCase())));
+  const bodyAllowed = request.method.toUpperCase() !== 'GET' && request.method.toUpperCase() !== 'HEAD';
   const body = isText(request.body)
     ? `new TextEncoder().encode(${jsString(request.body.toString('utf8'))})`
     : `Uint8Array.from(atob(${jsString(request.body.toString('base64'))}), (c) => c.charCodeAt(0))`;
@@ -330,6 +368,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
     (options.proxy ? `// through a proxy: run with a dispatcher for ${new URL(options.proxy).origin} (undici's ProxyAgent)\n` : '') +
     (options.untrustedCertificate ? `// ${UNCHECKED}\nprocess.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';\n` : '') +
     fetchPathNote(request.url) +
+    notes +
     `const response = await fetch(${jsString(request.url)}, {\n` +
     `  method: ${jsString(request.method)},\n` +
     `  headers: [\n${headers.map(([n, v]) => `    [${jsString(n)}, ${jsByteString(v)}],\n`).join('')}  ],\n` +

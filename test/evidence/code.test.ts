@@ -373,3 +373,32 @@ test('a proxy named on its scheme\'s default port is reached on that port (http:
   assert.equal(https.status, 400);
   assert.equal(https.json.message, 'Invalid parameter type provided');
 });
+
+test('fetch code says where fetch cannot send the recorded request as it was (a body on GET, a lower-case method, merged repeats, trimmed values, its own headers, a control character, TRACE), and runs', async () => {
+  const before = (await request(assessd.url, '/api/v1/targets/1/transactions/')).json.data.length;
+  const entries = [
+    { url: `${origin}/odd`, method: 'GET', headers: [['X-D', '1'], ['X-D', '2'], ['X-Pad', ' padded '], ['X-Ctl', 'a\u0001b'], ['Accept', '*/*']] as [string, string][], body: Buffer.from('a body on a GET') },
+    { url: `${origin}/traced`, method: 'TRACE', headers: [] as [string, string][] },
+    { url: `${origin}/lower`, method: 'post', headers: [] as [string, string][], body: Buffer.from('x') },
+  ];
+  assert.equal((await importHar(assessd.url, 1, harOf(entries))).status, 201);
+  const all: number[] = (await request(assessd.url, '/api/v1/targets/1/transactions/')).json.data.map((t: { id: number }) => t.id);
+  const [odd, traced, lower] = all.slice(before);
+  const code = async (id: number) => (await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language: 'fetch' } })).raw;
+  const oddCode = (await code(odd!)).toString('utf8');
+  for (const note of [
+    '// fetch sends no body with GET: the recorded body (15 bytes) is left out',
+    '// fetch refuses a header value with a control character (it throws): X-Ctl left out',
+    '// fetch trims the spaces around the values of X-Pad',
+    '// fetch sends X-D once, the values joined by ", "',
+    '// fetch adds accept-language, sec-fetch-mode, user-agent, accept-encoding where the recorded request had none',
+  ]) assert.ok(oddCode.includes(`${note}\n`), `${note}\n${oddCode}`);
+  // it runs (the control character would have made it throw), and sends what it said
+  received.length = 0;
+  await runCode('fetch', Buffer.from(oddCode));
+  assert.equal(received.length, 1);
+  assert.equal(received[0]!.headers.find(([n]) => n.toLowerCase() === 'x-d')?.[1].toString(), '1, 2');
+  assert.equal(received[0]!.headers.some(([n]) => n.toLowerCase() === 'x-ctl'), false);
+  assert.match((await code(traced!)).toString('utf8'), /^\/\/ fetch refuses the method TRACE \(it throws a TypeError\): the other languages send it$/m);
+  assert.match((await code(lower!)).toString('utf8'), /^\/\/ fetch sends the method POST, not the recorded post$/m);
+});
