@@ -12,9 +12,10 @@ import { workerCompactor } from './compactor.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
 import { listSegments, openJournal, segmentFile, type Journal, type JournalRecord } from './journal.js';
 import { acquireLock, type Lock } from './lock.js';
-import { applyOp, type Op, type ResultOf } from './ops.js';
+import { applyOp, partOf, type Op, type ResultOf } from './ops.js';
 import { readSegments, readSnapshot, replayRecord } from './replay.js';
 import { ensureDefaultSession } from './sessions.js';
+import { deriveTarget } from './targets.js';
 import { DataFileError, emptyState, PART_FILES, serializePartInPieces, type Part, type State } from './state.js';
 
 export interface StoreOptions {
@@ -117,6 +118,30 @@ interface Loaded {
   validLength: number;
   fileLength: number;
   tornBefore: { file: string; bytes: number }[];
+  /** What the start says of records whose reading was a choice (legacyAuthority). */
+  notes: string[];
+}
+
+/**
+ * Target URLs of a bulk add whose record leaves its reading open. Builds before the
+ * authority-as-written rule took `http:///path` and `http://a\b/` as targets; the builds that had
+ * the rule and did not write it into their records (`asWritten`) refused them. Such a record is
+ * replayed as the first did (a refused URL never reached the journal of an all-or-nothing create,
+ * so only a partial add can be either); the start says which targets that made.
+ */
+function legacyAuthority(record: JournalRecord, seqOf: (part: Part) => number): string[] {
+  const notes: string[] = [];
+  for (const op of record.ops) {
+    if (op.op !== 'addTargetsPartial' || record.seq <= seqOf(partOf(op)) || !op.oneHost || op.asWritten) continue;
+    for (const url of op.urls) {
+      if (deriveTarget(0, url) === undefined || deriveTarget(0, url, { asWritten: true }) !== undefined) continue;
+      notes.push(
+        `journal record ${record.seq}: ${JSON.stringify(url.slice(0, 200))} is a target, as the build that wrote the record may have made it ` +
+          '(a later build refused URLs without their authority as written): delete it if it was refused when added',
+      );
+    }
+  }
+  return notes;
 }
 
 /** What a journal that skips records (`seq` where `expected` was due) says, and what to do. */
@@ -149,6 +174,7 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   // newer); a missing snapshot file needs the journal from its first record.
   const base = snapshotsStale ? 0 : Math.max(...Object.values(snapshotSeq));
   let next = base + 1;
+  const notes: string[] = [];
   const read = readSegments(
     dir,
     segments,
@@ -157,6 +183,7 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
         if (record.seq !== next) throw new DataFileError(file, journalGap(record.seq, next, base));
         next++;
       }
+      notes.push(...legacyAuthority(record, seqOf));
       replayRecord(state, seqOf, record, file);
     },
     live?.length,
@@ -166,7 +193,7 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   ensureDefaultSession(state);
   if (state.sessions.size !== sessions) snapshotsStale = true;
   if (mergeDefaults(state, defaults)) snapshotsStale = true;
-  return { ...read, state, snapshotsStale, lastSeq: Math.max(read.lastSeq, ...Object.values(snapshotSeq)), segments };
+  return { ...read, state, snapshotsStale, lastSeq: Math.max(read.lastSeq, ...Object.values(snapshotSeq)), segments, notes };
 }
 
 async function createStore(options: StoreOptions, log: (line: string) => void, lock: Lock): Promise<Store> {
@@ -181,6 +208,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   let sealed = loaded.segments.slice(0, -1);
   const stats = { acknowledged: 0, batches: 0, failedBatches: 0, compactions: 0, failedCompactions: 0 };
   for (const { file, bytes } of loaded.tornBefore) log(`ignoring ${bytes} bytes of an unfinished write at the end of ${basename(file)}`);
+  for (const note of loaded.notes) log(note);
   if (loaded.fileLength > loaded.validLength) {
     log(`ignoring ${loaded.fileLength - loaded.validLength} bytes of an unfinished write at the end of ${segmentFile(live)}`);
   }

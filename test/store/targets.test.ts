@@ -69,3 +69,31 @@ test('a URL without its authority as written (http:///path, a backslash) is refu
   assert.deepEqual(urls.map((url) => state.targetIdByUrl.get(url)), [1, 2, 3, 4, 5]);
   assert.equal(deriveTarget(0, 'http:///path')?.host_name, 'path');
 });
+
+test('a bulk add recorded by a build that may have refused a URL without its authority as written: replayed as added, and the start says so', async () => {
+  const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { openStore } = await import('../../src/store/store.ts');
+  const dir = await mkdtemp(join(tmpdir(), 'assessd-legacy-'));
+  try {
+    const records = [
+      { seq: 1, ops: [{ op: 'createSession', name: 'audit' }] },
+      { seq: 2, ops: [{ op: 'addTargetsPartial', session: 1, urls: ['https://a.example/', 'http:///path'], oneHost: true }] },
+      // what every request writes now: the rule said, nothing left to choose
+      { seq: 3, ops: [{ op: 'addTargetsPartial', session: 1, urls: ['https://b.example/'], oneHost: true, asWritten: true }] },
+    ];
+    await writeFile(join(dir, 'journal.jsonl'), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const logs: string[] = [];
+    const store = await openStore({ dir, defaults: [], log: (line) => logs.push(line) });
+    try {
+      assert.deepEqual(['https://a.example/', 'http:///path', 'https://b.example/'].map((url) => store.state.targetIdByUrl.get(url)), [1, 2, 3]);
+      const notes = logs.filter((l) => l.includes('is a target, as the build that wrote the record may have made it'));
+      assert.deepEqual(notes.map((l) => l.slice(0, l.indexOf(' is a target'))), ['journal record 2: "http:///path"']);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
