@@ -336,3 +336,15 @@ test('past the 1,000 script findings a scan keeps, the most severe are kept: a c
   assert.equal(Math.max(...findings.map((f) => f.rank)), 5);
   assert.ok(findings.some((f) => /more script finding\(s\) not read one by one|more finding\(s\) not listed/.test(f.title)));
 });
+
+test('script findings that are listed nowhere (a port not open) take no place of listed ones', () => {
+  const cve = (id: string, score: string) => `&#x9;${id}&#x9;${score}&#x9;https://vulners.com/cve/${id}`;
+  const script = (lines: string[]) => `<script id="vulners" output="${lines.join('&#xa;')}"/>`;
+  const port = (p: number, state: string, body: string) => `<port protocol="tcp" portid="${p}"><state state="${state}"/><service name="http" product="x" version="1"/>${body}</port>`;
+  const open = Array.from({ length: 10 }, (_, p) => port(p + 1, 'open', script(Array.from({ length: 100 }, (_, i) => cve(`CVE-2019-${10000 + p * 100 + i}`, '2.1')))));
+  const filtered = port(99, 'filtered', script(Array.from({ length: 50 }, (_, i) => cve(`CVE-2020-${10000 + i}`, '9.8'))));
+  const { findings } = parseNmapXml(`<nmaprun start="1700000000"><host><status state="up"/><address addr="192.0.2.1"/><ports>${open.join('')}${filtered}</ports></host><runstats><finished summary="done"/></runstats></nmaprun>`);
+  // the 1,000 findings a scan lists, the most severe first: every low CVE but the one the note takes the place of (the 50 of the filtered port evicted 50)
+  assert.equal(findings.filter((f) => f.title.startsWith('CVE-2019-')).length, 999);
+  assert.equal(findings.filter((f) => f.title.startsWith('CVE-2020-')).length, 0);
+});

@@ -236,7 +236,10 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
     const output = a.output ?? '';
     const h = currentHost();
     const service = port ? [port.service?.product || port.service?.name, port.service?.version].filter(Boolean).join(' ') : '';
-    const found = scriptFindings(a.id!, output, { hostname: h.userName, address: h.addresses[0], scanTime: scan.start, service });
+    // findings listed only for an open port kept, or the host itself, of a host kept: others would
+    // take the place of listed ones, and be listed nowhere
+    const listed = h !== sink && (port === undefined || (port.kept && port.state === 'open'));
+    const found = listed ? scriptFindings(a.id!, output, { hostname: h.userName, address: h.addresses[0], scanTime: scan.start, service }) : [];
     const kept: Finding[] = [];
     for (const finding of found) {
       if (scan.scriptFindings < MAX_FINDINGS) scan.scriptFindings++;
