@@ -83,7 +83,8 @@ export async function openOutputFile(outputsDir: string, dir: string, segments: 
     const root = join(await realpath(outputsDir), relative(outputsDir, dir));
     // what the descriptor names (Linux): an intermediate directory swapped for a symlink shows here
     const real = await readlink(`/proc/self/fd/${opened.handle.fd}`).catch(() => realpath(join(dir, ...segments)));
-    inside = real.startsWith(root + sep);
+    // (a name removed since the open, as a hard link in a loop is: `... (deleted)`)
+    inside = real.startsWith(root + sep) && !real.endsWith(' (deleted)');
   } catch {
     inside = false;
   }

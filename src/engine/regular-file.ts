@@ -56,6 +56,12 @@ export type RegularFileOpen = { ok: true; handle: FileHandle; stats: Stats } | {
  * `path` opened for reading when it is a regular file (O_NOFOLLOW, O_NONBLOCK, then fstat on the
  * descriptor): the caller reads it and closes the handle.
  */
+/** Whether `path` still names the file `opened` describes, and names it alone. */
+async function sameFile(path: string, opened: Stats): Promise<boolean> {
+  const now = await fsPromises().lstat(path).catch(() => undefined);
+  return now !== undefined && now.isFile() && now.dev === opened.dev && now.ino === opened.ino && now.nlink === 1;
+}
+
 export async function openRegularFile(path: string): Promise<RegularFileOpen> {
   let handle: FileHandle;
   try {
@@ -67,9 +73,11 @@ export async function openRegularFile(path: string): Promise<RegularFileOpen> {
   }
   try {
     const stats = await handle.stat();
-    if (stats.isFile() && stats.nlink === 1) return { ok: true, handle, stats };
     // A second name for a file elsewhere (`ln /etc/shadow x`, by the tool that wrote the
-    // directory): O_NOFOLLOW cannot tell a hard link from the file, its link count can.
+    // directory): O_NOFOLLOW cannot tell a hard link from the file, its link count can. The name
+    // must still be the file opened, its only one: a link removed between the open and the fstat
+    // (`ln F x; rm x`, in a loop) left a count of 1 on the file elsewhere.
+    if (stats.isFile() && stats.nlink === 1 && (await sameFile(path, stats))) return { ok: true, handle, stats };
     if (stats.isFile()) {
       await handle.close().catch(() => {});
       return { ok: false, reason: 'a hard link (a file that has another name elsewhere), not read', code: 'ENOTREG' };

@@ -373,7 +373,8 @@ export async function removeTree(dir: string): Promise<void> {
     if ((err as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') throw err;
     const { execFile } = await import('node:child_process');
     await new Promise<void>((resolve, reject) =>
-      execFile('rm', ['-rf', '--one-file-system', '--', dir], { timeout: 600_000 }, (error, _out, stderr) =>
+      // (-rf only: GNU's, BSD's and busybox's rm take it; rm never follows a symlink it meets)
+      execFile('rm', ['-rf', '--', dir], { timeout: 600_000 }, (error, _out, stderr) =>
         error ? reject(new Error(`rm -rf: ${String(stderr).trim() || error.message}`)) : resolve(),
       ),
     );

@@ -117,8 +117,9 @@ const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
 function bash(request: CodeRequest, options: CodeOptions): string {
   const headers = sendable(request);
-  // `Name;` sends an empty header; `Name:` (or `Name:   `: whitespace is no part of a value, RFC 9110 5.5) removes it
-  const headerLines = headers.map(([name, value]) => (value.trim() === '' ? `${name};` : `${name}: ${value}`));
+  // `Name;` sends an empty header; `Name:` (or `Name:   `: whitespace is no part of a value, RFC 9110 5.5) removes it.
+  // Whitespace as curl counts it, not trim()'s: a no-break space is a value, sent as recorded
+  const headerLines = headers.map(([name, value]) => (/^[\t\n\v\f\r ]*$/.test(value) ? `${name};` : `${name}: ${value}`));
   // a line of the file is a header: one holding a line break (a HAR import leaves none) stays an argument
   const inFile = headerLines.reduce((sum, line) => sum + Buffer.byteLength(line), 0) > CURL_ARGUMENT_BYTES && !headerLines.some((line) => /[\r\n]/.test(line));
   // one option (and its value) a line
