@@ -20,6 +20,9 @@ for (const name of await readdir(join(PROJECT_ROOT, 'dist')).catch(() => [])) {
 }
 const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', sourcemap: true, logLevel: 'warning' } as const;
 const DIST = join(PROJECT_ROOT, 'dist');
+/** Written as the build's last step, removed as its first: what `npm start` (src/prestart.mjs) holds the sources against. */
+const COMPLETE = join(DIST, 'build-complete');
+await rm(COMPLETE, { force: true });
 // The library: what runs plugins (the checks with https and tls, the runner with child_process, the
 // parsers) is imported with the first run: split into a chunk, a server that runs nothing never loads it.
 await build({ ...common, entryPoints: { index: join(PROJECT_ROOT, 'src', 'index.ts') }, outdir: DIST, splitting: true, chunkNames: 'chunk-[hash]' });
@@ -90,6 +93,8 @@ await build({
 });
 // last: its warm start serves the page, so the web application must be built (a fresh tree has none yet)
 await makeCodeCache();
+// the build is whole: a build cut short (killed, failed) leaves none, and npm start builds again
+await writeFile(COMPLETE, `${new Date().toISOString()}\n`);
 
 /**
  * dist/main.cjs.cache: V8's code cache of the CLI's bundle, taken after warm starts of it (the flags

@@ -1,5 +1,5 @@
 // `npm start`'s check, before the server starts (plain JavaScript: it runs before any build):
-// exits 1, and npm then builds, when dist/ is missing or older than what it is built from. Without
+// exits 1, and npm then builds, when dist/ is missing, cut short or older than what it is built from. Without
 // it, `git pull && npm ci && npm start` kept running the previous version's build (npm ci builds
 // nothing), its bugs included. An installed package (dist/ without src/, nor this file) is never
 // rebuilt: npm start runs this file only where it is.
@@ -23,11 +23,13 @@ function newest(dir) {
 
 /** Why the build in `root` must be made again, or undefined when it is current. */
 export function staleBuild(root) {
-  const built = join(root, 'dist', 'assessd.cjs');
-  if (!existsSync(built)) return 'there is no build yet';
+  if (!existsSync(join(root, 'dist', 'assessd.cjs'))) return 'there is no build yet';
   const src = join(root, 'src');
   if (!existsSync(src)) return undefined;
-  const builtAt = statSync(built).mtimeMs;
+  // written as the build's last step (src/build.ts): a build cut short has none
+  const complete = join(root, 'dist', 'build-complete');
+  if (!existsSync(complete)) return 'the last build did not finish';
+  const builtAt = statSync(complete).mtimeMs;
   const inputs = INPUTS.map((name) => join(root, name)).filter((path) => existsSync(path));
   const changed = Math.max(newest(src), ...inputs.map((path) => statSync(path).mtimeMs));
   return changed > builtAt ? 'its sources changed since it was built' : undefined;

@@ -23,7 +23,10 @@ test('the build is made again when missing, or when a source or the lock file is
   assert.equal(staleBuild(root), 'there is no build yet');
   mkdirSync(join(root, 'dist'));
   writeFileSync(join(root, 'dist', 'assessd.cjs'), 'built');
-  at(join(root, 'dist', 'assessd.cjs'), 2_000);
+  // a build cut short (killed, failed) after its bundle was written: its last step never came
+  assert.equal(staleBuild(root), 'the last build did not finish');
+  writeFileSync(join(root, 'dist', 'build-complete'), 'done');
+  at(join(root, 'dist', 'build-complete'), 2_000);
   assert.equal(staleBuild(root), undefined);
   // a pull that changed a page's source, then one that changed only the dependencies
   at(join(root, 'src/web/app.ts'), 3_000);
@@ -31,7 +34,7 @@ test('the build is made again when missing, or when a source or the lock file is
   at(join(root, 'src/web/app.ts'), 1_000);
   at(join(root, 'package-lock.json'), 3_000);
   assert.equal(staleBuild(root), 'its sources changed since it was built');
-  at(join(root, 'dist', 'assessd.cjs'), 4_000);
+  at(join(root, 'dist', 'build-complete'), 4_000);
   assert.equal(staleBuild(root), undefined);
   // as npm runs it: exit 1 (npm then builds) and says why
   at(join(root, 'src/main.ts'), 5_000);
