@@ -21,8 +21,17 @@ export function highestRank(findings: readonly Finding[]): number {
 export const MAX_TITLE = 1000;
 export const MAX_DETAIL = 16 * 1024;
 
+/**
+ * The first `end` characters of `text`, one fewer when the last would be the first half of a
+ * surrogate pair: a lone half is no UTF-8, and strict JSON readers refuse it.
+ */
+export function headOf(text: string, end: number): string {
+  const code = text.charCodeAt(end - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
+}
+
 function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}… (cut)` : text;
+  return text.length > max ? `${headOf(text, max)}… (cut)` : text;
 }
 
 /**
@@ -48,7 +57,7 @@ export function boundFindings(findings: readonly Finding[]): Finding[] {
 /** A summary without terminal escapes, cut to MAX_SUMMARY characters, saying so. */
 export function boundSummary(text: string): string {
   const summary = stripTerminalEscapes(text);
-  return summary.length > MAX_SUMMARY ? `${summary.slice(0, MAX_SUMMARY - 40)}\n… (the rest is cut)` : summary;
+  return summary.length > MAX_SUMMARY ? `${headOf(summary, MAX_SUMMARY - 40)}\n… (the rest is cut)` : summary;
 }
 
 /** An error message or traceback: without terminal escapes, at most MAX_DETAIL characters. */

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEntities, parseNmapXml } from '../../src/engine/parsers/nmap.ts';
+import { boundFindings, MAX_TITLE } from '../../src/engine/findings.ts';
 import { clip, cvssRank } from '../../src/engine/parsers/nmap-scripts.ts';
 import { checkProgram, runProgram } from '../../src/engine/process-group.ts';
 
@@ -136,6 +137,9 @@ test('a quote cut at its bound keeps surrogate pairs whole', () => {
   assert.equal(clip(`${'a'.repeat(9)}😀b`, 10), `${'a'.repeat(9)}…`);
   assert.equal(clip(`${'a'.repeat(8)}😀b`, 10), `${'a'.repeat(8)}😀…`);
   assert.equal(clip('short', 10), 'short');
+  // and a finding or summary cut at its bound (boundFindings, boundSummary)
+  const [finding] = boundFindings([{ rank: 1, title: `${'t'.repeat(MAX_TITLE - 1)}😀`, detail: 'd' }]);
+  assert.equal(finding!.title, `${'t'.repeat(MAX_TITLE - 1)}… (cut)`);
 });
 
 test('several hosts, UDP, an SSL tunnel, single quotes, a port without a service', () => {

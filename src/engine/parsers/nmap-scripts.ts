@@ -7,6 +7,7 @@
  * and at most MAX_PER_SCRIPT findings from one script.
  */
 import { isIP } from 'node:net';
+import { headOf } from '../findings.js';
 import type { Finding } from '../types.js';
 
 /** What a script's result is read against: the scan, the host, the port. */
@@ -28,9 +29,7 @@ const MAX_QUOTE = 2000;
  * half is no UTF-8, and strict JSON readers refuse it).
  */
 export function clip(text: string, max = MAX_QUOTE): string {
-  if (text.length <= max) return text;
-  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${text.slice(0, end)}…`;
+  return text.length <= max ? text : `${headOf(text, max)}…`;
 }
 const lines = (output: string) => output.split('\n').map((l) => l.trim()).filter((l) => l !== '');
 
