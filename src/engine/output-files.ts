@@ -33,7 +33,11 @@ export function badFileName(segments: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** The regular files under `dir` (symlinks, FIFOs, sockets and devices left out), at most MAX_LISTED, by name. */
+/**
+ * The regular files under `dir` (symlinks, FIFOs, sockets and devices left out), at most
+ * MAX_LISTED, by name; nor a name the files route refuses (a backslash in it) or cannot be given
+ * (bytes that are not UTF-8: read as U+FFFD, the name found is not the file's, and its lstat fails).
+ */
 export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[]; more: boolean }> {
   const files: OutputFile[] = [];
   let more = false;
@@ -48,6 +52,7 @@ export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[
       return; // gone meanwhile, or not readable
     }
     for await (const entry of handle) {
+      if (entry.name.includes('\\')) continue;
       const name = prefix + entry.name;
       if (entry.isDirectory() && depth < MAX_DEPTH) await walk(join(path, entry.name), `${name}/`, depth + 1);
       else if (entry.isFile()) {

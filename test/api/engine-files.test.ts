@@ -25,6 +25,9 @@ const TOOL = [
   'ln -s /etc/passwd passwd',
   'ln -s /etc etc',
   'mkfifo pipe',
+  // names a URL cannot give the files route: listed, they could not be opened
+  "printf x > 'back\\slash.txt'",
+  "printf x > \"$(printf 'odd\\377name')\"",
   // a second name for a file outside its directory: a hard link, which O_NOFOLLOW does not see
   'echo outside > ../outside.txt && ln ../outside.txt hardlink',
   'echo done',
