@@ -69,7 +69,7 @@ code{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-siz
 .ranked-head{margin:0;overflow-wrap:anywhere}
 .ranked-head .how{color:var(--muted);font-size:.85rem}
 .findings{margin:.3rem 0 0;padding-left:1.2rem}
-.findings li{margin:.2rem 0}
+.findings li{margin:.2rem 0;overflow-wrap:anywhere}
 .evidence{margin:.2rem 0 0;padding-left:1.2rem;font-size:.8rem;color:var(--muted)}
 .evidence li{margin:0;overflow-wrap:anywhere}
 .evidence code{font-size:inherit;color:var(--ink)}
@@ -208,19 +208,59 @@ function rankedItem(o: RankedOutput, lineOf: (id: number) => string | undefined)
   return `<li><p class="ranked-head">${rankTag(o.rank)} <code>${escapeHtml(o.code)}</code> ${escapeHtml(o.title)} <span class="how">(${escapeHtml(how)})</span></p>${findings}${notes}</li>`;
 }
 
-function findingsSection(targets: Target[], ranked: NonNullable<ReportInput['ranked']>, requestLine: ReportInput['requestLine']): string {
+/**
+ * Characters of the findings section at most: past them, the outputs left (the least severe, as
+ * they come last) are counted, not shown. One legal session bundle (1,000 findings of 65,000 `<`)
+ * made a page of 260 MB, and three of them a string longer than V8 holds: a 500 after 36 s.
+ */
+export const FINDINGS_BUDGET = 32 * 1024 * 1024;
+/** Milliseconds of rendering before the event loop gets its turn (other requests, health). */
+const SLICE_MS = 10;
+
+async function findingsSection(targets: Target[], ranked: NonNullable<ReportInput['ranked']>, requestLine: ReportInput['requestLine'], budget: number): Promise<string> {
   const withOutputs = targets.map((t) => ({ t, outputs: ranked(t.id) })).filter((x) => x.outputs.length > 0);
   if (withOutputs.length === 0) return '<p class="none">No target has a ranked output, a finding or a note yet.</p>';
   withOutputs.sort((a, b) => b.outputs[0].rank - a.outputs[0].rank || (a.t.target_url < b.t.target_url ? -1 : 1));
   const quiet = targets.length - withOutputs.length;
-  return withOutputs
-    .map(({ t, outputs }) => `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">${outputs.map((o) => rankedItem(o, (id) => requestLine?.(t.id, id))).join('')}</ol></section>`)
-    .join('\n') + (quiet > 0 ? `\n<p class="none">${escapeHtml(`${quiet} other target${quiet === 1 ? ' has' : 's have'} no ranked output, finding or note.`)}</p>` : '');
+  const parts: string[] = [];
+  let length = 0;
+  let left = { outputs: 0, findings: 0 };
+  let sliceStart = performance.now();
+  for (const { t, outputs } of withOutputs) {
+    const items: string[] = [];
+    for (const o of outputs) {
+      if (length >= budget) {
+        left = { outputs: left.outputs + 1, findings: left.findings + o.findings.length };
+        continue;
+      }
+      const item = rankedItem(o, (id) => requestLine?.(t.id, id));
+      items.push(item);
+      length += item.length;
+      // a report of a big session is rendered a slice at a time: the server answers meanwhile
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+    if (items.length > 0) {
+      parts.push(`<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">${items.join('')}</ol></section>`);
+    }
+  }
+  if (left.outputs > 0) {
+    const said = `${left.outputs} more output${left.outputs === 1 ? '' : 's'} (${left.findings} finding${left.findings === 1 ? '' : 's'}) not shown: the page holds ${budget / (1024 * 1024)} MiB of findings. The web application and the API show them all.`;
+    parts.push(`<p class="none">${escapeHtml(said)}</p>`);
+  }
+  if (quiet > 0) parts.push(`<p class="none">${escapeHtml(`${quiet} other target${quiet === 1 ? ' has' : 's have'} no ranked output, finding or note.`)}</p>`);
+  return parts.join('\n');
 }
 
-/** The page; `policy` (from reportPolicy) is repeated in a meta tag, so that a saved copy keeps it. */
-export function renderReport(input: ReportInput, policy: string): string {
+/**
+ * The page; `policy` (from reportPolicy) is repeated in a meta tag, so that a saved copy keeps it.
+ * Its findings are rendered a slice at a time, at most `budget` characters of them.
+ */
+export async function renderReport(input: ReportInput, policy: string, budget = FINDINGS_BUDGET): Promise<string> {
   const { session, targets } = input;
+  const findings = input.ranked ? await findingsSection(targets, input.ranked, input.requestLine, budget) : '';
   const byHost = new Map<string, Target[]>();
   for (const t of targets) {
     const list = byHost.get(t.host_name);
@@ -256,7 +296,7 @@ ${severitySection(input.severity)}
 </section>` : ''}
 ${input.ranked ? `<section id="findings">
 <h2>Findings by target</h2>
-${findingsSection(targets, input.ranked, input.requestLine)}
+${findings}
 </section>` : ''}
 <section>
 <h2>Summary</h2>

@@ -70,7 +70,7 @@ export function registerReports(router: ApiRouter, store: Store, defaults: Defau
       changed: changedConfiguration(),
       generatedAt: new Date(),
     };
-    const html = renderReport(input, policy);
+    const html = await renderReport(input, policy);
     return {
       status: 200,
       body: html,

@@ -180,3 +180,40 @@ test('the findings: the severity counts on top, then each target’s outputs by 
   assert.ok(listed.includes('Tester’s notes:</strong> &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;amp;'), 'the notes, escaped');
   assert.ok(!/<script/i.test(html));
 });
+
+test('a finding\'s title wraps inside the page, as every other value does (a 733-character cookie name ran 5,000 px off an A4 page)', async () => {
+  const html = (await report()).text;
+  assert.match(html, /\.findings li\{[^}]*overflow-wrap:anywhere/);
+});
+
+test('the findings past the page\'s budget are counted, not shown, and the page is rendered a slice at a time (a 260 MB report froze the server 22 s; three, a 500)', async () => {
+  const { renderReport, reportPolicy, FINDINGS_BUDGET } = await import('../../src/api/report-page.ts');
+  assert.equal(FINDINGS_BUDGET, 32 * 1024 * 1024);
+  const { deriveTarget } = await import('../../src/store/targets.ts');
+  const target = deriveTarget(1, 'https://app.example/')!;
+  const output = (code: string, rank: number, n: number) => ({
+    rank, code, type: 'active', title: `Title ${code}`, status: 'Successful', notes: '', byTester: false,
+    findings: Array.from({ length: n }, (_, i) => ({ rank, title: `finding ${code}-${i}`, detail: '<'.repeat(10_000) })),
+  });
+  const outputs = [output('A-1', 4, 2), output('B-2', 3, 5), output('C-3', 2, 7)];
+  const input = { session: { id: 1, name: 's' }, targets: [target], changed: [], generatedAt: new Date(), ranked: () => outputs };
+  const html = await renderReport(input, await reportPolicy(), 50_000);
+  assert.match(html, /finding A-1-1/);
+  assert.doesNotMatch(html, /finding B-2-0/);
+  assert.match(html, /2 more outputs \(12 findings\) not shown: the page holds 0\.0\d+ MiB of findings\. The web application and the API show them all\./);
+  // at the full budget: 3,000 outputs of 16,000 escaped characters each are 48 MB, over it; the
+  // event loop gets its turns meanwhile (an immediate queued before the render runs during it)
+  const many = Array.from({ length: 3000 }, (_, i) => ({ ...output(`M-${i}`, 2, 1), findings: [{ rank: 2, title: `m${i}`, detail: '<'.repeat(4000) }] }));
+  let turns = 0;
+  const tick = () => {
+    turns++;
+    if (!done) setImmediate(tick);
+  };
+  let done = false;
+  setImmediate(tick);
+  const big = await renderReport({ ...input, ranked: () => many }, await reportPolicy());
+  done = true;
+  assert.ok(big.length < FINDINGS_BUDGET + 1024 * 1024, `${big.length} characters`);
+  assert.match(big, /more outputs \(\d+ findings\) not shown: the page holds 32 MiB of findings/);
+  assert.ok(turns > 1, `the event loop had ${turns} turn(s) while the page was rendered`);
+});
