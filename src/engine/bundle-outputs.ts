@@ -1,5 +1,5 @@
 /** A session's bundle with its targets' outputs and their text, as `GET /api/v1/bundles/<id>` and `assessd export` write it. */
-import { buildBundle, snapshotSession } from '../store/bundle.js';
+import { bundlePieces, snapshotSession } from '../store/bundle.js';
 import type { State } from '../store/state.js';
 import type { Catalogue } from './catalogue.js';
 import { outputText } from './output-text.js';
@@ -30,5 +30,15 @@ export async function exportSession(
     for (const row of outputs) texts.set(row.id, sources ? await outputText(state, sources.catalogue, sources.outputsDir, row) : (row.summary ?? ''));
   }
   const transactions = transactionsOf ? await transactionsOf(snapshot.targets.map(({ target }) => target.id)) : undefined;
-  return { name: snapshot.name, text: buildBundle(snapshot, texts, now(), transactions) };
+  // built a piece at a time, 10 ms of them before the event loop gets its turn (the server answers meanwhile)
+  const pieces: string[] = [];
+  let sliceStart = performance.now();
+  for (const piece of bundlePieces(snapshot, texts, now(), transactions)) {
+    pieces.push(piece);
+    if (performance.now() - sliceStart > 10) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  return { name: snapshot.name, text: pieces.join('') };
 }

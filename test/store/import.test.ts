@@ -132,6 +132,40 @@ test('a bundle built from a state parses back to its URLs, oldest first', () => 
   assert.equal(snapshotSession(state, 9), undefined);
 });
 
+test('a bundle written a piece at a time is the very text JSON.stringify of it all wrote: targets with and without transactions, in order', async () => {
+  const state = stateWith();
+  createTargets(state, ['http://b.example/', 'http://c.example/']);
+  const snapshot = snapshotSession(state, 1)!;
+  const [newest, , oldest] = snapshot.targets.map(({ target }) => target.id);
+  const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ request: { url: `http://x/${i}`, headers: [{ name: 'q"\\', value: '\u2028' }] }, response: { status: 200 } }));
+  const transactions = new Map([[newest!, entries(3)], [oldest!, entries(1)]]);
+  const text = buildBundle(snapshot, new Map(), new Date(AT), transactions);
+  // JSON.stringify of the parsed text writes the same keys in the same order: the pieces are it, byte for byte
+  assert.equal(JSON.stringify(JSON.parse(text)), text);
+  const doc = JSON.parse(text);
+  assert.deepEqual(doc.targets.map((t: { transactions?: unknown[] }) => t.transactions?.length), [3, undefined, 1]);
+  assert.deepEqual(Object.keys(doc.targets[0]).slice(-2), ['outputs', 'transactions']);
+  assert.equal(buildBundle({ name: 'empty', targets: [] }, new Map(), new Date(AT)), JSON.stringify({ format: 'assessd-session', version: 1, exported_at: '2026-11-21T10:00:00.000Z', session: { name: 'empty' }, targets: [] }));
+});
+
+test('an export of many transactions lets the event loop in while its text is built (480,000 of them blocked it 7.5 s)', async () => {
+  const { exportSession } = await import('../../src/engine/bundle-outputs.ts');
+  const state = stateWith();
+  const [target] = snapshotSession(state, 1)!.targets.map(({ target }) => target.id);
+  const entries = Array.from({ length: 200_000 }, (_, i) => ({ request: { method: 'GET', url: `http://a.example/${i}` }, response: { status: 200 } }));
+  let turns = 0;
+  let done = false;
+  const tick = () => {
+    turns++;
+    if (!done) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const exported = await exportSession(state, undefined, 1, () => new Date(AT), async () => new Map([[target!, entries]]));
+  done = true;
+  assert.equal(JSON.parse(exported!.text).targets[0].transactions.length, 200_000);
+  assert.ok(turns > 1, `the event loop had ${turns} turn(s) while the bundle was built`);
+});
+
 const OUTPUT: ImportedOutput = {
   url: 'http://a.example/',
   plugin_key: 'external@OWTF-IG-001',
