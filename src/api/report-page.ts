@@ -199,19 +199,23 @@ function evidenceList(f: Finding, lineOf: (id: number) => string | undefined): s
   return `<ol class="evidence" aria-label="Evidence">${items}${more}</ol>`;
 }
 
-function rankedItem(o: RankedOutput, lineOf: (id: number) => string | undefined): string {
+/** An output's head line, as `<li><p class="ranked-head">...</p>` (its findings and notes follow, then `</li>`). */
+function outputHead(o: RankedOutput): string {
   const how = `${o.type.replace(/_/g, '-')}, ${o.byTester ? 'ranked by the tester' : o.rank === -1 ? 'not ranked' : 'ranked by the engine'}${o.status === 'Successful' ? '' : `, ${o.status}`}`;
-  const findings = o.findings.length === 0 ? '' : `<ul class="findings">${o.findings
-    .map((f) => `<li>${rankTag(f.rank)} ${escapeHtml(f.title)}${f.detail ? `<pre>${escapeHtml(f.detail, BLOCK_MAX)}</pre>` : ''}${evidenceList(f, lineOf)}</li>`)
-    .join('')}</ul>`;
-  const notes = o.notes.trim() === '' ? '' : `<p class="notes"><strong>Tester’s notes:</strong> ${escapeHtml(o.notes, BLOCK_MAX)}</p>`;
-  return `<li><p class="ranked-head">${rankTag(o.rank)} <code>${escapeHtml(o.code)}</code> ${escapeHtml(o.title)} <span class="how">(${escapeHtml(how)})</span></p>${findings}${notes}</li>`;
+  return `<li><p class="ranked-head">${rankTag(o.rank)} <code>${escapeHtml(o.code)}</code> ${escapeHtml(o.title)} <span class="how">(${escapeHtml(how)})</span></p>`;
 }
 
+function findingItem(f: Finding, lineOf: (id: number) => string | undefined): string {
+  return `<li>${rankTag(f.rank)} ${escapeHtml(f.title)}${f.detail ? `<pre>${escapeHtml(f.detail, BLOCK_MAX)}</pre>` : ''}${evidenceList(f, lineOf)}</li>`;
+}
+
+const notesOf = (o: RankedOutput) => (o.notes.trim() === '' ? '' : `<p class="notes"><strong>Tester’s notes:</strong> ${escapeHtml(o.notes, BLOCK_MAX)}</p>`);
+
 /**
- * Characters of the findings section at most: past them, the outputs left (the least severe, as
- * they come last) are counted, not shown. One legal session bundle (1,000 findings of 65,000 `<`)
- * made a page of 260 MB, and three of them a string longer than V8 holds: a 500 after 36 s.
+ * Bytes (UTF-8) of the findings section at most: past them, what is left (the least severe, as
+ * it comes last) is counted, not shown. One legal session bundle (1,000 findings of 65,000 `<` in
+ * one output) made a page of 260 MB, and three of them a string longer than V8 holds: a 500 after
+ * 36 s. Each target's heading, output, finding and note is counted before it goes on the page.
  */
 export const FINDINGS_BUDGET = 32 * 1024 * 1024;
 /** Milliseconds of rendering before the event loop gets its turn (other requests, health). */
@@ -222,32 +226,67 @@ async function findingsSection(targets: Target[], ranked: NonNullable<ReportInpu
   if (withOutputs.length === 0) return '<p class="none">No target has a ranked output, a finding or a note yet.</p>';
   withOutputs.sort((a, b) => b.outputs[0].rank - a.outputs[0].rank || (a.t.target_url < b.t.target_url ? -1 : 1));
   const quiet = targets.length - withOutputs.length;
-  const parts: string[] = [];
-  let length = 0;
-  let left = { outputs: 0, findings: 0 };
+  let left = budget;
+  /** Whether `pieces` fit in what is left of the budget: taken from it when they do. */
+  const fits = (...pieces: string[]) => {
+    let bytes = 0;
+    for (const piece of pieces) bytes += Buffer.byteLength(piece);
+    if (bytes > left) return false;
+    left -= bytes;
+    return true;
+  };
+  const notShown = { outputs: 0, findings: 0 };
   let sliceStart = performance.now();
+  // a report of a big session is rendered a slice at a time: the server answers meanwhile
+  const turn = async () => {
+    if (performance.now() - sliceStart <= SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    sliceStart = performance.now();
+  };
+  const parts: string[] = [];
   for (const { t, outputs } of withOutputs) {
+    const head = `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">`;
+    const tail = '</ol></section>';
+    if (!fits(head, tail, '\n')) {
+      notShown.outputs += outputs.length;
+      for (const o of outputs) notShown.findings += o.findings.length;
+      continue;
+    }
     const items: string[] = [];
     for (const o of outputs) {
-      if (length >= budget) {
-        left = { outputs: left.outputs + 1, findings: left.findings + o.findings.length };
+      const lineOf = (id: number) => requestLine?.(t.id, id);
+      const itemHead = outputHead(o);
+      const notes = notesOf(o);
+      if (!fits(itemHead, notes, '</li>')) {
+        notShown.outputs++;
+        notShown.findings += o.findings.length;
         continue;
       }
-      const item = rankedItem(o, (id) => requestLine?.(t.id, id));
-      items.push(item);
-      length += item.length;
-      // a report of a big session is rendered a slice at a time: the server answers meanwhile
-      if (performance.now() - sliceStart > SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      let findings = '';
+      if (o.findings.length > 0 && fits('<ul class="findings"></ul>')) {
+        const shown: string[] = [];
+        let i = 0;
+        for (; i < o.findings.length; i++) {
+          const item = findingItem(o.findings[i]!, lineOf);
+          if (!fits(item)) break;
+          shown.push(item);
+          await turn();
+        }
+        if (i < o.findings.length) {
+          notShown.findings += o.findings.length - i;
+          shown.push(`<li class="none">${escapeHtml(`${o.findings.length - i} more finding${o.findings.length - i === 1 ? '' : 's'} of this output not shown: the page holds ${budget / (1024 * 1024)} MiB of findings.`)}</li>`);
+        }
+        findings = `<ul class="findings">${shown.join('')}</ul>`;
+      } else if (o.findings.length > 0) notShown.findings += o.findings.length;
+      items.push(`${itemHead}${findings}${notes}</li>`);
+      await turn();
     }
-    if (items.length > 0) {
-      parts.push(`<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">${items.join('')}</ol></section>`);
-    }
+    // (a heading without one output under it is not shown either: its room goes back)
+    if (items.length === 0) left += Buffer.byteLength(head) + Buffer.byteLength(tail) + 1;
+    else parts.push(`${head}${items.join('')}${tail}`);
   }
-  if (left.outputs > 0) {
-    const said = `${left.outputs} more output${left.outputs === 1 ? '' : 's'} (${left.findings} finding${left.findings === 1 ? '' : 's'}) not shown: the page holds ${budget / (1024 * 1024)} MiB of findings. The web application and the API show them all.`;
+  if (notShown.outputs > 0 || notShown.findings > 0) {
+    const said = `Not shown: ${notShown.outputs} more output${notShown.outputs === 1 ? '' : 's'} and ${notShown.findings} more finding${notShown.findings === 1 ? '' : 's'}; the page holds ${budget / (1024 * 1024)} MiB of findings. The web application and the API show them all.`;
     parts.push(`<p class="none">${escapeHtml(said)}</p>`);
   }
   if (quiet > 0) parts.push(`<p class="none">${escapeHtml(`${quiet} other target${quiet === 1 ? ' has' : 's have'} no ranked output, finding or note.`)}</p>`);

@@ -197,23 +197,34 @@ test('the findings past the page\'s budget are counted, not shown, and the page 
   });
   const outputs = [output('A-1', 4, 2), output('B-2', 3, 5), output('C-3', 2, 7)];
   const input = { session: { id: 1, name: 's' }, targets: [target], changed: [], generatedAt: new Date(), ranked: () => outputs };
+  // each finding's detail is 40,000 bytes escaped: one fits in 50,000, the budget
   const html = await renderReport(input, await reportPolicy(), 50_000);
-  assert.match(html, /finding A-1-1/);
-  assert.doesNotMatch(html, /finding B-2-0/);
-  assert.match(html, /2 more outputs \(12 findings\) not shown: the page holds 0\.0\d+ MiB of findings\. The web application and the API show them all\./);
-  // at the full budget: 3,000 outputs of 16,000 escaped characters each are 48 MB, over it; the
-  // event loop gets its turns meanwhile (an immediate queued before the render runs during it)
-  const many = Array.from({ length: 3000 }, (_, i) => ({ ...output(`M-${i}`, 2, 1), findings: [{ rank: 2, title: `m${i}`, detail: '<'.repeat(4000) }] }));
+  assert.match(html, /finding A-1-0/);
+  assert.doesNotMatch(html, /finding A-1-1|finding B-2-0|finding C-3-0/);
+  assert.match(html, /<li class="none">1 more finding of this output not shown: the page holds 0\.0\d+ MiB of findings\.<\/li>/);
+  assert.match(html, /<code>B-2<\/code>/, 'an output whose findings did not fit is still named');
+  assert.match(html, /Not shown: 0 more outputs and 13 more findings; the page holds 0\.0\d+ MiB of findings\. The web application and the API show them all\./);
+  // one output of 1,000 findings of 65,000 `<` (a legal bundle, 260 MB of page once escaped): cut
+  // inside it at the full budget, and the event loop gets its turns meanwhile (an immediate
+  // queued before the render runs during it)
+  const huge = { ...output('H-1', 4, 0), findings: Array.from({ length: 1000 }, (_, i) => ({ rank: 4, title: `h${i}`, detail: '<'.repeat(65_000) })) };
   let turns = 0;
+  let done = false;
   const tick = () => {
     turns++;
     if (!done) setImmediate(tick);
   };
-  let done = false;
   setImmediate(tick);
-  const big = await renderReport({ ...input, ranked: () => many }, await reportPolicy());
+  const big = await renderReport({ ...input, ranked: () => [huge] }, await reportPolicy());
   done = true;
-  assert.ok(big.length < FINDINGS_BUDGET + 1024 * 1024, `${big.length} characters`);
-  assert.match(big, /more outputs \(\d+ findings\) not shown: the page holds 32 MiB of findings/);
+  assert.ok(Buffer.byteLength(big) < FINDINGS_BUDGET + 1024 * 1024, `${Buffer.byteLength(big)} bytes`);
+  assert.match(big, /\d+ more findings of this output not shown: the page holds 32 MiB of findings/);
+  assert.match(big, /Not shown: 0 more outputs and \d+ more findings; the page holds 32 MiB/);
   assert.ok(turns > 1, `the event loop had ${turns} turn(s) while the page was rendered`);
+  // and many targets' headings count too: 2,000 targets of 2,000-character URLs in a 1 MiB budget
+  const many = Array.from({ length: 2000 }, (_, i) => deriveTarget(i + 2, `https://app.example/${i}?${'a=1&'.repeat(500)}`)!);
+  const headings = await renderReport({ ...input, targets: many, ranked: () => [output('T-1', 1, 0)] }, await reportPolicy(), 1024 * 1024);
+  const section = headings.slice(headings.indexOf('<section id="findings">'), headings.indexOf('<h2>Summary</h2>'));
+  assert.ok(Buffer.byteLength(section) < 1.1 * 1024 * 1024, `${Buffer.byteLength(section)} bytes of findings`);
+  assert.match(section, /Not shown: \d+ more outputs and 0 more findings/);
 });
