@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MESSAGES } from '../../src/api/messages.ts';
+import { turnsDuring } from '../helpers/event-loop.ts';
 import { assertFail } from '../helpers/jsend.ts';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.ts';
 
@@ -208,15 +209,8 @@ test('the findings past the page\'s budget are counted, not shown, and the page 
   // inside it at the full budget, and the event loop gets its turns meanwhile (an immediate
   // queued before the render runs during it)
   const huge = { ...output('H-1', 4, 0), findings: Array.from({ length: 1000 }, (_, i) => ({ rank: 4, title: `h${i}`, detail: '<'.repeat(65_000) })) };
-  let turns = 0;
-  let done = false;
-  const tick = () => {
-    turns++;
-    if (!done) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const big = await renderReport({ ...input, ranked: () => [huge] }, await reportPolicy());
-  done = true;
+  const policy = await reportPolicy();
+  const { result: big, turns } = await turnsDuring(() => renderReport({ ...input, ranked: () => [huge] }, policy));
   assert.ok(Buffer.byteLength(big) < FINDINGS_BUDGET + 1024 * 1024, `${Buffer.byteLength(big)} bytes`);
   assert.match(big, /\d+ more findings of this output not shown: the page holds 32 MiB of findings/);
   assert.match(big, /Not shown: 0 more outputs and \d+ more findings; the page holds 32 MiB/);

@@ -10,6 +10,7 @@ import { createSession } from '../../src/store/sessions.ts';
 import { emptyState, serializePart, type State } from '../../src/store/state.ts';
 import { openStore } from '../../src/store/store.ts';
 import { createTargets } from '../../src/store/targets.ts';
+import { turnsDuring } from '../helpers/event-loop.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const DEFAULTS: DefaultItem[] = [{ key: 'A_KEY', value: 'a', section: 'S', descrip: '' }];
@@ -153,15 +154,7 @@ test('an export of many transactions lets the event loop in while its text is bu
   const state = stateWith();
   const [target] = snapshotSession(state, 1)!.targets.map(({ target }) => target.id);
   const entries = Array.from({ length: 200_000 }, (_, i) => ({ request: { method: 'GET', url: `http://a.example/${i}` }, response: { status: 200 } }));
-  let turns = 0;
-  let done = false;
-  const tick = () => {
-    turns++;
-    if (!done) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const exported = await exportSession(state, undefined, 1, () => new Date(AT), async () => new Map([[target!, entries]]));
-  done = true;
+  const { result: exported, turns } = await turnsDuring(() => exportSession(state, undefined, 1, () => new Date(AT), async () => new Map([[target!, entries]])));
   assert.equal(JSON.parse(exported!.text).targets[0].transactions.length, 200_000);
   assert.ok(turns > 1, `the event loop had ${turns} turn(s) while the bundle was built`);
 });
