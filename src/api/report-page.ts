@@ -220,6 +220,8 @@ const notesOf = (o: RankedOutput) => (o.notes.trim() === '' ? '' : `<p class="no
 export const FINDINGS_BUDGET = 32 * 1024 * 1024;
 /** Milliseconds of rendering before the event loop gets its turn (other requests, health). */
 const SLICE_MS = 10;
+/** Bytes of budget too few for an output's head line: past it, the rest is counted without being made. */
+const NO_ROOM = 256;
 
 async function findingsSection(targets: Target[], ranked: NonNullable<ReportInput['ranked']>, requestLine: ReportInput['requestLine'], budget: number): Promise<string> {
   const withOutputs = targets.map((t) => ({ t, outputs: ranked(t.id) })).filter((x) => x.outputs.length > 0);
@@ -245,21 +247,24 @@ async function findingsSection(targets: Target[], ranked: NonNullable<ReportInpu
   };
   const parts: string[] = [];
   for (const { t, outputs } of withOutputs) {
-    const head = `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">`;
+    const head = left < NO_ROOM ? '' : `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">`;
     const tail = '</ol></section>';
-    if (!fits(head, tail, '\n')) {
+    if (left < NO_ROOM || !fits(head, tail, '\n')) {
       notShown.outputs += outputs.length;
       for (const o of outputs) notShown.findings += o.findings.length;
+      await turn();
       continue;
     }
     const items: string[] = [];
     for (const o of outputs) {
       const lineOf = (id: number) => requestLine?.(t.id, id);
-      const itemHead = outputHead(o);
-      const notes = notesOf(o);
-      if (!fits(itemHead, notes, '</li>')) {
+      // (once there is no room, what is left is only counted: nothing more is escaped for nothing)
+      const itemHead = left < NO_ROOM ? '' : outputHead(o);
+      const notes = left < NO_ROOM ? '' : notesOf(o);
+      if (left < NO_ROOM || !fits(itemHead, notes, '</li>')) {
         notShown.outputs++;
         notShown.findings += o.findings.length;
+        await turn();
         continue;
       }
       let findings = '';
@@ -295,7 +300,7 @@ async function findingsSection(targets: Target[], ranked: NonNullable<ReportInpu
 
 /**
  * The page; `policy` (from reportPolicy) is repeated in a meta tag, so that a saved copy keeps it.
- * Its findings are rendered a slice at a time, at most `budget` characters of them.
+ * Its findings are rendered a slice at a time, at most `budget` bytes of them.
  */
 export async function renderReport(input: ReportInput, policy: string, budget = FINDINGS_BUDGET): Promise<string> {
   const { session, targets } = input;
