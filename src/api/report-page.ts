@@ -4,6 +4,7 @@
  */
 import type { Finding } from '../engine/types.js';
 import type { Target } from '../store/state.js';
+import { pace } from '../engine/pace.js';
 import { BLOCK_MAX, shown } from '../web/bidi.js';
 
 /** One output as the report lists it under its target. */
@@ -218,8 +219,6 @@ const notesOf = (o: RankedOutput) => (o.notes.trim() === '' ? '' : `<p class="no
  * 36 s. Each target's heading, output, finding and note is counted before it goes on the page.
  */
 export const FINDINGS_BUDGET = 32 * 1024 * 1024;
-/** Milliseconds of rendering before the event loop gets its turn (other requests, health). */
-const SLICE_MS = 10;
 /** Bytes of budget too few for an output's head line: past it, the rest is counted without being made. */
 const NO_ROOM = 256;
 
@@ -238,13 +237,10 @@ async function findingsSection(targets: Target[], ranked: NonNullable<ReportInpu
     return true;
   };
   const notShown = { outputs: 0, findings: 0 };
-  let sliceStart = performance.now();
-  // a report of a big session is rendered a slice at a time: the server answers meanwhile
-  const turn = async () => {
-    if (performance.now() - sliceStart <= SLICE_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    sliceStart = performance.now();
-  };
+  // a report of a big session is rendered a slice at a time: the server answers meanwhile (a
+  // turn of work per 8 KiB made)
+  const tick = pace();
+  const turn = async (bytes = 0) => tick(1 + (bytes >> 13));
   const parts: string[] = [];
   for (const { t, outputs } of withOutputs) {
     const head = left < NO_ROOM ? '' : `<section class="target-findings"><h3><code>${escapeHtml(t.target_url)}</code> <span class="ip">highest: ${escapeHtml(rankWord(outputs[0].rank))}</span></h3><ol class="ranked">`;
@@ -275,7 +271,7 @@ async function findingsSection(targets: Target[], ranked: NonNullable<ReportInpu
           const item = findingItem(o.findings[i]!, lineOf);
           if (!fits(item)) break;
           shown.push(item);
-          await turn();
+          await turn(item.length);
         }
         if (i < o.findings.length) {
           notShown.findings += o.findings.length - i;

@@ -3,6 +3,7 @@ import { bundlePieces, snapshotSession } from '../store/bundle.js';
 import type { State } from '../store/state.js';
 import type { Catalogue } from './catalogue.js';
 import { outputText } from './output-text.js';
+import { pace } from './pace.js';
 
 /** Where an output's text comes from: the catalogue (checklists, links) and the run files under `outputsDir`. */
 export interface OutputSources {
@@ -30,15 +31,12 @@ export async function exportSession(
     for (const row of outputs) texts.set(row.id, sources ? await outputText(state, sources.catalogue, sources.outputsDir, row) : (row.summary ?? ''));
   }
   const transactions = transactionsOf ? await transactionsOf(snapshot.targets.map(({ target }) => target.id)) : undefined;
-  // built a piece at a time, 10 ms of them before the event loop gets its turn (the server answers meanwhile)
+  // built a piece at a time, the event loop's turn between slices (the server answers meanwhile)
   const pieces: string[] = [];
-  let sliceStart = performance.now();
+  const tick = pace();
   for (const piece of bundlePieces(snapshot, texts, now(), transactions)) {
     pieces.push(piece);
-    if (performance.now() - sliceStart > 10) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
-    }
+    await tick(1 + (piece.length >> 13));
   }
   return { name: snapshot.name, text: pieces.join('') };
 }

@@ -366,7 +366,7 @@ export function createEngine(options: EngineOptions): Engine {
  * stayed, a rerun Crashed and a delete answered 200 with the files still there. GNU rm walks
  * such a tree relative to each directory (openat), so it is asked to, with an argv (no shell).
  */
-export async function removeTree(dir: string): Promise<void> {
+async function removeTree(dir: string): Promise<void> {
   try {
     await fsPromises().rm(dir, { recursive: true, force: true });
   } catch (err) {

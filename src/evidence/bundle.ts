@@ -2,6 +2,7 @@
  * A session bundle's transactions: each target's as HAR entries in the bundle (`transactions`),
  * written on import into one segment per target before the op that imports the session names them.
  */
+import { pace } from '../engine/pace.js';
 import { deriveTarget } from '../store/targets.js';
 import type { BundledTransactions } from '../store/bundle.js';
 import type { ImportedSegment } from '../store/import.js';
@@ -102,18 +103,15 @@ export async function transactionEntries(evidence: Evidence, targets: readonly n
     for (let row = 0; row < index.n; row++) if ((index.flags[row]! & FLAG_DEAD) === 0) bytes += index.len[row]!;
   }
   if (bytes > budget) throw new TooManyTransactionsError(bytes, budget);
-  let sliceStart = performance.now();
+  // reads from the cache resolve without the event loop: it gets its turn between slices
+  const tick = pace();
   for (const target of targets) {
     const loaded = await evidence.load(target);
     const entries: unknown[] = [];
     for (let row = 0; row < loaded.index.n; row++) {
       const stored = await readStored(evidence, loaded, target, loaded.index.ids[row]);
       if (stored) entries.push(exchangeToEntry(stored.record.exchange, stored.facts));
-      // reads from the cache resolve without the event loop: it gets its turn every 10 ms
-      if (performance.now() - sliceStart > 10) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      await tick();
     }
     if (entries.length > 0) out.set(target, entries);
   }
