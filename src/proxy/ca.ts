@@ -153,7 +153,10 @@ function makeCa(dataDir: string, now: Date): { key: KeyObject; certDer: Buffer }
   const subject = name([
     [OID.commonName, `assessd proxy CA on ${machineName().slice(0, 40)}`],
     [OID.organization, 'assessd'],
-    [OID.organizationalUnit, `data directory ${dirTag}, made ${now.toISOString().slice(0, 10)}`],
+    // the same for a CA made again for the directory: NSS (Chromium's store) refuses a second
+    // subject under a nickname it holds, and the documented steps trust it as "assessd proxy CA"
+    // (its validity and fingerprint tell it from the one before)
+    [OID.organizationalUnit, `data directory ${dirTag}`],
   ]);
   const spki = spkiOf(publicKey);
   const certDer = certificate({

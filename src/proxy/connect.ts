@@ -15,7 +15,7 @@ import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { bareHost } from '../evidence/scope.js';
 import { streamedThrough } from '../young-generation.js';
 import type { ProxyCa } from './ca.js';
-import { closeTogether, forward, type ForwardContext } from './forward.js';
+import { answerClientError, closeTogether, forward, type ForwardContext, type Tunnelled } from './forward.js';
 import { signableName } from './names.js';
 import { forwardUpgrade } from './upgrade.js';
 
@@ -95,10 +95,15 @@ function createInnerServer(ctx: ConnectContext, scheme: 'https' | 'http'): Serve
       if (state && --state.inFlight === 0 && !req.socket.destroyed) awaitHeaders(req.socket, ctx.headersTimeoutMs);
     });
   };
-  // no Host is no 400 here: the request goes to the CONNECT's authority, which forward() names as Host
+  /** The client's Host and TLS server name go as it sent them: it addressed the target itself. */
+  const tunnelled = (req: IncomingMessage): Tunnelled => {
+    const servername = (req.socket as TLSSocket).servername;
+    return typeof servername === 'string' && servername !== '' ? { servername } : {};
+  };
+  // no Host is no 400 here: the request goes to the CONNECT's authority, which forward() then names as Host
   const inner = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, keepAliveTimeout: 30_000, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {
     served(req, res);
-    forward(ctx, req, res, urlOf(req, scheme));
+    forward(ctx, req, res, urlOf(req, scheme), tunnelled(req));
   });
   // an Expect other than 100-continue: 417, as node answers it, an answer like any other for the headers' time
   inner.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
@@ -107,9 +112,9 @@ function createInnerServer(ctx: ConnectContext, scheme: 'https' | 'http'): Serve
   });
   inner.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     headersCame(socket);
-    forwardUpgrade(ctx, req, socket, head, urlOf(req, upgraded));
+    forwardUpgrade(ctx, req, socket, head, urlOf(req, upgraded), tunnelled(req));
   });
-  inner.on('clientError', (_err, socket: Socket) => socket.destroy());
+  inner.on('clientError', answerClientError);
   inner.maxHeadersCount = 0;
   return inner;
 }

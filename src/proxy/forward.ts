@@ -88,15 +88,56 @@ export function closeTogether(a: Socket, b: Socket): () => void {
 }
 
 /**
- * The headers a request goes to its target with: Host the URL's authority (RFC 9112 3.2.2), then
- * the client's end-to-end ones (`keep` kept, `drop` dropped) without assessd's login cookies, and a
- * chunked body said so: node chunks a GET's, HEAD's, DELETE's or OPTIONS's body only when told
- * (unframed, the target took the body for the next request).
+ * A request read inside a CONNECT's tunnel: the client addressed the target itself, so its Host
+ * and its TLS server name go as it sent them (a virtual host, a Host header test), not the
+ * CONNECT's authority, which says only where to connect.
  */
-export function upstreamHeaders(req: IncomingMessage, url: URL, keep: ReadonlySet<string>, drop: ReadonlySet<string>): string[] {
-  const headers = ['Host', url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, keep, drop))];
+export interface Tunnelled {
+  /** The name the client asked for in its TLS handshake (SNI), if any. */
+  servername?: string;
+}
+
+/**
+ * The headers a request goes to its target with: Host the URL's authority (RFC 9112 3.2.2), or in
+ * a tunnel the client's own (its first, or the authority when it sent none), then the client's
+ * end-to-end ones (`keep` kept, `drop` dropped) without assessd's login cookies, and a chunked body
+ * said so: node chunks a GET's, HEAD's, DELETE's or OPTIONS's body only when told (unframed, the
+ * target took the body for the next request).
+ */
+export function upstreamHeaders(req: IncomingMessage, url: URL, keep: ReadonlySet<string>, drop: ReadonlySet<string>, tunnelled?: Tunnelled): string[] {
+  const headers = ['Host', (tunnelled && firstHost(req.rawHeaders)) ?? url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, keep, drop))];
   if (req.headers['transfer-encoding'] !== undefined) headers.push('Transfer-Encoding', 'chunked');
   return headers;
+}
+
+function firstHost(raw: readonly string[]): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') return raw[i + 1];
+  return undefined;
+}
+
+/** The upstream request's TLS server name: the client's in a tunnel (node's default is the host, none for an address). */
+export function serverNameOf(tunnelled: Tunnelled | undefined): { servername?: string } {
+  return tunnelled?.servername ? { servername: tunnelled.servername } : {};
+}
+
+/**
+ * Answers a request node's parser refused, then closes (the proxy's own listener and the server
+ * inside tunnels alike): headers too large 431, too slow 408, a method node does not know (`FOO`:
+ * its parser reads a fixed list, `http.METHODS`) and anything else that is not HTTP 400, saying so.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) return void socket.destroy();
+  const [status, text] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? ['431 Request Header Fields Too Large', 'the request\'s head is over 64 KiB']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['408 Request Timeout', 'the request\'s head did not come in time']
+        : err.code === 'HPE_INVALID_METHOD'
+          ? ['400 Bad Request', 'the method is not one the proxy can read (node reads a fixed list: GET, POST, PUT, PATCH, DELETE, WebDAV\'s...); send it with the replay of a recorded request']
+          : ['400 Bad Request', 'not a valid HTTP request'];
+  const body = `${status.split(' ')[0]} ${text}\n`;
+  // closed once written, whether or not the client closes its side (a slow one holds it open)
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => socket.destroy());
 }
 
 /** What failed, for the 502's body and the record: DNS, refused, timeout, TLS, reset. */
@@ -417,7 +458,7 @@ function hasBody(req: IncomingMessage): boolean {
  * Forwards `req` to `url` and its answer to `res`. The exchange is handed to the recorder once it
  * has ended (the client never waits for it), or counted when no target claims it.
  */
-export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL): void {
+export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL, tunnelled?: Tunnelled): void {
   ctx.counts.requests++;
   const unrelayable = unrelayableCoding(req);
   if (unrelayable !== undefined) {
@@ -430,9 +471,9 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
   const startedAt = Date.now();
   const started = performance.now();
   // `Expect` was answered here
-  const headers = upstreamHeaders(req, url, NONE, HOST_AND_EXPECT);
+  const headers = upstreamHeaders(req, url, NONE, HOST_AND_EXPECT, tunnelled);
   const path = pathOf(req);
-  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent });
+  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent, ...serverNameOf(tunnelled) });
   // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
   upstream.on('timeout', () => upstream.destroy(timedOut()));
   // counted once a 1xx comes (most requests get none)

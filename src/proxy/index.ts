@@ -13,7 +13,7 @@ import { tokenMatcher } from '../http/access.js';
 import { isLoopback, unmapped } from '../options.js';
 import type { ProxyCa } from './ca.js';
 import type { ConnectContext } from './connect.js';
-import { forward } from './forward.js';
+import { answerClientError, forward } from './forward.js';
 import { signableName } from './names.js';
 import { forwardUpgrade } from './upgrade.js';
 import type { Recorder } from './record.js';
@@ -185,13 +185,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     if (loops(url.hostname, Number(url.port || 80))) return refuseRaw(socket, '403 Forbidden', `${url.host} is assessd itself`);
     forwardUpgrade(ctx, req, socket, head, url);
   });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable) return void socket.destroy();
-    const status =
-      err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-    // closed once written, whether or not the client closes its side (a slow one holds it open)
-    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
-  });
+  server.on('clientError', answerClientError);
   server.maxConnections = options.maxConnections ?? 1024;
   // every header line of a request, not node's first 1,000 (maxHeaderSize bounds them)
   server.maxHeadersCount = 0;

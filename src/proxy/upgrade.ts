@@ -27,10 +27,12 @@ import {
   unrelayableCoding,
   UPGRADE,
   upstreamFailure,
+  serverNameOf,
   upstreamHeaders,
   upstreamRequest,
   type Answered,
   type ForwardContext,
+  type Tunnelled,
   type Information,
 } from './forward.js';
 
@@ -103,7 +105,7 @@ const EARLY_BYTES = 64 * 1024;
  * answer takes the target's connection with it. The handshake is recorded, bodies included, a
  * failed one with its error (a WebSocket's frames are not).
  */
-export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client: Socket, head: Buffer, url: URL): void {
+export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client: Socket, head: Buffer, url: URL, tunnelled?: Tunnelled): void {
   ctx.counts.upgrades++;
   const unrelayable = unrelayableCoding(req);
   if (unrelayable !== undefined) return endWithText(client, '501 Not Implemented', unrelayable);
@@ -112,10 +114,14 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const startedAt = Date.now();
   const started = performance.now();
   const chunked = req.headers['transfer-encoding'] !== undefined;
-  const headers = upstreamHeaders(req, url, UPGRADE, HOST);
+  const headers = upstreamHeaders(req, url, UPGRADE, HOST, tunnelled);
   const path = pathOf(req);
   // an upgraded connection is never given back to a pool
-  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: false, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) });
+  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, {
+    agent: false,
+    timeout: ctx.upstreamTimeoutMs,
+    ...(https ? { rejectUnauthorized: false, ...serverNameOf(tunnelled) } : {}),
+  });
   upstream.on('timeout', () => upstream.destroy(timedOut()));
   refuseLoops(ctx, upstream);
   const body = new PassThrough();

@@ -9,6 +9,7 @@ import type { CheckInput, CheckResult, Finding } from '../../src/engine/types.ts
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { caFilesOf, fingerprintOf, trustStore } from '../../src/engine/checks/trust.ts';
+import { signatureAlgorithmOid } from '../../src/engine/checks/certificate-strength.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeCertificates, type KeyPair, type TestCertificates } from './fixtures/certs.ts';
@@ -130,6 +131,39 @@ describe('the tls check (OWTF-CM-001)', () => {
     assert.equal(highestRank(findingsOf(await checkTls(trustingTestCa(url)))), 0);
   });
 
+  // Node's https server refuses to load these at its default level, as nginx does: the lab lowers it
+  const weakLevel = { ciphers: 'DEFAULT:@SECLEVEL=0' };
+
+  test('a chain that verifies but is signed with SHA-1: rank 3 "signed with a weak algorithm", the chain not called verified', async () => {
+    const result = await checkTls(trustingTestCa(await serve({ ...certs.sha1Signed, ...weakLevel })));
+    const findings = findingsOf(result);
+    assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Certificate signed with a weak algorithm: ecdsa-with-SHA1']]);
+    assert.match(findings[0]!.detail, /^The certificate CN=localhost is signed with ecdsa-with-SHA1; rule: openssl's default security level refuses MD5 and SHA-1 signatures/);
+    const summary = result.status === 'Successful' ? result.summary : '';
+    assert.match(summary, /Signature: ecdsa-with-SHA1; key: EC 256 bits/);
+    assert.match(summary, /Chain: not verified \(a signature or key openssl's default security level refuses\); it reaches CN=assessd test CA/);
+  });
+
+  test('a chain that verifies with an RSA key of 1024 bits: rank 3 "key too weak"', async () => {
+    const findings = findingsOf(await checkTls(trustingTestCa(await serve({ ...certs.weakKey, ...weakLevel }))));
+    assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Certificate key too weak: RSA 1024 bits']]);
+    assert.match(findings[0]!.detail, /needs 2048 bits for RSA and DSA, 224 for EC \("EE certificate key too weak"\)$/);
+  });
+
+  test('the good chain names its signature and key in the summary', async () => {
+    const result = await checkTls(trustingTestCa(await serve(certs.valid)));
+    assert.match(result.status === 'Successful' ? result.summary : '', /Signature: ecdsa-with-SHA256; key: EC 256 bits\nChain: verified/);
+  });
+
+  test('a self-signed SHA-1 certificate the tester trusts as itself: rank 0, as openssl (a trust anchor\'s own signature is not judged)', async () => {
+    const file = join(dir, 'self-sha1.pem');
+    writeFileSync(file, certs.selfSignedSha1.cert);
+    const url = await serve({ ...certs.selfSignedSha1, ...weakLevel });
+    const result = await checkTls({ ...inputFor(url), config: (key) => (key === 'TLS_CA_FILES' ? file : undefined) });
+    assert.deepEqual(findingsOf(result), []);
+    assert.match(result.status === 'Successful' ? result.summary : '', /Signature: ecdsa-with-SHA1; key: EC 256 bits\nChain: verified/);
+  });
+
   test('a server that speaks only TLS 1.0 is reached, and its protocol said (rank 0)', async () => {
     const url = await serve({ ...certs.valid, minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
     const findings = findingsOf(await checkTls(trustingTestCa(url)));
@@ -149,6 +183,30 @@ describe('the tls check (OWTF-CM-001)', () => {
     const findings = findingsOf(await checkCookies(inputFor(await serve(certs.valid))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title, f.detail.split('\n')[0]]), [[2, 'Cookie sid lacks Secure', 'Set-Cookie: sid=1; HttpOnly; SameSite=Lax']]);
     assert.match(findings[0]!.detail, /Rule: .* and over https Secure \(never sent over http\)$/);
+  });
+});
+
+describe('a certificate\'s signature algorithm, read from its DER', () => {
+  test('read from real certificates; anything cut, padded or not DER gives undefined, never a throw', () => {
+    const certs = makeCertificates();
+    const der = (pem: string) => Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    assert.equal(signatureAlgorithmOid(der(certs.valid.cert)), '1.2.840.10045.4.3.2');
+    assert.equal(signatureAlgorithmOid(der(certs.sha1Signed.cert)), '1.2.840.10045.4.1');
+    assert.equal(signatureAlgorithmOid(der(certs.weakKey.cert)), '1.2.840.10045.4.3.2');
+    const whole = der(certs.weakKey.cert);
+    for (let cut = 0; cut < whole.length; cut += 7) assert.equal(signatureAlgorithmOid(whole.subarray(0, cut)), undefined, `cut at ${cut}`);
+    // a length of 4 GiB, an indefinite length, an OID whose arc never ends
+    for (const hostile of ['3084ffffffff', '3080', '30083006300406028f8f', '']) assert.equal(signatureAlgorithmOid(Buffer.from(hostile, 'hex')), undefined, hostile);
+    let seed = 7;
+    for (let round = 0; round < 2000; round++) {
+      const bytes = Buffer.from(whole);
+      for (let i = 0; i < 4; i++) {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        bytes[seed % bytes.length] = seed & 0xff;
+      }
+      const oid = signatureAlgorithmOid(bytes);
+      assert.ok(oid === undefined || /^\d+(\.\d+)+$/.test(oid), oid);
+    }
   });
 });
 

@@ -45,7 +45,7 @@ type Truth =
   | { openssl: 'verifies' | RegExp }
   /** Node's own https.get, as NODE_EXTRA_CA_CERTS is Node's variable. */
   | { node: 'verifies' }
-  /** What the server answers to real requests (`*`: one fresh path of the row's), its headers or body holding a text. */
+  /** What the server answers to real requests (a path ending in `*`: one fresh name of the row's there), its headers or body holding a text. */
   | { server: Array<[method: string, path: string, status: number, holds?: string]> };
 
 interface Row {
@@ -56,6 +56,10 @@ interface Row {
   /** The configuration lines of the site (empty: the server's defaults). */
   config: string;
   tls?: KeyPair;
+  /** Directories made in the site's document root; `path` names one as the target (`uploads/`). */
+  dirs?: string[];
+  /** The target's path under the site's root URL (none: the root). */
+  path?: string;
   /** Another row's site, checked under another configuration of ours. */
   site?: string;
   /** TLS_CA_FILES: the lab CA, or a certificate the tester trusts. */
@@ -161,6 +165,9 @@ const ROWS: Row[] = [
     truth: { server: [['TRACE', '/', 200, 'TRACE / HTTP/1.1'], ['PUT', '*', 405]] }, rank: 3, says: 'TRACE echoes the request' },
   { name: 'nginx WebDAV (dav_methods PUT DELETE)', check: 'http-methods', server: 'nginx', config: 'dav_methods PUT DELETE;',
     truth: { server: [['PUT', '*', 201], ['DELETE', '*', 204]] }, rank: 2, says: 'Write method handled: PUT' },
+  { name: 'Apache mod_dav on one directory, the target that directory', check: 'http-methods', server: 'apache', dirs: ['uploads'], path: 'uploads/',
+    config: `TraceEnable off\n  <Directory {docroot}/uploads>\n    Dav On\n  </Directory>`,
+    truth: { server: [['PUT', '*', 405], ['PUT', '/uploads/*', 201], ['DELETE', '/uploads/*', 204]] }, rank: 2, says: 'Write method handled: PUT' },
   { name: 'nginx serving files (hardened)', check: 'http-methods', server: 'nginx', config: '',
     truth: { server: [['PUT', '*', 405], ['DELETE', '/index.html', 405], ['TRACE', '/', 405]] }, rank: 0, says: '' },
   { name: 'Apache serving files, TraceEnable off', check: 'http-methods', server: 'apache', config: 'TraceEnable off',
@@ -193,6 +200,11 @@ const ROWS: Row[] = [
     truth: { openssl: /self-signed certificate/ }, rank: 3, says: 'Self-signed certificate' },
   { name: 'the same self-signed certificate, named in TLS_CA_FILES', check: 'tls', server: 'nginx', site: 'a self-signed certificate', config: '', caFile: SELF,
     truth: { openssl: 'verifies' }, rank: 0, says: '' },
+  // the lab lowers its own security level to serve these; openssl's default level refuses them
+  { name: 'a certificate signed with SHA-1', check: 'tls', server: 'nginx', tls: certs.sha1Signed, config: 'ssl_ciphers DEFAULT:@SECLEVEL=0;', caFile: LAB_CA,
+    truth: { openssl: /CA signature digest algorithm too weak/ }, rank: 3, says: 'Certificate signed with a weak algorithm: ecdsa-with-SHA1' },
+  { name: 'a certificate with an RSA key of 1024 bits', check: 'tls', server: 'nginx', tls: certs.weakKey, config: 'ssl_ciphers DEFAULT:@SECLEVEL=0;', caFile: LAB_CA,
+    truth: { openssl: /EE certificate key too weak/ }, rank: 3, says: 'Certificate key too weak: RSA 1024 bits' },
   { name: 'lighttpd with a lab certificate', check: 'tls', server: 'lighttpd', tls: certs.valid, config: '', caFile: LAB_CA,
     truth: { openssl: 'verifies' }, rank: 0, says: '' },
 ];
@@ -220,7 +232,7 @@ let after_: Record<string, string>;
 const siteOf = (row: Row): Site => servers.get(row.server)!.sites.get(row.site ?? row.name)!;
 
 function inputOf(row: Row): CheckInput {
-  return { target: targetFields(siteOf(row).url), timeoutMs: 5000, ...(row.caFile ? { config: (key: string) => (key === 'TLS_CA_FILES' ? row.caFile : undefined) } : {}) };
+  return { target: targetFields(siteOf(row).url + (row.path ?? '')), timeoutMs: 5000, ...(row.caFile ? { config: (key: string) => (key === 'TLS_CA_FILES' ? row.caFile : undefined) } : {}) };
 }
 
 /** Runs the check with the row's environment in place (the trust store reads it when built). */
@@ -242,7 +254,7 @@ describe('the checks\' verdicts against real servers, held to Chromium and opens
   before(async () => {
     for (const software of SOFTWARE) {
       const sites: SiteConfig[] = [
-        ...ROWS.filter((r) => r.server === software && !r.site).map((r) => ({ name: r.name, config: r.config, ...(r.tls ? { tls: r.tls } : {}) })),
+        ...ROWS.filter((r) => r.server === software && !r.site).map((r) => ({ name: r.name, config: r.config, ...(r.tls ? { tls: r.tls } : {}), ...(r.dirs ? { dirs: r.dirs } : {}) })),
         ...HELPERS.filter((h) => h.server === software),
       ];
       servers.set(software, await startServer(software, dir, sites));
@@ -340,7 +352,7 @@ async function assertTruth(row: Row, site: Site): Promise<void> {
   } else {
     const fresh = `/truth-${randomBytes(6).toString('hex')}.txt`;
     for (const [method, path, status, holds] of truth.server) {
-      const answer = await send(site.port, method, path === '*' ? fresh : path, method === 'PUT' ? 'written by the test' : undefined);
+      const answer = await send(site.port, method, path.endsWith('*') ? `${path.slice(0, -1) || '/'}${fresh.slice(1)}` : path, method === 'PUT' ? 'written by the test' : undefined);
       assert.equal(answer.status, status, `${method} ${path}: ${answer.status}\n${answer.headers}`);
       if (holds) assert.ok(`${answer.headers}\n${answer.body}`.includes(holds), `${holds} not in:\n${answer.headers}\n${answer.body}`);
     }

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
@@ -19,6 +19,7 @@ import { connect as connectTls } from 'node:tls';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { makeCertificates } from '../engine/fixtures/certs.ts';
+import { openCa } from '../../src/proxy/ca.ts';
 import { request, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 import { acceptFor, echoWebSockets, readTextFrame, textFrame } from '../helpers/websocket.ts';
 
@@ -654,11 +655,9 @@ describe('beyond loopback', () => {
 });
 
 describe('Chromium through the proxy', () => {
-  test('with the CA in its NSS database, Chromium browses an https site through the proxy without a certificate error; without it, the error', async () => {
+  test('with the CA in its NSS database (the README\'s commands, on a HOME where Chromium never ran), Chromium browses an https site through the proxy without a certificate error; without it, the error', async () => {
     const home = await tempDir('assessd-chromium-home-');
-    const nss = join(home, '.pki', 'nssdb');
-    await mkdir(nss, { recursive: true });
-    await run('certutil', ['-N', '-d', `sql:${nss}`, '--empty-password']);
+    const inHome = { cwd: home, env: { ...process.env, HOME: home } };
     const launch = (env: NodeJS.ProcessEnv) =>
       chromium.launch({
         executablePath: '/usr/bin/chromium',
@@ -672,7 +671,13 @@ describe('Chromium through the proxy', () => {
     } finally {
       await untrusting.close();
     }
-    await run('certutil', ['-A', '-d', `sql:${nss}`, '-n', 'assessd proxy CA', '-t', 'C,,', '-i', caFile]);
+    // as the README writes them, after the download: the database made, then the CA trusted
+    const readme = await readFile(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+    const from = readme.indexOf('  mkdir -p $HOME/.pki/nssdb');
+    const trust = readme.slice(from, readme.indexOf('\n', readme.indexOf('-i assessd-proxy-ca.pem', from)));
+    assert.ok(from > 0 && trust.includes('certutil -d sql:$HOME/.pki/nssdb -A'), trust);
+    await writeFile(join(home, 'assessd-proxy-ca.pem'), await readFile(caFile));
+    await run('sh', ['-c', trust], inHome);
     const browser = await launch({ ...process.env, HOME: home });
     try {
       httpsSeen.length = 0;
@@ -686,5 +691,29 @@ describe('Chromium through the proxy', () => {
     } finally {
       await browser.close();
     }
+  });
+
+  test('a CA made again for a data directory (ca.pem deleted) is trusted by the same commands beside the old one, and docs/SECURITY.md\'s removal removes both', async () => {
+    const home = await tempDir('assessd-nss-home-');
+    const inHome = { cwd: home, env: { ...process.env, HOME: home } };
+    const readme = await readFile(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+    const from = readme.indexOf('  mkdir -p $HOME/.pki/nssdb');
+    const trust = readme.slice(from, readme.indexOf('\n', readme.indexOf('-i assessd-proxy-ca.pem', from)));
+    const dataDir = await tempDir();
+    const first = await openCa(dataDir);
+    await rm(join(dataDir, 'proxy', 'ca.pem'));
+    const second = await openCa(dataDir);
+    assert.notEqual(second.fingerprint256, first.fingerprint256);
+    for (const ca of [first, second]) {
+      await writeFile(join(home, 'assessd-proxy-ca.pem'), ca.certPem);
+      await run('sh', ['-c', trust], inHome);
+    }
+    const nss = join(home, '.pki', 'nssdb');
+    const listed = async () => (await run('certutil', ['-L', '-d', `sql:${nss}`])).stdout.split('\n').filter((line) => line.startsWith('assessd proxy CA')).length;
+    assert.equal(await listed(), 2);
+    const security = await readFile(join(import.meta.dirname, '..', '..', 'docs', 'SECURITY.md'), 'utf8');
+    const removal = /`(while certutil [^`]+)`/.exec(security)![1]!;
+    await run('sh', ['-c', removal], inHome);
+    assert.equal(await listed(), 0);
   });
 });

@@ -41,6 +41,7 @@ before(async () => {
   // /silent: never answered; /slow: answered after 1 s (past the headers' time, within the target's); else at once
   target = createHttpsServer(certificates.selfSigned, (req, res) => {
     if (req.url === '/silent') return;
+    if (req.url === '/names') return void res.end(`Host: ${req.headers.host}; server name: ${(req.socket as TLSSocket).servername || '(none)'}`);
     const answer = () => res.end('ok');
     if (req.url === '/slow') setTimeout(answer, 1000);
     else answer();
@@ -61,14 +62,14 @@ after(async () => {
 const raw = (bytes: string, waitMs = 3000) => rawExchange(proxy.port, bytes, waitMs);
 
 /** A TLS connection through a CONNECT to the target, read by the proxy. */
-function intercepted(authority = `localhost:${targetPort}`): Promise<TLSSocket> {
+function intercepted(authority = `localhost:${targetPort}`, servername = 'localhost'): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
     const socket = connect(proxy.port, '127.0.0.1');
     socket.once('error', reject);
     socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
     socket.once('data', (chunk: Buffer) => {
       if (!chunk.toString('latin1').startsWith('HTTP/1.1 200')) return reject(new Error(chunk.toString('latin1')));
-      const secure = connectTls({ socket, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+      const secure = connectTls({ socket, servername, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
       secure.once('secureConnect', () => resolve(secure)).once('error', reject);
     });
   });
@@ -178,6 +179,41 @@ describe('inside an intercepted CONNECT', () => {
     // the answer first; then nothing asked: the headers' time again (408) or idle closes it
     assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\nok($|HTTP\/1\.1 408 )/);
     assert.ok(ended, 'closed once idle after the answer');
+  });
+});
+
+describe('what the client addressed inside a CONNECT goes as it sent it (a virtual host, a Host header test)', () => {
+  test('its Host and its TLS server name reach the target, not the CONNECT\'s authority; without a Host, the authority', async () => {
+    const asSent = await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'vhost.example'), 'GET /names HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n', 3000);
+    assert.match(asSent.text, /\r\n\r\nHost: evil\.example; server name: vhost\.example$/, asSent.text);
+    const none = await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'vhost.example'), 'GET /names HTTP/1.1\r\nConnection: close\r\n\r\n', 3000);
+    assert.ok(none.text.endsWith(`Host: 127.0.0.1:${targetPort}; server name: vhost.example`), none.text);
+  });
+
+  test('a plain request\'s Host is still the URL\'s (RFC 9112 3.2.2), over plain HTTP outside a tunnel', async () => {
+    const exchange = await raw(`GET http://127.0.0.1:${plainPort}/host-check HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
+    assert.match(exchange.text, /^HTTP\/1\.1 200 /);
+    const stored = recorded.find((e) => e.url.endsWith('/host-check'));
+    assert.deepEqual(stored?.requestHeaders.filter(([name]) => name.toLowerCase() === 'host'), [['Host', `127.0.0.1:${plainPort}`]]);
+  });
+});
+
+describe('a request node\'s parser refuses, outside and inside a tunnel: a 4xx that says why, not a closed connection', () => {
+  const unknownMethod = (host: string) => `FOO /x HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+  const bigHead = (host: string) => `GET /x HTTP/1.1\r\nHost: ${host}\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\n\r\n`;
+
+  test('a method node does not know (FOO): 400 naming the replay as the way to send it', async () => {
+    const outside = await raw(`FOO http://127.0.0.1:${plainPort}/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    const inside = await readAll(await intercepted(), unknownMethod('localhost'), 3000);
+    for (const [where, text] of [['outside', outside.text], ['inside', inside.text]]) {
+      assert.match(text!, /^HTTP\/1\.1 400 Bad Request\r\n[^]*\r\n\r\n400 the method is not one the proxy can read \(node reads a fixed list: [^)]*\); send it with the replay of a recorded request\n$/, `${where}: ${text}`);
+    }
+    assert.ok(inside.ended, 'closed once answered');
+  });
+
+  test('a head over 64 KiB: 431 inside a tunnel too', async () => {
+    const inside = await readAll(await intercepted(), bigHead('localhost'), 3000);
+    assert.match(inside.text, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n[^]*\r\n\r\n431 the request's head is over 64 KiB\n$/, inside.text);
   });
 });
 

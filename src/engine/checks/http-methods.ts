@@ -1,10 +1,11 @@
 /**
  * OWTF-CM-008: which methods the target handles, seen in its answers, never believed from `Allow`
  * alone. Every probe changes nothing: OPTIONS, TRACE, PROPFIND (Depth 0) of the page, and a PUT
- * and a DELETE of a random collection (`/<random>/<random>/`) under a directory that does not
- * exist, each with an `If-Match` of a random entity tag: a server that implements PUT answers 412
- * (Apache mod_dav checks If-Match) or 409 (nginx's dav module ignores If-Match, and refuses to PUT
- * a collection or into a missing directory); nothing exists there to delete.
+ * and a DELETE of a random collection under a directory that does not exist, in the target's
+ * directory (`https://h/dav/` is probed at `/dav/<random>/<random>/`), each with an `If-Match`
+ * of a random entity tag: a server that implements PUT answers 412 (Apache mod_dav checks
+ * If-Match) or 409 (nginx's dav module ignores If-Match, and refuses to PUT a collection or into a
+ * missing directory); nothing exists there to delete.
  */
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
 import { describeRequest, lineHolding, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
@@ -25,8 +26,9 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
   return unlessNoAnswer(input, async () => {
     const url = input.target.target_url;
     const mark = crypto().randomBytes(12).toString('hex');
-    // a collection under a directory that does not exist: a PUT that ignored If-Match creates nothing there
-    const nowhere = new URL(`${crypto().randomBytes(8).toString('hex')}/${crypto().randomBytes(8).toString('hex')}/`, new URL('/', url)).href;
+    // a collection under a directory that does not exist, in the target's own directory (a WebDAV
+    // share may be that directory alone): a PUT that ignored If-Match creates nothing there
+    const nowhere = new URL(`${crypto().randomBytes(8).toString('hex')}/${crypto().randomBytes(8).toString('hex')}/`, url).href;
     const unmatched = { 'if-match': `"${crypto().randomBytes(8).toString('hex')}"` };
     const ask = { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024 };
     const probes: Array<[Probe, Promise<Page>]> = [

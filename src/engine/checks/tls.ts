@@ -7,6 +7,7 @@ import { checkServerIdentity, type DetailedPeerCertificate, type PeerCertificate
 import { bareHost } from '../../evidence/scope.js';
 import { fetchPage, type FetchPage, type TlsInfo } from './client.js';
 import { shownBy, successful, unlessNoAnswer } from './outcome.js';
+import { chainOf, selfIssued, strengthOf } from './certificate-strength.js';
 import { CA_FILES_KEY, caFilesOf, chainTop, trustStore, type TrustStore } from './trust.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
@@ -64,11 +65,43 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
       findings.push({ rank: 3, title: 'Certificate did not verify', detail: `verification: ${tls.authorizationError ?? 'unknown reason'}` });
     }
   }
+  findings.push(...strengthFindings(cert));
   if (tls.protocol && LEGACY_PROTOCOLS.has(tls.protocol)) {
     // The contract ranks only the certificate; an old protocol is said, for the tester to rank.
     findings.push({ rank: 0, title: `Legacy protocol ${tls.protocol}`, detail: `Negotiated ${tls.protocol}, deprecated by RFC 8996` });
   }
   return findings;
+}
+
+/**
+ * What openssl's default security level refuses in the chain (certificate-strength.ts), whether
+ * or not it verified: the check's own connection takes any level, to reach lab servers.
+ */
+function strengthFindings(leaf: DetailedPeerCertificate): Finding[] {
+  const findings: Finding[] = [];
+  for (const [i, cert] of chainOf(leaf).entries()) {
+    const strength = strengthOf(cert);
+    const which = `${i === 0 ? 'the certificate' : 'its issuer'} ${distinguishedName(cert.subject)}`;
+    if (strength.weakSignature && !selfIssued(cert)) {
+      findings.push({
+        rank: 3,
+        title: `Certificate signed with a weak algorithm: ${strength.signature}`,
+        detail: `${capital(which)} is signed with ${strength.signature}; rule: openssl's default security level refuses MD5 and SHA-1 signatures ("CA signature digest algorithm too weak"), and browsers refuse such certificates`,
+      });
+    }
+    if (strength.weakKey) {
+      findings.push({
+        rank: 3,
+        title: `Certificate key too weak: ${strength.key}`,
+        detail: `${capital(which)} has a ${strength.key} key; rule: openssl's default security level needs 2048 bits for RSA and DSA, 224 for EC ("${i === 0 ? 'EE' : 'CA'} certificate key too weak")`,
+      });
+    }
+  }
+  return findings;
+}
+
+function capital(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Why the chain does not reach a trusted root (self-signed, untrusted root, incomplete), or another verification error. */
@@ -98,13 +131,18 @@ function describeCertificate(tls: TlsInfo, store: TrustStore): string[] {
   const cert = tls.certificate;
   const { top, anchor } = chainTop(cert, store);
   const reaches = anchor ? `reaches ${distinguishedName(top.subject)}, trusted by ${anchor}` : 'reaches no trusted root';
+  const strength = strengthOf(cert);
+  // verified at the check's own security level (any), not at openssl's default
+  const weak = strengthFindings(cert).length > 0;
+  const verified = tls.authorized && !weak ? 'verified' : `not verified (${tls.authorized ? "a signature or key openssl's default security level refuses" : (tls.authorizationError ?? 'unknown reason')})`;
   return [
     `Protocol: ${tls.protocol ?? 'unknown'}`,
     `Subject: ${distinguishedName(cert.subject)}`,
     `Issuer: ${distinguishedName(cert.issuer)}`,
     `Valid: ${cert.valid_from} to ${cert.valid_to}`,
     ...(cert.subjectaltname ? [`Subject Alternative Name: ${cert.subjectaltname}`] : []),
-    `Chain: ${tls.authorized ? 'verified' : `not verified (${tls.authorizationError ?? 'unknown reason'})`}; it ${reaches}`,
+    `Signature: ${strength.signature ?? 'unknown'}; key: ${strength.key ?? 'unknown'}`,
+    `Chain: ${verified}; it ${reaches}`,
   ];
 }
 

@@ -9,6 +9,8 @@ import type { ViewContext } from './router.js';
 import { errorState, loadingState, viewHeading } from './ui.js';
 
 const CA_FILE = 'assessd-proxy-ca.pem';
+/** Deletes the name until none is left: a CA made again was trusted under the same name. */
+const UNTRUST_COMMAND = 'while certutil -d sql:$HOME/.pki/nssdb -D -n "assessd proxy CA" 2>/dev/null; do :; done';
 
 /** A command to copy, in a block a screen reader announces as code. */
 const command = (text: string) => h('pre', { class: 'command' }, h('code', {}, text));
@@ -32,8 +34,8 @@ function steps(info: Extract<ProxyInfo, { enabled: true }>): HTMLElement[] {
     h('section', { 'aria-labelledby': 'proxy-chromium' },
       h('h2', { id: 'proxy-chromium' }, 'Chromium'),
       h('ol', {},
-        h('li', {}, 'Trust the CA in the profile\'s certificate store (Linux: the NSS database; certutil is in the libnss3-tools package):',
-          command(`certutil -d sql:$HOME/.pki/nssdb -A -t "C,," -n "assessd proxy CA" -i ${CA_FILE}`),
+        h('li', {}, 'Trust the CA in the profile\'s certificate store (Linux: the NSS database; certutil is in the libnss3-tools package). The first line makes the database where Chromium has not made it yet:',
+          command(`mkdir -p $HOME/.pki/nssdb && { [ -f $HOME/.pki/nssdb/cert9.db ] || certutil -d sql:$HOME/.pki/nssdb -N --empty-password; }\ncertutil -d sql:$HOME/.pki/nssdb -A -t "C,," -n "assessd proxy CA" -i ${CA_FILE}`),
           'or in Settings → Privacy and security → Security → Manage certificates → Authorities → Import, ticking "Trust this certificate for identifying websites".'),
         h('li', {}, `Start a browser of its own that goes through the proxy${credentials}:`,
           command(`chromium --user-data-dir="$(mktemp -d)" --proxy-server=${proxy} --proxy-bypass-list='<-loopback>'`),
@@ -48,9 +50,9 @@ function steps(info: Extract<ProxyInfo, { enabled: true }>): HTMLElement[] {
       h('h2', { id: 'proxy-after' }, 'After the engagement'),
       h('p', {}, 'Whoever holds the CA\'s key can impersonate any site to a browser that trusts it. Remove the CA from each browser you trusted it in:'),
       h('ul', {},
-        h('li', {}, 'Chromium: ', h('code', {}, 'certutil -d sql:$HOME/.pki/nssdb -D -n "assessd proxy CA"'), ', or Manage certificates → Authorities → delete it.'),
+        h('li', {}, 'Chromium (every assessd CA trusted under that name, an earlier one too): ', h('code', {}, UNTRUST_COMMAND), ', or Manage certificates → Authorities → delete it.'),
         h('li', {}, 'Firefox: View Certificates → Authorities → select it → Delete or Distrust.')),
-      h('p', {}, 'For a new CA, stop assessd, move DATA_DIR/proxy/ca.pem away, and start it again.')),
+      h('p', {}, 'For a new CA: remove the old one from the browsers as above, stop assessd, delete DATA_DIR/proxy/ca.pem (it holds the old key: keep no copy), and start it again; then trust the new one.')),
   ];
 }
 
