@@ -76,7 +76,10 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
       },
     }));
   } catch (err) {
-    throw new UsageError(`${(err as Error).message.split('\n')[0]} (see --help)`);
+    const lines = (err as Error).message.split('\n');
+    // parseArgs says what to write instead on its last line (`--workers=-XYZ`): `--workers -1` read as a flag
+    const how = lines[0]!.includes('ambiguous') && lines.length > 1 ? ` ${lines.at(-1)}` : '';
+    throw new UsageError(`${lines[0]}${how} (see --help)`);
   }
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };

@@ -83,8 +83,9 @@ function writeShippedFiles(dir: string): string {
     } catch {
       // not written yet
     }
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, bytes, { mode: 0o644 });
+    // the data directory too, when this is its first start: 0700 as the store makes it (it holds a client's scope)
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(path, bytes, { mode: 0o600 });
   }
   return dir;
 }

@@ -6,7 +6,7 @@
  * start, so a new leaf costs one signature.
  */
 import type { KeyObject } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname as machineName } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -224,6 +224,12 @@ export async function openCa(dataDir: string, now = new Date(), known?: string):
     await nodeFileSystem.writeFileAtomic(file, `${key.export({ type: 'pkcs8', format: 'pem' }) as string}${certPem}`);
     await nodeFileSystem.syncDir(dir);
   } else {
+    // its key is the CA's: a file left readable by others (copied back, restored) is made 0600 again
+    try {
+      if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    } catch {
+      // read already (`known`), and gone since: the read below says what is wrong, if anything
+    }
     try {
       key = crypto().createPrivateKey(text);
       const match = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(text);

@@ -167,7 +167,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     const port = Number(match?.[2]);
     if (!match || !(port > 0 && port < 65536) || !URL.canParse(`https://${match[1]}:${port}/`)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port');
     // a leaf is signed for this name: an IP address or a host name as written (no `*.example.com`, no `a%2eb`)
-    if (!signableName(match[1]!)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port, the host an IP address or a host name (letters, digits, hyphens)');
+    if (!signableName(match[1]!)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port, the host an IP address or a host name (letters, digits, hyphens, underscores)');
     if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);
     connectHandler().then(
       (handle) => handle(socket, head, match[1]!, port),

@@ -54,6 +54,9 @@ test('bad flags and values are usage errors', () => {
   }
   assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
   assert.throws(() => parseCli([], { ASSESSD_COMPACT_AFTER: '-1' }, '/d'), UsageError);
+  // a value starting with a dash, after a space: the message says how to write it
+  assert.throws(() => parseCli(['--workers', '-1'], {}, '/d'), { message: "Option '--workers' argument is ambiguous. To specify an option argument starting with a dash use '--workers=-XYZ'. (see --help)" });
+  assert.throws(() => parseCli(['--workers=-1'], {}, '/d'), { message: '--workers must be a number of workers from 0 to 256, not "-1"' });
 });
 
 test('--help and --version print and exit 0', async () => {

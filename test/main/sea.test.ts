@@ -5,7 +5,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, version } from '../../src/paths.ts';
@@ -68,6 +68,10 @@ test('npm run sea builds one file that runs alone: same flags, the page, and a s
   const wordlist = (await request(url, '/api/v1/configuration?key=DICT_CMS_WORDPRESS_ALL_DIRBUSTER')).json.data[0].value;
   assert.equal(wordlist, join(box, 'assessd-data', 'shipped', 'wordlists', 'wordpress.txt'));
   assert.match(await readFile(wordlist, 'utf8'), /^wp-admin\/$/m);
+  // made by the shipped files' copy, before the store: as private as the store makes it
+  assert.equal((await stat(join(box, 'assessd-data'))).mode & 0o777, 0o700);
+  assert.equal((await stat(join(box, 'assessd-data', 'shipped', 'wordlists'))).mode & 0o777, 0o700);
+  assert.equal((await stat(wordlist)).mode & 0o777, 0o600);
   assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: 'on the box' } })).status, 201);
   assert.equal((await request(url, '/api/v1/configuration/', { method: 'PATCH', form: { THREADS: '3' } })).status, 200);
   for (let i = 0; i < 5; i++) assert.equal((await request(url, '/api/v1/sessions/', { method: 'POST', form: { name: `filler ${i}` } })).status, 201);

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
@@ -209,6 +209,17 @@ describe('the CA and its leaves', () => {
     assert.match(stdout, /CA:TRUE/);
     assert.match(stdout, /Certificate Sign/);
     assert.match(stdout, /ecdsa-with-SHA256/);
+  });
+
+  test('a CA file left readable by others (copied back, restored) is made 0600 again when read; the CA is the same, its subject without an escaped comma', async () => {
+    const dataDir = await tempDir();
+    const made = await openCa(dataDir);
+    const file = join(dataDir, 'proxy', 'ca.pem');
+    await chmod(file, 0o644);
+    const read = await openCa(dataDir);
+    assert.equal((await stat(file)).mode & 0o777, 0o600);
+    assert.equal(read.fingerprint256, made.fingerprint256);
+    assert.match(read.subject, /OU=data directory [0-9a-f]{12}$/);
   });
 
   test('a leaf for a DNS name and one for an IP address: openssl verifies each against the CA (s_client through the proxy)', async () => {
