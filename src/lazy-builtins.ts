@@ -18,6 +18,7 @@ export const workerThreads = lazy<typeof import('node:worker_threads')>('node:wo
 export const perfHooks = lazy<typeof import('node:perf_hooks')>('node:perf_hooks');
 export const fsPromises = lazy<typeof import('node:fs/promises')>('node:fs/promises');
 export const zlib = lazy<typeof import('node:zlib')>('node:zlib');
+export const tls = lazy<typeof import('node:tls')>('node:tls');
 
 /** Loads node modules at once (a require that esbuild keeps: it drops an unused import of one). */
 export function loadNow(...names: string[]): void {

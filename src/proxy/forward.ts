@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
+import { tls } from '../lazy-builtins.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
 import { pairs, type ProxyExchange, type Recorder } from './record.js';
@@ -221,11 +222,20 @@ function unrelayableStatus(code: number | undefined, reason: string | undefined)
   return undefined;
 }
 
-/** What was wrong with a target's certificate (the proxy connects anyway: labs use self-signed ones). */
-function tlsProblem(socket: Socket | undefined): string | undefined {
-  const tls = socket as TLSSocket | undefined;
-  if (!tls || typeof tls.getPeerCertificate !== 'function' || tls.authorized) return undefined;
-  return String(tls.authorizationError ?? 'not trusted');
+/**
+ * What was wrong with a target's certificate (the proxy connects anyway: labs use self-signed
+ * ones), for the name the client asked for: node checks the name only once the chain verified, so
+ * a self-signed certificate for another name is said both ways (`DEPTH_ZERO_SELF_SIGNED_CERT;
+ * ERR_TLS_CERT_ALTNAME_INVALID`).
+ */
+function tlsProblem(socket: Socket | undefined, host: string): string | undefined {
+  const secure = socket as TLSSocket | undefined;
+  if (!secure || typeof secure.getPeerCertificate !== 'function' || secure.authorized) return undefined;
+  const problem = String(secure.authorizationError ?? 'not trusted');
+  if (problem === 'ERR_TLS_CERT_ALTNAME_INVALID') return problem;
+  const cert = secure.getPeerCertificate();
+  const mismatch = cert && Object.keys(cert).length > 0 ? tls().checkServerIdentity(host, cert) : undefined;
+  return mismatch ? `${problem}; ${(mismatch as NodeJS.ErrnoException).code ?? 'ERR_TLS_CERT_ALTNAME_INVALID'}` : problem;
 }
 
 /** Bytes of an answer's head the proxy reads, as of a request's (a valid answer is relayed, not refused at node's 16 KiB). */
@@ -306,6 +316,14 @@ export interface Answered {
   socket?: Socket;
 }
 
+/** The record's `tlsProblem`, checked for the name the client asked for (its TLS server name inside a tunnel, else the URL's host). */
+function tlsProblemOf(sent: Sent, socket: Socket | undefined): { tlsProblem?: string } {
+  if (!sent.https) return {};
+  const asked = (sent.req.socket as TLSSocket).servername;
+  const problem = tlsProblem(socket, typeof asked === 'string' && asked !== '' ? asked : bareHost(sent.url));
+  return problem ? { tlsProblem: problem } : {};
+}
+
 /**
  * Hands an exchange that has ended to the recorder (the client never waits for it), then gives
  * its captures back (`release`: the record holds its own copies, and the queue has its own bound).
@@ -330,7 +348,7 @@ export function recordExchange(ctx: ForwardContext, target: number, sent: Sent, 
     startedAt: sent.startedAt,
     time: performance.now() - sent.started,
     ...(answer.socket?.remoteAddress ? { serverIPAddress: answer.socket.remoteAddress } : {}),
-    ...(sent.https && tlsProblem(answer.socket) ? { tlsProblem: tlsProblem(answer.socket) } : {}),
+    ...tlsProblemOf(sent, answer.socket),
     ...(answer.error ? { error: answer.error } : {}),
   });
   void exchange()

@@ -27,7 +27,7 @@ let targetPort: number;
 /** A plain target: WebSockets echoed, any other request answered `plain`. */
 let plainTarget: HttpServer;
 let plainPort: number;
-/** What the proxy handed its recorder, every exchange of the plain target's. */
+/** What the proxy handed its recorder, every exchange of the two targets'. */
 const recorded: ProxyExchange[] = [];
 
 before(async () => {
@@ -36,12 +36,12 @@ before(async () => {
   echoWebSockets(plainTarget);
   await new Promise<void>((resolve) => plainTarget.listen(0, '127.0.0.1', resolve));
   plainPort = (plainTarget.address() as AddressInfo).port;
-  const recorder = { targetOf: (url: URL) => (url.port === String(plainPort) ? 1 : undefined), record: (_target: number, exchange: ProxyExchange) => void recorded.push(exchange) };
+  const recorder = { targetOf: (url: URL) => (url.port === String(plainPort) || url.port === String(targetPort) ? 1 : undefined), record: (_target: number, exchange: ProxyExchange) => void recorded.push(exchange) };
   proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 1500, headersTimeoutMs: 600, recorder, log: () => {} });
   // /silent: never answered; /slow: answered after 1 s (past the headers' time, within the target's); else at once
   target = createHttpsServer(certificates.selfSigned, (req, res) => {
     if (req.url === '/silent') return;
-    if (req.url === '/names') return void res.end(`Host: ${req.headers.host}; server name: ${(req.socket as TLSSocket).servername || '(none)'}`);
+    if (req.url?.startsWith('/names')) return void res.end(`Host: ${req.headers.host}; server name: ${(req.socket as TLSSocket).servername || '(none)'}`);
     const answer = () => res.end('ok');
     if (req.url === '/slow') setTimeout(answer, 1000);
     else answer();
@@ -188,6 +188,22 @@ describe('what the client addressed inside a CONNECT goes as it sent it (a virtu
     assert.match(asSent.text, /\r\n\r\nHost: evil\.example; server name: vhost\.example$/, asSent.text);
     const none = await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'vhost.example'), 'GET /names HTTP/1.1\r\nConnection: close\r\n\r\n', 3000);
     assert.ok(none.text.endsWith(`Host: 127.0.0.1:${targetPort}; server name: vhost.example`), none.text);
+    // recorded as sent, and the certificate judged for the name asked: self-signed, and not for vhost.example
+    let stored: ProxyExchange[] = [];
+    for (let tries = 0; tries < 100 && stored.length < 2; tries++) {
+      stored = recorded.filter((x) => x.url === `https://127.0.0.1:${targetPort}/names`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.deepEqual(stored.map((x) => x.requestHeaders.find(([name]) => name === 'Host')?.[1]).sort(), [`127.0.0.1:${targetPort}`, 'evil.example']);
+    for (const x of stored) assert.equal(x.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT; ERR_TLS_CERT_ALTNAME_INVALID');
+    // asked as localhost, a name it holds: only the chain is said
+    await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'localhost'), 'GET /names?as=localhost HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', 3000);
+    let asLocalhost: ProxyExchange | undefined;
+    for (let tries = 0; tries < 100 && !asLocalhost; tries++) {
+      asLocalhost = recorded.find((x) => x.url.endsWith('/names?as=localhost'));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(asLocalhost?.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT');
   });
 
   test('a plain request\'s Host is still the URL\'s (RFC 9112 3.2.2), over plain HTTP outside a tunnel', async () => {
