@@ -28,6 +28,14 @@ export interface ForwardContext {
   captureBudget: CaptureBudget;
   recorder?: Recorder;
   counts: { requests: number; recorded: number; unrecorded: number; upstreamErrors: number; upgrades: number };
+  /** Answers being relayed: a stop lets them finish (index.ts's close). */
+  inFlight: Set<ServerResponse>;
+  /** Exchanges on their way to the recorder (a compressed answer is decoded first). */
+  recording: Set<Promise<void>>;
+  /** Set by a stop: a new request or upgrade is 503. */
+  stopping: boolean;
+  /** Set once a stop cuts what is still in flight: those exchanges are not recorded (cut by us, not by either end). */
+  cutting: boolean;
   /** Milliseconds to a target's connection and between its bytes. */
   upstreamTimeoutMs: number;
   /** Whether an address and port are assessd's own (the API's, this proxy's) on this machine. */
@@ -329,6 +337,7 @@ function tlsProblemOf(sent: Sent, socket: Socket | undefined): { tlsProblem?: st
  * its captures back (`release`: the record holds its own copies, and the queue has its own bound).
  */
 export function recordExchange(ctx: ForwardContext, target: number, sent: Sent, answer: Answered, release: () => void): void {
+  if (ctx.cutting) return release();
   const { body } = answer;
   // the answer's raw header list is made into the record's pairs only now, for a recorded exchange
   const responseHeaders = pairs(answer.rawHeaders);
@@ -351,13 +360,18 @@ export function recordExchange(ctx: ForwardContext, target: number, sent: Sent, 
     ...tlsProblemOf(sent, answer.socket),
     ...(answer.error ? { error: answer.error } : {}),
   });
-  void exchange()
+  const recording = exchange()
     .then((x) => {
       ctx.recorder!.record(target, x);
       ctx.counts.recorded++;
     })
     .finally(release);
+  ctx.recording.add(recording);
+  void recording.finally(() => ctx.recording.delete(recording));
 }
+
+/** What a request or an upgrade that comes while the proxy stops is answered (then the connection closes). */
+export const STOPPING_TEXT = "assessd is stopping: the proxy takes no new request (those in flight finish)";
 
 /**
  * Why node cannot relay a request's body as it is, as the 501's text; undefined when it can. Node
@@ -477,7 +491,14 @@ function hasBody(req: IncomingMessage): boolean {
  * has ended (the client never waits for it), or counted when no target claims it.
  */
 export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL, tunnelled?: Tunnelled): void {
+  if (ctx.stopping) {
+    res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+    res.end(`503 ${STOPPING_TEXT}\n`);
+    return;
+  }
   ctx.counts.requests++;
+  ctx.inFlight.add(res);
+  res.once('close', () => ctx.inFlight.delete(res));
   const unrelayable = unrelayableCoding(req);
   if (unrelayable !== undefined) {
     res.writeHead(501, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });

@@ -13,7 +13,7 @@ import { tokenMatcher } from '../http/access.js';
 import { isLoopback, unmapped } from '../options.js';
 import type { ProxyCa } from './ca.js';
 import type { ConnectContext } from './connect.js';
-import { answerClientError, forward } from './forward.js';
+import { answerClientError, forward, STOPPING_TEXT } from './forward.js';
 import { signableName } from './names.js';
 import { forwardUpgrade } from './upgrade.js';
 import type { Recorder } from './record.js';
@@ -40,6 +40,8 @@ export interface ProxyOptions {
   upstreamTimeoutMs?: number;
   /** Milliseconds a client may take to send a request's headers (default 60 s); then 408 and closed. */
   headersTimeoutMs?: number;
+  /** Milliseconds a stop waits for the exchanges in flight (default 10 s); those left then are cut. */
+  drainMs?: number;
   log: (line: string) => void;
 }
 
@@ -67,7 +69,7 @@ export interface ProxyServer {
   readonly host: string;
   readonly port: number;
   counts(): ProxyCounts;
-  /** Stops listening and ends every connection. */
+  /** Stops listening; the exchanges in flight finish (`drainMs` at most), then every connection ends. */
   close(): Promise<void>;
 }
 
@@ -96,6 +98,10 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     upstreamTimeoutMs: options.upstreamTimeoutMs ?? 60_000,
     headersTimeoutMs: options.headersTimeoutMs ?? 60_000,
     loops: (host, port) => loops(host, port),
+    inFlight: new Set(),
+    recording: new Set(),
+    stopping: false,
+    cutting: false,
   };
   const needsToken = options.token !== undefined && !isLoopback(options.host);
   const tokenOk = tokenMatcher(options.token);
@@ -169,6 +175,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     // a leaf is signed for this name: an IP address or a host name as written (no `*.example.com`, no `a%2eb`)
     if (!signableName(match[1]!)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port, the host an IP address or a host name (letters, digits, hyphens, underscores)');
     if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);
+    if (ctx.stopping) return refuseRaw(socket, '503 Service Unavailable', STOPPING_TEXT);
     connectHandler().then(
       (handle) => handle(socket, head, match[1]!, port),
       (err: Error) => {
@@ -204,12 +211,21 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     port: boundPort,
     counts: () => ({ ...counts, dropped: options.recorder?.dropped ?? 0, refused }),
     async close() {
+      // no new connection, no new request on a kept one (503); the exchanges in flight finish, and
+      // are recorded, for drainMs at most (a long download is cut then)
+      ctx.stopping = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const deadline = Date.now() + (options.drainMs ?? 10_000); ctx.inFlight.size > 0 && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       // the tunnels' sockets are among these: intercepted ones end with them
+      ctx.cutting = true;
       for (const socket of sockets) socket.destroy();
       ctx.httpAgent.destroy();
       ctx.https?.agent.destroy();
       await closed;
+      // what ended is handed to the recorder before the store closes (a compressed answer is decoded first)
+      await Promise.allSettled([...ctx.recording]);
     },
   };
 }

@@ -28,6 +28,7 @@ import {
   UPGRADE,
   upstreamFailure,
   serverNameOf,
+  STOPPING_TEXT,
   upstreamHeaders,
   upstreamRequest,
   type Answered,
@@ -109,6 +110,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   ctx.counts.upgrades++;
   const unrelayable = unrelayableCoding(req);
   if (unrelayable !== undefined) return endWithText(client, '501 Not Implemented', unrelayable);
+  if (ctx.stopping) return endWithText(client, '503 Service Unavailable', STOPPING_TEXT);
   const https = url.protocol === 'https:' || url.protocol === 'wss:';
   const target = ctx.recorder?.targetOf(url);
   const startedAt = Date.now();

@@ -233,6 +233,47 @@ describe('a request node\'s parser refuses, outside and inside a tunnel: a 4xx t
   });
 });
 
+describe('a stop (SIGTERM, close())', () => {
+  test('the exchanges in flight finish and are recorded; a new request on a kept connection is 503; past drainMs the rest are cut, unrecorded', async () => {
+    const slow = createHttpServer((req, res) => void setTimeout(() => res.end(`answered ${req.url}`), req.url === '/slower' ? 4000 : 500));
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const port = (slow.address() as AddressInfo).port;
+    const seen: ProxyExchange[] = [];
+    const ca = await openCa(await tempDir());
+    const stopping = await startProxy({
+      host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], drainMs: 1500, log: () => {},
+      recorder: { targetOf: () => 1, record: (_target: number, exchange: ProxyExchange) => void seen.push(exchange) },
+    });
+    try {
+      const kept = connect(stopping.port, '127.0.0.1');
+      let text = '';
+      kept.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      kept.on('error', () => {});
+      kept.write(`GET http://127.0.0.1:${port}/slow HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      const cut = rawExchange(stopping.port, `GET http://127.0.0.1:${port}/slower HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`, 6000);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const started = Date.now();
+      const closed = stopping.close();
+      for (const deadline = Date.now() + 3000; !text.includes('answered /slow') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nanswered \/slow$/, 'the request in flight was answered');
+      const before = text.length;
+      kept.write(`GET http://127.0.0.1:${port}/after HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      for (const deadline = Date.now() + 3000; text.length === before && !kept.destroyed && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.match(text.slice(before), /^HTTP\/1\.1 503 Service Unavailable\r\n[^]*Connection: close\r\n[^]*\r\n\r\n[^]*503 assessd is stopping: the proxy takes no new request/);
+      await closed;
+      assert.ok(Date.now() - started >= 1400, 'waited for the one still in flight, up to drainMs');
+      assert.equal((await cut).text, '', 'the one past drainMs was cut');
+      // and not recorded, then or later (its end is the stop's, not the target's nor the client's)
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.deepEqual(seen.map((x) => [x.url, x.status]), [[`http://127.0.0.1:${port}/slow`, 200]]);
+      kept.destroy();
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+});
+
 describe('a target whose certificate names another host, from a CA the box trusts', () => {
   test('every connection to it says so in tls_problem, not only the first (a resumed TLS session is not checked for the host)', async () => {
     const dir = await tempDir();
