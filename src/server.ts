@@ -27,7 +27,7 @@ import { registerTransactions } from './api/transactions.js';
 import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
-import { answerHalfClosed, answerThenDrain, answerThenLinger, stillLingering } from './http/linger.js';
+import { answerHalfClosed, answerThenDrain, answerThenLinger, continueWhenRead, stillLingering } from './http/linger.js';
 import { timeRequest, whileStreaming } from './http/request-timeout.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
@@ -319,6 +319,7 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   });
 
   answerHalfClosed(server);
+  continueWhenRead(server);
   server.on('listening', () => (cookieName = `assessd-${(server.address() as AddressInfo).port}`));
   return Object.assign(server, { routes: () => router.routes() });
 }

@@ -102,3 +102,23 @@ export function answerThenLinger(socket: Socket, answer: string, limits: LingerL
 export function answerHalfClosed(server: Server): void {
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 }
+
+/**
+ * `Expect: 100-continue` answered when a handler first reads the body, not as soon as the head has
+ * come (node's default): a refusal that needs no body (a declared length over the limit, 401,
+ * 404...) then goes out without inviting the upload, which the client then never sends (curl asks
+ * so for bodies over 1 MiB). A client that sends its body anyway after its own wait is read and
+ * dropped as any refused body is (answerThenDrain).
+ */
+export function continueWhenRead(server: Server): void {
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const stream = req as IncomingMessage & { _read(size: number): void };
+    const read = stream._read;
+    stream._read = function (this: IncomingMessage, size: number) {
+      stream._read = read;
+      if (!res.headersSent) res.writeContinue();
+      read.call(this, size);
+    };
+    server.emit('request', req, res);
+  });
+}

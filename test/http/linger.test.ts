@@ -114,3 +114,42 @@ test('a client that half-closes its connection once its request is sent gets its
   assert.match(answer, /^HTTP\/1\.1 201 /);
   assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).status, 'success');
 });
+
+/** What the server writes to a raw request, within `waitMs` (the connection left open: the client sends no body). */
+function rawAnswer(head: string, waitMs = 1500): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    socket.on('error', () => {});
+    socket.write(head);
+    setTimeout(() => {
+      socket.destroy();
+      resolve(text);
+    }, waitMs);
+  });
+}
+
+test('Expect: 100-continue with a declared length over the limit: the 413 comes without a 100 before it (the upload is never invited); a body within it gets its 100, then the answer', async () => {
+  const head = (length: number) =>
+    `POST /api/v1/sessions/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+  const refused = await rawAnswer(head(5 * MiB));
+  assert.match(refused, /^HTTP\/1\.1 413 Payload Too Large\r\n[^]*"Request body too large"/, refused);
+  assert.doesNotMatch(refused, /100 Continue/);
+  // within the limit: invited, then read
+  const name = `continued ${Date.now()}`;
+  const body = `name=${encodeURIComponent(name)}`;
+  const socket = connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+  socket.write(head(Buffer.byteLength(body)));
+  for (const deadline = Date.now() + 5000; !text.includes('100 Continue') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\n$/, text);
+  socket.write(body);
+  for (const deadline = Date.now() + 5000; !/\r\n\r\n[^]*\}$/.test(text.slice(25)) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  socket.destroy();
+  assert.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 Created\r\n/, text);
+  // refused for its token, which needs no body: no 100 either
+  const unauthorized = await rawAnswer(head(10).replace(/Authorization: [^\r]*\r\n/, ''));
+  assert.match(unauthorized, /^HTTP\/1\.1 401 Unauthorized\r\n/, unauthorized);
+});
