@@ -3,7 +3,7 @@
  * compiled), or, in the single executable, the assets embedded in it.
  */
 import { isUtf8 } from 'node:buffer';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -86,6 +86,8 @@ function writeShippedFiles(dir: string): string {
     // the data directory too, when this is its first start: 0700 as the store makes it (it holds a client's scope)
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     writeFileSync(path, bytes, { mode: 0o600 });
+    // a file rewritten keeps its old mode (an earlier build wrote them 0644)
+    chmodSync(path, 0o600);
   }
   return dir;
 }

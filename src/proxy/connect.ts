@@ -9,7 +9,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { connect as connectTcp, type Socket } from 'node:net';
+import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { bareHost } from '../evidence/scope.js';
@@ -98,7 +98,8 @@ function createInnerServer(ctx: ConnectContext, scheme: 'https' | 'http'): Serve
   /** The client's Host and TLS server name go as it sent them: it addressed the target itself. */
   const tunnelled = (req: IncomingMessage): Tunnelled => {
     const servername = (req.socket as TLSSocket).servername;
-    return typeof servername === 'string' && servername !== '' ? { servername } : {};
+    // an address is no server name (RFC 6066): node would warn and send it anyway
+    return typeof servername === 'string' && servername !== '' && isIP(servername) === 0 ? { servername } : {};
   };
   // no Host is no 400 here: the request goes to the CONNECT's authority, which forward() then names as Host
   const inner = createHttpServer({ maxHeaderSize: 64 * 1024, requestTimeout: 0, keepAliveTimeout: 30_000, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {

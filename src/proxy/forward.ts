@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
 import { tls } from '../lazy-builtins.js';
@@ -135,6 +135,16 @@ export function serverNameOf(tunnelled: Tunnelled | undefined): { servername?: s
  * its parser reads a fixed list, `http.METHODS`) and anything else that is not HTTP 400, saying so.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // an answer under way (the refused request came pipelined after another): the refusal follows it,
+  // written now it would come first, or inside its body
+  const underWay = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (underWay && !underWay.writableFinished) {
+    underWay.once('finish', () => answerClientError(err, socket));
+    underWay.once('close', () => {
+      if (!underWay.writableFinished) socket.destroy();
+    });
+    return;
+  }
   if (!socket.writable) return void socket.destroy();
   const [status, text] =
     err.code === 'HPE_HEADER_OVERFLOW'
@@ -236,12 +246,12 @@ function unrelayableStatus(code: number | undefined, reason: string | undefined)
  * a self-signed certificate for another name is said both ways (`DEPTH_ZERO_SELF_SIGNED_CERT;
  * ERR_TLS_CERT_ALTNAME_INVALID`).
  */
-function tlsProblem(socket: Socket | undefined, host: string): string | undefined {
-  const secure = socket as TLSSocket | undefined;
-  if (!secure || typeof secure.getPeerCertificate !== 'function' || secure.authorized) return undefined;
-  const problem = String(secure.authorizationError ?? 'not trusted');
+function tlsProblem(peer: Peer | undefined, host: string): string | undefined {
+  const secure = peer?.tls;
+  if (!secure || secure.authorized) return undefined;
+  const problem = secure.authorizationError ?? 'not trusted';
   if (problem === 'ERR_TLS_CERT_ALTNAME_INVALID') return problem;
-  const cert = secure.getPeerCertificate();
+  const cert = secure.certificate;
   const mismatch = cert && Object.keys(cert).length > 0 ? tls().checkServerIdentity(host, cert) : undefined;
   return mismatch ? `${problem}; ${(mismatch as NodeJS.ErrnoException).code ?? 'ERR_TLS_CERT_ALTNAME_INVALID'}` : problem;
 }
@@ -321,14 +331,33 @@ export interface Answered {
   rawHeaders: readonly string[];
   body?: Capture;
   error?: string;
-  socket?: Socket;
+  /** The target's connection as the answer came (peerOf): read then, as a closed socket says nothing. */
+  peer?: Peer;
+}
+
+/** What the record needs of the target's connection. */
+export interface Peer {
+  remoteAddress?: string;
+  /** https: whether the target's certificate verified, why not, and the certificate. */
+  tls?: { authorized: boolean; authorizationError?: string; certificate?: PeerCertificate };
+}
+
+/** The target's connection's address and certificate, read while it is open. */
+export function peerOf(socket: Socket | undefined): Peer | undefined {
+  if (!socket) return undefined;
+  const secure = socket as TLSSocket;
+  const tls =
+    typeof secure.getPeerCertificate === 'function'
+      ? { authorized: secure.authorized, ...(secure.authorizationError ? { authorizationError: String(secure.authorizationError) } : {}), ...(secure.authorized ? {} : { certificate: secure.getPeerCertificate() }) }
+      : undefined;
+  return { ...(socket.remoteAddress ? { remoteAddress: socket.remoteAddress } : {}), ...(tls ? { tls } : {}) };
 }
 
 /** The record's `tlsProblem`, checked for the name the client asked for (its TLS server name inside a tunnel, else the URL's host). */
-function tlsProblemOf(sent: Sent, socket: Socket | undefined): { tlsProblem?: string } {
+function tlsProblemOf(sent: Sent, peer: Peer | undefined): { tlsProblem?: string } {
   if (!sent.https) return {};
   const asked = (sent.req.socket as TLSSocket).servername;
-  const problem = tlsProblem(socket, typeof asked === 'string' && asked !== '' ? asked : bareHost(sent.url));
+  const problem = tlsProblem(peer, typeof asked === 'string' && asked !== '' ? asked : bareHost(sent.url));
   return problem ? { tlsProblem: problem } : {};
 }
 
@@ -356,8 +385,8 @@ export function recordExchange(ctx: ForwardContext, target: number, sent: Sent, 
     truncated: body?.truncated ?? false,
     startedAt: sent.startedAt,
     time: performance.now() - sent.started,
-    ...(answer.socket?.remoteAddress ? { serverIPAddress: answer.socket.remoteAddress } : {}),
-    ...tlsProblemOf(sent, answer.socket),
+    ...(answer.peer?.remoteAddress ? { serverIPAddress: answer.peer.remoteAddress } : {}),
+    ...tlsProblemOf(sent, answer.peer),
     ...(answer.error ? { error: answer.error } : {}),
   });
   const recording = exchange()
@@ -595,7 +624,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
     }
     relayed = answer;
     // read now: a kept-alive socket goes back to its pool once the answer has ended
-    const socket = answer.socket;
+    const peer = peerOf(answer.socket);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
     res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
@@ -608,7 +637,7 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       answer.pipe(res);
       countStreamed(answer);
     }
-    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body, socket, ...(error ? { error } : {}) });
+    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body, peer, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
       if (answer.complete) return;

@@ -27,6 +27,7 @@ import {
   unrelayableCoding,
   UPGRADE,
   upstreamFailure,
+  peerOf,
   serverNameOf,
   STOPPING_TEXT,
   upstreamHeaders,
@@ -223,17 +224,17 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     collectAsItStreams(socket);
     collectAsItStreams(client);
     closeTogether(socket, client);
-    finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, socket });
+    finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, peer: peerOf(socket) });
   });
   upstream.on('response', (answer: IncomingMessage) => {
     answered = true;
-    // read now: the answer's socket is let go once it has ended
-    const socket = answer.socket;
+    // read now: the answer's socket is let go once it has ended, and a closed one says nothing
+    const peer = peerOf(answer.socket);
     responseBody = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     // the target declined the upgrade: its answer goes back as an answer, the connection closed after it
     client.write(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
     pipeline(answer, client, () => client.destroy());
-    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body: responseBody, socket, ...(error ? { error } : {}) });
+    const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body: responseBody, peer, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
       if (!answer.complete) ended(clientGone ? CLIENT_LEFT : 'the answer was cut short');

@@ -6,7 +6,8 @@ import { checkCookies } from '../../src/engine/checks/cookies.ts';
 import { highestRank } from '../../src/engine/checks/outcome.ts';
 import { checkTls } from '../../src/engine/checks/tls.ts';
 import type { CheckInput, CheckResult, Finding } from '../../src/engine/types.ts';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { caFilesOf, fingerprintOf, trustStore } from '../../src/engine/checks/trust.ts';
 import { signatureAlgorithmOid } from '../../src/engine/checks/certificate-strength.ts';
@@ -164,6 +165,32 @@ describe('the tls check (OWTF-CM-001)', () => {
     assert.match(result.status === 'Successful' ? result.summary : '', /Signature: ecdsa-with-SHA1; key: EC 256 bits\nChain: verified/);
   });
 
+  test('a cross-signed root the server also sends, signed with SHA-1, is not judged once a trusted root has its subject and key (openssl stops there: return code 0)', async () => {
+    const made = chainsByOpenssl();
+    const url = await serve({ key: made.leafKey, cert: made.leaf + made.intermediate + made.rootTwoCrossSigned, ...weakLevel });
+    const caFile = join(dir, 'root-two.pem');
+    writeFileSync(caFile, made.rootTwo);
+    assert.equal(await opensslVerifies(new URL(url).port, caFile), 'ok');
+    const result = await checkTls({ ...inputFor(url), config: (key) => (key === 'TLS_CA_FILES' ? caFile : undefined) });
+    assert.deepEqual(findingsOf(result), []);
+    assert.match(result.status === 'Successful' ? result.summary : '', /Chain: verified/);
+  });
+
+  test('RSASSA-PSS: with SHA-1 (its default hash) rank 3, as openssl refuses it; with SHA-256 rank 0', async () => {
+    const made = chainsByOpenssl();
+    const caFile = join(dir, 'root-one.pem');
+    writeFileSync(caFile, made.rootOne);
+    const weak = await serve({ key: made.leafKey, cert: made.pssSha1, ...weakLevel });
+    assert.match(await opensslVerifies(new URL(weak).port, caFile), /digest algorithm too weak/);
+    const weakFindings = findingsOf(await checkTls({ ...inputFor(weak), config: (key) => (key === 'TLS_CA_FILES' ? caFile : undefined) }));
+    assert.deepEqual(weakFindings.map((f) => [f.rank, f.title]), [[3, 'Certificate signed with a weak algorithm: rsassaPss with SHA-1']]);
+    const strong = await serve({ key: made.leafKey, cert: made.pssSha256, ...weakLevel });
+    assert.equal(await opensslVerifies(new URL(strong).port, caFile), 'ok');
+    const strongResult = await checkTls({ ...inputFor(strong), config: (key) => (key === 'TLS_CA_FILES' ? caFile : undefined) });
+    assert.deepEqual(findingsOf(strongResult), []);
+    assert.match(strongResult.status === 'Successful' ? strongResult.summary : '', /Signature: rsassaPss with SHA-256; key: RSA-PSS 2048 bits|Signature: rsassaPss with SHA-256; key: RSA 2048 bits/);
+  });
+
   test('a server that speaks only TLS 1.0 is reached, and its protocol said (rank 0)', async () => {
     const url = await serve({ ...certs.valid, minVersion: 'TLSv1', maxVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
     const findings = findingsOf(await checkTls(trustingTestCa(url)));
@@ -185,6 +212,51 @@ describe('the tls check (OWTF-CM-001)', () => {
     assert.match(findings[0]!.detail, /Rule: .* and over https Secure \(never sent over http\)$/);
   });
 });
+
+/** openssl s_client's verdict on the server at `port` (this process's: asked without blocking it) for localhost, trusting `caFile`: 'ok', or its error. */
+function opensslVerifies(port: string, caFile: string): Promise<string> {
+  return new Promise((resolve) => {
+    const child = execFile('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost', '-verify_hostname', 'localhost', '-CAfile', caFile], { timeout: 10_000 }, (_err, stdout, stderr) => {
+      const code = /Verify return code: (\d+) \(([^)]*)\)/.exec(stdout);
+      resolve(code?.[1] === '0' ? 'ok' : (code?.[2] ?? stderr));
+    });
+    child.stdin?.end();
+  });
+}
+
+/**
+ * Chains openssl makes: root two (trusted in the test), cross-signed by root one with SHA-1; an
+ * intermediate of root two; a leaf for localhost under it; and leaves root one signed with
+ * RSASSA-PSS, SHA-1 and SHA-256.
+ */
+function chainsByOpenssl(): { rootOne: string; rootTwo: string; rootTwoCrossSigned: string; intermediate: string; leaf: string; leafKey: string; pssSha1: string; pssSha256: string } {
+  const work = mkdtempSync(join(tmpdir(), 'assessd-cross-'));
+  try {
+    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] });
+    writeFileSync(join(work, 'ca.ext'), 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n');
+    writeFileSync(join(work, 'leaf.ext'), 'basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n');
+    const root = ['-newkey', 'rsa:2048', '-nodes', '-days', '2', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign'];
+    ssl('req', '-x509', ...root, '-keyout', 'r1.key', '-out', 'r1.crt', '-subj', '/CN=root one');
+    ssl('req', '-x509', ...root, '-keyout', 'r2.key', '-out', 'r2.crt', '-subj', '/CN=root two');
+    ssl('req', '-new', '-key', 'r2.key', '-out', 'r2.csr', '-subj', '/CN=root two');
+    const sign = (csr: string, by: string, out: string, ext: string, ...more: string[]) =>
+      ssl('x509', '-req', '-in', csr, '-CA', `${by}.crt`, '-CAkey', `${by}.key`, '-CAcreateserial', '-days', '2', '-extfile', ext, '-out', out, ...more);
+    sign('r2.csr', 'r1', 'r2x.crt', 'ca.ext', '-sha1');
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'i.key', '-out', 'i.csr', '-subj', '/CN=intermediate');
+    sign('i.csr', 'r2', 'i.crt', 'ca.ext', '-sha256');
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=localhost');
+    sign('leaf.csr', 'i', 'leaf.crt', 'leaf.ext', '-sha256');
+    sign('leaf.csr', 'r1', 'pss1.crt', 'leaf.ext', '-sha1', '-sigopt', 'rsa_padding_mode:pss');
+    sign('leaf.csr', 'r1', 'pss256.crt', 'leaf.ext', '-sha256', '-sigopt', 'rsa_padding_mode:pss');
+    const read = (file: string) => readFileSync(join(work, file), 'utf8');
+    return {
+      rootOne: read('r1.crt'), rootTwo: read('r2.crt'), rootTwoCrossSigned: read('r2x.crt'), intermediate: read('i.crt'),
+      leaf: read('leaf.crt'), leafKey: read('leaf.key'), pssSha1: read('pss1.crt'), pssSha256: read('pss256.crt'),
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
 
 describe('a certificate\'s signature algorithm, read from its DER', () => {
   test('read from real certificates; anything cut, padded or not DER gives undefined, never a throw', () => {

@@ -32,7 +32,20 @@ const recorded: ProxyExchange[] = [];
 
 before(async () => {
   const ca = await openCa(await tempDir());
-  plainTarget = createHttpServer((_req, res) => res.end('plain'));
+  // /big: 100,000 bytes with their length, streamed a piece at a time; else `plain`
+  plainTarget = createHttpServer((req, res) => {
+    if (req.url !== '/big') return void res.end('plain');
+    res.writeHead(200, { 'Content-Length': 100_000 });
+    let left = 100_000;
+    const more = () => {
+      const piece = Math.min(10_000, left);
+      left -= piece;
+      if (left === 0) return void res.end('a'.repeat(piece));
+      res.write('a'.repeat(piece));
+      setTimeout(more, 5);
+    };
+    more();
+  });
   echoWebSockets(plainTarget);
   await new Promise<void>((resolve) => plainTarget.listen(0, '127.0.0.1', resolve));
   plainPort = (plainTarget.address() as AddressInfo).port;
@@ -41,6 +54,8 @@ before(async () => {
   // /silent: never answered; /slow: answered after 1 s (past the headers' time, within the target's); else at once
   target = createHttpsServer(certificates.selfSigned, (req, res) => {
     if (req.url === '/silent') return;
+    // no length: the answer ends with the connection, which is gone when the exchange is recorded
+    if (req.url?.startsWith('/names-close')) return void res.writeHead(200, { Connection: 'close' }).end(res.write('closing') && '');
     if (req.url?.startsWith('/names')) return void res.end(`Host: ${req.headers.host}; server name: ${(req.socket as TLSSocket).servername || '(none)'}`);
     const answer = () => res.end('ok');
     if (req.url === '/slow') setTimeout(answer, 1000);
@@ -204,6 +219,19 @@ describe('what the client addressed inside a CONNECT goes as it sent it (a virtu
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.equal(asLocalhost?.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+    // a target that closes its connection with the answer: the certificate was read while it was open
+    await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'vhost.example'), 'GET /names-close HTTP/1.1\r\nHost: vhost.example\r\n\r\n', 3000);
+    let closing: ProxyExchange | undefined;
+    for (let tries = 0; tries < 100 && !closing; tries++) {
+      closing = recorded.find((x) => x.url.endsWith('/names-close'));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(closing?.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT; ERR_TLS_CERT_ALTNAME_INVALID');
+  });
+
+  test('an address sent as the TLS server name is not one (RFC 6066): the target is asked with none', async () => {
+    const sent = await readAll(await intercepted(`127.0.0.1:${targetPort}`, '127.0.0.2'), 'GET /names HTTP/1.1\r\nHost: 127.0.0.2\r\nConnection: close\r\n\r\n', 3000);
+    assert.ok(sent.text.endsWith('Host: 127.0.0.2; server name: (none)'), sent.text);
   });
 
   test('a plain request\'s Host is still the URL\'s (RFC 9112 3.2.2), over plain HTTP outside a tunnel', async () => {
@@ -225,6 +253,14 @@ describe('a request node\'s parser refuses, outside and inside a tunnel: a 4xx t
       assert.match(text!, /^HTTP\/1\.1 400 Bad Request\r\n[^]*\r\n\r\n400 the method is not one the proxy can read \(node reads a fixed list: [^)]*\); send it with the replay of a recorded request\n$/, `${where}: ${text}`);
     }
     assert.ok(inside.ended, 'closed once answered');
+  });
+
+  test('refused while the answer before it is under way (pipelined): the refusal follows that answer, whole, instead of landing inside its body', async () => {
+    const { text } = await raw(`GET http://127.0.0.1:${plainPort}/big HTTP/1.1\r\nHost: 127.0.0.1:${plainPort}\r\n\r\nFOO /x HTTP/1.1\r\nHost: x\r\n\r\n`, 5000);
+    const [head, rest] = [text.slice(0, text.indexOf('\r\n\r\n') + 4), text.slice(text.indexOf('\r\n\r\n') + 4)];
+    assert.match(head, /^HTTP\/1\.1 200 OK\r\n[^]*Content-Length: 100000\r\n/i);
+    assert.equal(rest.slice(0, 100_000), 'a'.repeat(100_000));
+    assert.match(rest.slice(100_000), /^HTTP\/1\.1 400 Bad Request\r\n[^]*400 the method is not one the proxy can read/);
   });
 
   test('a head over 64 KiB: 431 inside a tunnel too', async () => {

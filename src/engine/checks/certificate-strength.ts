@@ -19,7 +19,6 @@ const SIGNATURE_ALGORITHMS: Record<string, { name: string; weak?: true }> = {
   '1.3.14.3.2.29': { name: 'sha1WithRSA', weak: true },
   '1.2.840.10045.4.1': { name: 'ecdsa-with-SHA1', weak: true },
   '1.2.840.10040.4.3': { name: 'dsaWithSHA1', weak: true },
-  '1.2.840.113549.1.1.10': { name: 'rsassaPss' },
   '1.2.840.113549.1.1.11': { name: 'sha256WithRSAEncryption' },
   '1.2.840.113549.1.1.12': { name: 'sha384WithRSAEncryption' },
   '1.2.840.113549.1.1.13': { name: 'sha512WithRSAEncryption' },
@@ -32,6 +31,19 @@ const SIGNATURE_ALGORITHMS: Record<string, { name: string; weak?: true }> = {
   '1.3.101.112': { name: 'ED25519' },
   '1.3.101.113': { name: 'ED448' },
 };
+
+/** Hash algorithms a signature scheme may name in its parameters (RSASSA-PSS), weak ones marked. */
+const HASHES: Record<string, { name: string; weak?: true }> = {
+  '1.2.840.113549.2.5': { name: 'MD5', weak: true },
+  '1.3.14.3.2.26': { name: 'SHA-1', weak: true },
+  '2.16.840.1.101.3.4.2.4': { name: 'SHA-224' },
+  '2.16.840.1.101.3.4.2.1': { name: 'SHA-256' },
+  '2.16.840.1.101.3.4.2.2': { name: 'SHA-384' },
+  '2.16.840.1.101.3.4.2.3': { name: 'SHA-512' },
+};
+const RSASSA_PSS = '1.2.840.113549.1.1.10';
+/** RSASSA-PSS's hash when its parameters name none (RFC 4055). */
+const PSS_DEFAULT_HASH = '1.3.14.3.2.26';
 
 /** The fewest bits openssl's level 2 takes, by key type. */
 const LEAST_BITS: Record<string, number> = { rsa: 2048, 'rsa-pss': 2048, dsa: 2048, dh: 2048, ec: 224 };
@@ -47,8 +59,15 @@ export interface Strength {
 
 /** One certificate's signature algorithm and key; what cannot be read is undefined, never weak. */
 export function strengthOf(cert: DetailedPeerCertificate): Strength {
-  const oid = cert.raw ? signatureAlgorithmOid(cert.raw) : undefined;
-  const known = oid === undefined ? undefined : SIGNATURE_ALGORITHMS[oid];
+  const algorithm = cert.raw ? signatureAlgorithmOf(cert.raw) : undefined;
+  const oid = algorithm?.oid;
+  let known = oid === undefined ? undefined : SIGNATURE_ALGORITHMS[oid];
+  if (oid === RSASSA_PSS) {
+    // its hash is in its parameters (SHA-1 when they name none): openssl judges that hash
+    const hashOid = algorithm!.pssHash ?? PSS_DEFAULT_HASH;
+    const hash = HASHES[hashOid];
+    known = { name: `rsassaPss with ${hash?.name ?? hashOid}`, ...(hash?.weak ? { weak: true as const } : {}) };
+  }
   let key: string | undefined;
   let weakKey = false;
   try {
@@ -67,10 +86,15 @@ export function strengthOf(cert: DetailedPeerCertificate): Strength {
   return { signature: known?.name ?? oid, weakSignature: known?.weak === true, key, weakKey };
 }
 
-/** Each certificate of the chain as Node built it (the server's, then the store's), from the leaf. */
-export function chainOf(leaf: DetailedPeerCertificate): DetailedPeerCertificate[] {
+/**
+ * Each certificate of the chain as Node built it (the server's, then the store's), from the leaf,
+ * up to the first one `trusted` takes (included): openssl looks for a trusted certificate first,
+ * and judges nothing above it (a cross-signed root the server also sends, a 1024-bit root that
+ * once signed it).
+ */
+export function chainOf(leaf: DetailedPeerCertificate, trusted: (cert: DetailedPeerCertificate) => boolean = () => false): DetailedPeerCertificate[] {
   const chain = [leaf];
-  for (let cert = leaf; cert.issuerCertificate && cert.issuerCertificate !== cert && chain.length < 16; ) {
+  for (let cert = leaf; !trusted(cert) && cert.issuerCertificate && cert.issuerCertificate !== cert && chain.length < 16; ) {
     cert = cert.issuerCertificate;
     if (chain.includes(cert)) break;
     chain.push(cert);
@@ -89,15 +113,31 @@ export function selfIssued(cert: DetailedPeerCertificate): boolean {
  * algorithm the first element of AlgorithmIdentifier. Undefined for anything else.
  */
 export function signatureAlgorithmOid(der: Buffer): string | undefined {
+  return signatureAlgorithmOf(der)?.oid;
+}
+
+/**
+ * The signature algorithm, and for RSASSA-PSS the hash its parameters name (`RSASSA-PSS-params ::=
+ * SEQUENCE { hashAlgorithm [0] AlgorithmIdentifier DEFAULT sha1, ... }`, RFC 4055).
+ */
+export function signatureAlgorithmOf(der: Buffer): { oid: string; pssHash?: string } | undefined {
   const certificate = element(der, 0, der.length);
   if (certificate?.tag !== 0x30) return undefined;
   const tbs = element(der, certificate.start, certificate.end);
   if (tbs?.tag !== 0x30) return undefined;
   const algorithm = element(der, tbs.end, certificate.end);
   if (algorithm?.tag !== 0x30) return undefined;
-  const oid = element(der, algorithm.start, algorithm.end);
-  if (oid?.tag !== 0x06) return undefined;
-  return objectIdentifier(der.subarray(oid.start, oid.end));
+  const oidElement = element(der, algorithm.start, algorithm.end);
+  if (oidElement?.tag !== 0x06) return undefined;
+  const oid = objectIdentifier(der.subarray(oidElement.start, oidElement.end));
+  if (oid !== RSASSA_PSS) return oid === undefined ? undefined : { oid };
+  const params = element(der, oidElement.end, algorithm.end);
+  const hashField = params?.tag === 0x30 ? element(der, params.start, params.end) : undefined;
+  if (hashField?.tag !== 0xa0) return { oid };
+  const hashAlgorithm = element(der, hashField.start, hashField.end);
+  const hashOid = hashAlgorithm?.tag === 0x30 ? element(der, hashAlgorithm.start, hashAlgorithm.end) : undefined;
+  const pssHash = hashOid?.tag === 0x06 ? objectIdentifier(der.subarray(hashOid.start, hashOid.end)) : undefined;
+  return pssHash === undefined ? { oid } : { oid, pssHash };
 }
 
 /** The DER element at `at` (a one-byte tag, a definite length), its content `start` to `end`, within `limit`. */

@@ -65,7 +65,7 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
       findings.push({ rank: 3, title: 'Certificate did not verify', detail: `verification: ${tls.authorizationError ?? 'unknown reason'}` });
     }
   }
-  findings.push(...strengthFindings(cert));
+  findings.push(...strengthFindings(cert, store));
   if (tls.protocol && LEGACY_PROTOCOLS.has(tls.protocol)) {
     // The contract ranks only the certificate; an old protocol is said, for the tester to rank.
     findings.push({ rank: 0, title: `Legacy protocol ${tls.protocol}`, detail: `Negotiated ${tls.protocol}, deprecated by RFC 8996` });
@@ -77,12 +77,14 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
  * What openssl's default security level refuses in the chain (certificate-strength.ts), whether
  * or not it verified: the check's own connection takes any level, to reach lab servers.
  */
-function strengthFindings(leaf: DetailedPeerCertificate): Finding[] {
+function strengthFindings(leaf: DetailedPeerCertificate, store: TrustStore): Finding[] {
   const findings: Finding[] = [];
-  for (const [i, cert] of chainOf(leaf).entries()) {
+  const trusted = (cert: DetailedPeerCertificate) => cert.raw !== undefined && store.trusts(cert.raw);
+  for (const [i, cert] of chainOf(leaf, trusted).entries()) {
     const strength = strengthOf(cert);
     const which = `${i === 0 ? 'the certificate' : 'its issuer'} ${distinguishedName(cert.subject)}`;
-    if (strength.weakSignature && !selfIssued(cert)) {
+    // a trust anchor is trusted for being in the store, not for its signature; its key is judged
+    if (strength.weakSignature && !selfIssued(cert) && !trusted(cert)) {
       findings.push({
         rank: 3,
         title: `Certificate signed with a weak algorithm: ${strength.signature}`,
@@ -133,7 +135,7 @@ function describeCertificate(tls: TlsInfo, store: TrustStore): string[] {
   const reaches = anchor ? `reaches ${distinguishedName(top.subject)}, trusted by ${anchor}` : 'reaches no trusted root';
   const strength = strengthOf(cert);
   // verified at the check's own security level (any), not at openssl's default
-  const weak = strengthFindings(cert).length > 0;
+  const weak = strengthFindings(cert, store).length > 0;
   const verified = tls.authorized && !weak ? 'verified' : `not verified (${tls.authorized ? "a signature or key openssl's default security level refuses" : (tls.authorizationError ?? 'unknown reason')})`;
   return [
     `Protocol: ${tls.protocol ?? 'unknown'}`,

@@ -26,6 +26,11 @@ export interface TrustStore {
   context: SecureContext;
   /** Where a trusted certificate came from, by its `fingerprint256`; undefined when it is not trusted. */
   sourceOf(fingerprint256: string): string | undefined;
+  /**
+   * Whether a certificate (DER) is trusted as openssl finds one: a trusted certificate with its
+   * subject and public key (a cross-signed copy of a trusted root is that root).
+   */
+  trusts(raw: Buffer): boolean;
   /** Each source read and its count of certificates, for the summary. */
   sources: string[];
 }
@@ -109,6 +114,7 @@ async function build(box: Array<{ path: string; label: string; dir?: boolean }>,
   }
   sources.push(...tester);
   const origin = new Map<string, string>();
+  const added: string[] = [];
   const context = createSecureContext({ minVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
   const tick = pace();
   for (const { label, pems } of sources) {
@@ -121,12 +127,30 @@ async function build(box: Array<{ path: string; label: string; dir?: boolean }>,
         continue; // not a certificate openssl reads: openssl would not trust it either
       }
       origin.set(print, label);
+      added.push(pem);
       const wait = tick(128);
       if (wait) await wait;
     }
   }
   const counts = sources.map(({ label, pems }) => `${label} (${pems.length})`);
-  return { ok: true, store: { context, sourceOf: (print) => origin.get(print), sources: counts } };
+  // read with the first question: most checks never ask it
+  let identities: Set<string> | undefined;
+  const trusts = (certificate: string | Buffer) => {
+    identities ??= new Set(added.map(identityOf));
+    return identities.has(identityOf(certificate));
+  };
+  return { ok: true, store: { context, sourceOf: (print) => origin.get(print), trusts, sources: counts } };
+}
+
+/** A certificate's subject and public key, as openssl matches a trusted one; '' for what cannot be read. */
+function identityOf(certificate: string | Buffer): string {
+  try {
+    const x = new (crypto().X509Certificate)(certificate);
+    const key = x.publicKey.export({ type: 'spki', format: 'der' });
+    return `${x.subject}\n${crypto().createHash('sha256').update(key).digest('hex')}`;
+  } catch {
+    return '';
+  }
 }
 
 /** One more trusted certificate in a context Node made (its own createSecureContext does the same, per `ca`). */

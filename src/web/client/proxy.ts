@@ -36,7 +36,7 @@ function steps(info: Extract<ProxyInfo, { enabled: true }>): HTMLElement[] {
       h('ol', {},
         h('li', {}, 'Trust the CA in the profile\'s certificate store (Linux: the NSS database; certutil is in the libnss3-tools package). The first line makes the database where Chromium has not made it yet:',
           command(`mkdir -p $HOME/.pki/nssdb && { [ -f $HOME/.pki/nssdb/cert9.db ] || certutil -d sql:$HOME/.pki/nssdb -N --empty-password; }\ncertutil -d sql:$HOME/.pki/nssdb -A -t "C,," -n "assessd proxy CA" -i ${CA_FILE}`),
-          'or in Settings → Privacy and security → Security → Manage certificates → Authorities → Import, ticking "Trust this certificate for identifying websites".'),
+          'or in Settings → Privacy and security → Security → Manage certificates → Authorities → Import, ticking "Trust this certificate for identifying websites". Another data directory\'s CA, trusted already under that name, is refused (SEC_ERROR_ADDING_CERT): give this one a name of its own (-n "assessd proxy CA 2").'),
         h('li', {}, `Start a browser of its own that goes through the proxy${credentials}:`,
           command(`chromium --user-data-dir="$(mktemp -d)" --proxy-server=${proxy} --proxy-bypass-list='<-loopback>'`),
           '(<-loopback> sends local targets through the proxy too; Chromium skips it for them otherwise).'))),
