@@ -623,8 +623,8 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       return failed(Object.assign(new Error(unrelayable), { code: 'UNRELAYABLE_STATUS' }));
     }
     relayed = answer;
-    // read now: a kept-alive socket goes back to its pool once the answer has ended
-    const peer = peerOf(answer.socket);
+    // read now (for the record): a kept-alive socket goes back to its pool once the answer has ended, a closed one says nothing
+    const peer = target === undefined ? undefined : peerOf(answer.socket);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
     res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));

@@ -224,12 +224,12 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     collectAsItStreams(socket);
     collectAsItStreams(client);
     closeTogether(socket, client);
-    finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, peer: peerOf(socket) });
+    finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, ...(target === undefined ? {} : { peer: peerOf(socket) }) });
   });
   upstream.on('response', (answer: IncomingMessage) => {
     answered = true;
     // read now: the answer's socket is let go once it has ended, and a closed one says nothing
-    const peer = peerOf(answer.socket);
+    const peer = target === undefined ? undefined : peerOf(answer.socket);
     responseBody = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     // the target declined the upgrade: its answer goes back as an answer, the connection closed after it
     client.write(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
