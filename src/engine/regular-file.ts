@@ -52,16 +52,16 @@ export async function readRegularFile(path: string, maxBytes: number, { tail = f
 
 export type RegularFileOpen = { ok: true; handle: FileHandle; stats: Stats } | { ok: false; reason: string; code?: string };
 
-/**
- * `path` opened for reading when it is a regular file (O_NOFOLLOW, O_NONBLOCK, then fstat on the
- * descriptor): the caller reads it and closes the handle.
- */
 /** Whether `path` still names the file `opened` describes, and names it alone. */
 async function sameFile(path: string, opened: Stats): Promise<boolean> {
   const now = await fsPromises().lstat(path).catch(() => undefined);
   return now !== undefined && now.isFile() && now.dev === opened.dev && now.ino === opened.ino && now.nlink === 1;
 }
 
+/**
+ * `path` opened for reading when it is a regular file (O_NOFOLLOW, O_NONBLOCK, then fstat on the
+ * descriptor): the caller reads it and closes the handle.
+ */
 export async function openRegularFile(path: string): Promise<RegularFileOpen> {
   let handle: FileHandle;
   try {

@@ -37,7 +37,10 @@ interface Seen {
   remotePort: number;
 }
 
-/** A target that says what it received; `/big?bytes=N` streams N bytes; `/endless` never ends. */
+/** When each `/slow` request reached the target (answered 1.5 s later). */
+const slowCame: number[] = [];
+
+/** A target that says what it received; `/big?bytes=N` streams N bytes; `/slow` answers after 1.5 s; `/endless` never ends. */
 function recordingTarget(seen: Seen[]) {
   return (req: IncomingMessage, res: import('node:http').ServerResponse) => {
     const url = new URL(req.url!, 'http://x');
@@ -53,6 +56,11 @@ function recordingTarget(seen: Seen[]) {
           yield block.subarray(0, n);
         }
       })()).pipe(res);
+      return;
+    }
+    if (url.pathname === '/slow') {
+      slowCame.push(Date.now());
+      setTimeout(() => res.end('the slow answer'), 1500);
       return;
     }
     if (url.pathname === '/endless') {
@@ -614,6 +622,30 @@ describe('recording: exchanges with a target\'s host and port become its transac
     await webSocketEcho(socket, `http://127.0.0.1:${httpPort}/recorded-chat`, `127.0.0.1:${httpPort}`);
     const [handshake] = await stored(plain, 1, '/recorded-chat');
     assert.equal(handshake.response_status, '101 Switching Protocols');
+  });
+
+  test('SIGTERM to the compiled server while a request is in flight through it: curl gets the whole answer, the server exits 0, and the restarted one holds the exchange', async () => {
+    const other = await tempDir();
+    const first = await spawnServer(['--port', '0', '--data-dir', other]);
+    const created = await request(first.url, '/api/v1/targets/', { method: 'POST', form: { target_url: `http://127.0.0.1:${httpPort}/` } });
+    assert.equal(created.status, 201);
+    const before = slowCame.length;
+    const answered = curl('-x', proxyOf(first), `http://127.0.0.1:${httpPort}/slow`);
+    for (const deadline = Date.now() + 10_000; slowCame.length === before && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(slowCame.length > before, 'the request reached the target');
+    first.proc.kill('SIGTERM');
+    const { code, stdout } = await answered;
+    assert.deepEqual([code, stdout], [0, 'the slow answer']);
+    assert.equal(await first.exited, 0);
+    const second = await spawnServer(['--port', '0', '--data-dir', other]);
+    try {
+      const id = (await request(second.url, '/api/v1/targets/')).json.data[0].id;
+      const stored = (await request(second.url, `/api/v1/targets/${id}/transactions/`)).json.data.map((t: any) => [new URL(t.url).pathname, t.response_status]);
+      assert.deepEqual(stored, [['/slow', '200 OK']]);
+    } finally {
+      second.proc.kill('SIGTERM');
+      await second.exited;
+    }
   });
 
   test('a download cut by a kill -9 of the server leaves no half transaction', async () => {
