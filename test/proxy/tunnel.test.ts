@@ -76,6 +76,15 @@ after(async () => {
 /** What the proxy answers `bytes` with, once it closed the connection or `waitMs` passed. */
 const raw = (bytes: string, waitMs = 3000) => rawExchange(proxy.port, bytes, waitMs);
 
+/** What `pick` finds among the recorded exchanges, once it finds something (the proxy records after the answer); fails after 2 s. */
+async function recordedOnce<T>(pick: (all: ProxyExchange[]) => T | undefined): Promise<T> {
+  for (const deadline = Date.now() + 2000; ; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    const found = pick(recorded);
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) assert.fail(`not recorded; recorded: ${recorded.map((x) => x.url).join(', ')}`);
+  }
+}
+
 /** A TLS connection through a CONNECT to the target, read by the proxy. */
 function intercepted(authority = `localhost:${targetPort}`, servername = 'localhost'): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -204,29 +213,20 @@ describe('what the client addressed inside a CONNECT goes as it sent it (a virtu
     const none = await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'vhost.example'), 'GET /names HTTP/1.1\r\nConnection: close\r\n\r\n', 3000);
     assert.ok(none.text.endsWith(`Host: 127.0.0.1:${targetPort}; server name: vhost.example`), none.text);
     // recorded as sent, and the certificate judged for the name asked: self-signed, and not for vhost.example
-    let stored: ProxyExchange[] = [];
-    for (let tries = 0; tries < 100 && stored.length < 2; tries++) {
-      stored = recorded.filter((x) => x.url === `https://127.0.0.1:${targetPort}/names`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const stored = await recordedOnce((all) => {
+      const both = all.filter((x) => x.url === `https://127.0.0.1:${targetPort}/names`);
+      return both.length >= 2 ? both : undefined;
+    });
     assert.deepEqual(stored.map((x) => x.requestHeaders.find(([name]) => name === 'Host')?.[1]).sort(), [`127.0.0.1:${targetPort}`, 'evil.example']);
     for (const x of stored) assert.equal(x.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT; ERR_TLS_CERT_ALTNAME_INVALID');
     // asked as localhost, a name it holds: only the chain is said
     await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'localhost'), 'GET /names?as=localhost HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', 3000);
-    let asLocalhost: ProxyExchange | undefined;
-    for (let tries = 0; tries < 100 && !asLocalhost; tries++) {
-      asLocalhost = recorded.find((x) => x.url.endsWith('/names?as=localhost'));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    assert.equal(asLocalhost?.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+    const asLocalhost = await recordedOnce((all) => all.find((x) => x.url.endsWith('/names?as=localhost')));
+    assert.equal(asLocalhost.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT');
     // a target that closes its connection with the answer: the certificate was read while it was open
     await readAll(await intercepted(`127.0.0.1:${targetPort}`, 'vhost.example'), 'GET /names-close HTTP/1.1\r\nHost: vhost.example\r\n\r\n', 3000);
-    let closing: ProxyExchange | undefined;
-    for (let tries = 0; tries < 100 && !closing; tries++) {
-      closing = recorded.find((x) => x.url.endsWith('/names-close'));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    assert.equal(closing?.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT; ERR_TLS_CERT_ALTNAME_INVALID');
+    const closing = await recordedOnce((all) => all.find((x) => x.url.endsWith('/names-close')));
+    assert.equal(closing.tlsProblem, 'DEPTH_ZERO_SELF_SIGNED_CERT; ERR_TLS_CERT_ALTNAME_INVALID');
   });
 
   test('an address sent as the TLS server name is not one (RFC 6066): the target is asked with none', async () => {
@@ -237,8 +237,8 @@ describe('what the client addressed inside a CONNECT goes as it sent it (a virtu
   test('a plain request\'s Host is still the URL\'s (RFC 9112 3.2.2), over plain HTTP outside a tunnel', async () => {
     const exchange = await raw(`GET http://127.0.0.1:${plainPort}/host-check HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
     assert.match(exchange.text, /^HTTP\/1\.1 200 /);
-    const stored = recorded.find((e) => e.url.endsWith('/host-check'));
-    assert.deepEqual(stored?.requestHeaders.filter(([name]) => name.toLowerCase() === 'host'), [['Host', `127.0.0.1:${plainPort}`]]);
+    const stored = await recordedOnce((all) => all.find((e) => e.url.endsWith('/host-check')));
+    assert.deepEqual(stored.requestHeaders.filter(([name]) => name.toLowerCase() === 'host'), [['Host', `127.0.0.1:${plainPort}`]]);
   });
 });
 
