@@ -16,7 +16,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/browser.ts';
 import { CHECK_RANKS, CHECKS, highestRank } from '../../src/engine/checks/index.ts';
 import { probeOrigins, type ProbeKind } from '../../src/engine/checks/cors.ts';
 import type { CheckName } from '../../src/engine/checks/names.ts';
@@ -25,7 +26,6 @@ import { makeCertificates, type KeyPair } from './fixtures/certs.ts';
 import { documentRoots, installed, startServer, type RunningServer, type Site, type SiteConfig, type Software } from './fixtures/real-servers.ts';
 import { targetFields } from './fixtures/targets.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const certs = makeCertificates();
 
 /** Who frames the target in Chromium: a page of another site, a named partner, the target's own origin. */
@@ -259,11 +259,10 @@ describe('the checks\' verdicts against real servers, held to Chromium and opens
       ];
       servers.set(software, await startServer(software, dir, sites));
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
+    browser = await launchChromium({
       // The lab's targets are on loopback; Local Network Access (which guards private addresses
       // from public pages) is off, so the browser acts as between two public sites.
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-features=LocalNetworkAccessChecks'],
+      disabledFeatures: ['LocalNetworkAccessChecks'],
     });
     before_ = documentRoots([...servers.values()]);
     // every check at once, as workers run them; rows that set the environment after, one by one

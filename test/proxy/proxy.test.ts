@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { connect as connectTls } from 'node:tls';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { makeCertificates } from '../engine/fixtures/certs.ts';
 import { openCa } from '../../src/proxy/ca.ts';
 import { request, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
@@ -702,11 +702,7 @@ describe('Chromium through the proxy', () => {
     const home = await tempDir('assessd-chromium-home-');
     const inHome = { cwd: home, env: { ...process.env, HOME: home } };
     const launch = (env: NodeJS.ProcessEnv) =>
-      chromium.launch({
-        executablePath: '/usr/bin/chromium',
-        env,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--proxy-server=${proxyUrl}`, '--proxy-bypass-list=<-loopback>'],
-      });
+      launchChromium({ env, args: [`--proxy-server=${proxyUrl}`, '--proxy-bypass-list=<-loopback>'] });
     const untrusting = await launch({ ...process.env, HOME: home });
     try {
       const page = await untrusting.newPage();

@@ -5,9 +5,9 @@
  */
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
-import { CHROMIUM, keepOnBox, missingBrowser, NARROW, picture, sidewaysScroll, WIDE } from '../helpers/browser.ts';
+import { CHROMIUM, keepOnBox, launchChromium, missingBrowser, NARROW, picture, sidewaysScroll, WIDE } from '../helpers/browser.ts';
 import { eventually, shows, text } from '../helpers/page.ts';
 
 interface Session {
@@ -61,10 +61,7 @@ async function openPage(base: string, viewport = WIDE): Promise<{ context: Brows
 before(async () => {
   if (missingBrowser) return;
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   ({ context, page } = await openPage(server.url));
 });
 

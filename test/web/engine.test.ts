@@ -12,9 +12,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
-import { CHROMIUM, keepOnBox, missingBrowser, NARROW, picture, problemsInEachLook, sidewaysScroll, WIDE } from '../helpers/browser.ts';
+import { CHROMIUM, keepOnBox, launchChromium, missingBrowser, NARROW, picture, problemsInEachLook, sidewaysScroll, WIDE } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 
 const TOKEN = 'engine-views-test-token-0123456789abcdef';
@@ -94,10 +94,7 @@ before(async () => {
   await mkdir(join(dataDir, 'plugins'));
   await writeFile(join(dataDir, 'plugins', 'test-checks.json'), JSON.stringify(USER_PLUGINS));
   server = await startServer({ dataDir, token: TOKEN, workers: 2, checkTimeoutMs: 5000, proxy: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   // axe is put into the page by the test: the page's own policy would refuse an inline script
   context = await browser.newContext({ viewport: WIDE, colorScheme: 'light', reducedMotion: 'reduce', bypassCSP: true });
   context.setDefaultTimeout(5000);

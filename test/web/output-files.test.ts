@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/browser.ts';
 import { addTarget, configure, queue, script, scriptDir, toolPlugin, waitForOutput, writePluginFile } from '../helpers/engine.ts';
 import { startServer, tempDir, useToken, type TestServer } from '../helpers/server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const missing = !existsSync(CHROMIUM);
 const skip = missing && !process.env.CI;
 if (skip) console.warn(`\n!! SKIPPING the output files browser test: ${CHROMIUM} is missing (apt-get install chromium).\n`);
@@ -54,10 +54,7 @@ before(async () => {
   const out = await waitForOutput(server, id, `active@${CODE}`);
   assert.equal(out.status, 'Successful', JSON.stringify(out));
   reportUrl = `${server.url}/api/v1/targets/${id}/poutput/web/active/${CODE}/files/report/index.html`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

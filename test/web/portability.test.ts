@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/browser.ts';
 import { request, startServer, tempDir, type TestServer } from '../helpers/server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const missing = !existsSync(CHROMIUM);
 const skip = missing && !process.env.CI;
 if (skip) console.warn(`\n!! SKIPPING the browser portability test: ${CHROMIUM} is missing (apt-get install chromium).\n`);
@@ -31,10 +31,7 @@ before(async () => {
   target = await startServer();
   await request(source.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'acme web' } });
   await request(source.url, '/api/v1/targets/', { method: 'POST', form: { target_url: URLS } });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 } });
   context.setDefaultTimeout(5000);
   await context.route('**/*', (route) => {

@@ -10,10 +10,10 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/browser.ts';
 import { request, spawnServer, startServer, tempDir, type TestServer } from '../helpers/server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const missing = !existsSync(CHROMIUM);
 const skip = missing && !process.env.CI;
 if (skip) console.warn(`\n!! SKIPPING the browser security test: ${CHROMIUM} is missing (apt-get install chromium).\n`);
@@ -57,16 +57,11 @@ before(async () => {
   });
   await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
   attackerPort = (attacker.address() as AddressInfo).port;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync',
-      // DNS rebinding, without DNS: the attacker's name resolves to the server's address
-      '--host-resolver-rules=MAP rebound.example 127.0.0.1',
-      // Chromium's own Local Network Access checks would stop a public page first: the test is of the server's defence
-      '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights',
-    ],
+  browser = await launchChromium({
+    // DNS rebinding, without DNS: the attacker's name resolves to the server's address
+    args: ['--host-resolver-rules=MAP rebound.example 127.0.0.1'],
+    // Chromium's own Local Network Access checks would stop a public page first: the test is of the server's defence
+    disabledFeatures: ['LocalNetworkAccessChecks', 'BlockInsecurePrivateNetworkRequests', 'PrivateNetworkAccessSendPreflights'],
   });
 });
 
