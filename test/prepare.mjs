@@ -1,7 +1,10 @@
 // `npm test`'s first step: the build (type-check and declarations of the sources, the web
 // application's type-check, the bundles) and the type-check of the tests with the sources, side by
 // side: they need nothing of each other, and one after the other they took a minute of a test run.
-// Fails, printing what failed, when either does.
+// Fails, printing what failed, when either does. The two type-checks that write nothing (the tests',
+// the web application's) keep tsc's incremental state in dist/.tsbuildinfo/: run again with nothing
+// changed, they take ~5 s instead of ~13. The build's own tsc, which writes the declarations, does
+// not: an incremental tsc does not write again a declaration deleted since its last run.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
