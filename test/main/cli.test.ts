@@ -175,7 +175,7 @@ test('a port in use: one line, non-zero exit, no token left behind', async () =>
   try {
     const port = new URL(first.url).port;
     const dir = await tempDir();
-    const run = await runCli(['--host', '0.0.0.0', '--port', port, '--data-dir', dir]);
+    const run = await runCli(['--host', '0.0.0.0', '--port', port, '--proxy-port', '0', '--data-dir', dir]);
     assert.equal(run.code, 1);
     assert.match(run.stderr.trim(), /^assessd: .*EADDRINUSE/);
     assert.equal(run.stderr.trim().split('\n').length, 1);
@@ -256,7 +256,7 @@ test('the compiled server: a login survives kill -9 and an immediate restart on 
   assert.ok(await works(first.url));
   first.proc.kill('SIGKILL');
   await first.exited;
-  const second = await spawnServer(['--port', port, '--data-dir', dir]);
+  const second = await spawnServer(['--port', port, '--proxy-port', '0', '--data-dir', dir]);
   try {
     assert.ok(await works(second.url), 'the login was on disk when the login answered');
     assert.equal((await request(second.url, '/api/v1/auth', { method: 'DELETE', headers: { cookie }, auth: false })).status, 200);
@@ -265,7 +265,7 @@ test('the compiled server: a login survives kill -9 and an immediate restart on 
     second.proc.kill('SIGKILL');
     await second.exited;
   }
-  const third = await spawnServer(['--port', port, '--data-dir', dir]);
+  const third = await spawnServer(['--port', port, '--proxy-port', '0', '--data-dir', dir]);
   try {
     assert.equal(await works(third.url), false, 'the logout was on disk when it answered');
   } finally {
