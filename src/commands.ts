@@ -4,8 +4,8 @@
  * transactions. They open it through the store, so they
  * take its lock: while a server holds it they refuse and name the API call to use instead.
  */
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { createReadStream, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleProblem } from './api/messages.js';
 import { DEFAULT_DATA_DIR, defaultConfiguration } from './paths.js';
@@ -126,13 +126,36 @@ function existingDataDir(values: Parsed['values'], env: NodeJS.ProcessEnv): stri
   return dir;
 }
 
+/**
+ * The file `--out` names, refused when it could not be the bundle: empty, a directory, or inside the
+ * data directory (the export would replace one of the store's own files: its journal, a snapshot,
+ * the token).
+ */
+function outputFile(value: string, dataDir: string): string {
+  if (value === '') throw new CommandError('--out is empty: name the file to write the bundle to');
+  const out = resolve(value);
+  if (statSync(out, { throwIfNoEntry: false })?.isDirectory()) throw new CommandError(`--out ${out} is a directory: name a file in it`);
+  const real = (path: string) => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return path;
+    }
+  };
+  const [parent, data] = [real(dirname(out)), real(dataDir)];
+  if (parent === data || parent.startsWith(`${data}${sep}`)) {
+    throw new CommandError(`--out ${out} is inside the data directory ${dataDir}, whose files are the store's own: write the bundle elsewhere`);
+  }
+  return out;
+}
+
 async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
   const { values, positionals } = parse(argv, ['session', 'data-dir', 'out'], EXPORT_USAGE);
   if (values.help) return io.out(`${EXPORT_USAGE}\n`);
   if (positionals.length > 0) throw new CommandError(`unexpected argument ${JSON.stringify(positionals[0])} (${EXPORT_USAGE})`);
   const id = idFlag(values, 'session', 'session', EXPORT_USAGE);
   const dir = existingDataDir(values, env);
-  const out = values.out === undefined ? undefined : resolve(values.out as string);
+  const out = values.out === undefined ? undefined : outputFile(values.out as string, dir);
 
   const logs: string[] = [];
   const store = await open(dir, logs, (url) => `curl -f ${authHeader(dir)} -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);

@@ -2,7 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { bundle, storeBytes, withoutId } from '../helpers/bundles.ts';
@@ -193,6 +194,19 @@ describe('refusals: exit 1 and one line', () => {
     assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '1', '--bogus']), /Unknown option '--bogus'/);
     assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '1', 'extra']), /unexpected argument "extra"/);
     assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '1', '--out', join(empty, 'no', 'such', 'dir', 'f.json')]), /cannot write .*f\.json: ENOENT/);
+  });
+
+  test('export: an --out inside the data directory (its journal, a snapshot, the token, through a link too), a directory or empty is refused; the store unchanged', async () => {
+    const dir = source.dir;
+    const before = await storeBytes(dir);
+    const link = join(await tempDir(), 'data');
+    await symlink(dir, link);
+    for (const out of [join(dir, 'journal.jsonl'), join(dir, 'sessions.json'), join(dir, 'token'), join(dir, 'new.json'), join(dir, 'outputs', 'x.json'), join(link, 'journal.jsonl')]) {
+      assertRefused(await runCli(['export', '--data-dir', dir, '--session', '1', '--out', out]), /is inside the data directory .*: write the bundle elsewhere$/);
+    }
+    assertRefused(await runCli(['export', '--data-dir', dir, '--session', '1', '--out', tmpdir()]), /is a directory: name a file in it$/);
+    assertRefused(await runCli(['export', '--data-dir', dir, '--session', '1', '--out', '']), /--out is empty/);
+    assert.deepEqual(await storeBytes(dir), before);
   });
 
   test('import: no file, a missing file, and each kind of bad bundle, naming the problem; the store unchanged', async () => {

@@ -76,3 +76,37 @@ test('the CLI runs from its bundle with the V8 code cache the build made: taken 
     }
   }
 });
+
+test('SIGTERM to npm start alone (as a service manager or docker stop sends it) stops the server: it drains and exits, the directory free for the next start', { skip: linux }, async () => {
+  const dir = await tempDir();
+  const npm = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir], { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      npm.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('assessd listening on ')) resolve();
+      });
+      npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
+    });
+    const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'assessd.cjs'))));
+    assert.ok(server, 'the server is in npm start\'s process group');
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
+    // npm alone, not its group: a shell between npm and node would not pass the signal on
+    npm.kill('SIGTERM');
+    await exited;
+    const gone = () => readProcStat(server.pid) === undefined || readProcStat(server.pid)?.state === 'Z';
+    for (let tries = 0; tries < 200 && !gone(); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(gone(), `the server (pid ${server.pid}) outlived npm start`);
+    const next = await spawnServer(['--port', '0', '--data-dir', dir]);
+    next.proc.kill('SIGKILL');
+    await next.exited;
+  } finally {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // the group has ended
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+});
