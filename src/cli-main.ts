@@ -40,6 +40,13 @@ async function main(): Promise<void> {
   // V8's young generation kept at its start size (src/young-generation.ts), from now on: after the
   // flags are read, as node compiles what it loads once a V8 flag has changed without its code cache
   keepYoungGenerationSmall();
+  // A log whose reader went away (`npm start 2>&1 | head -1`) loses its lines and the server goes on:
+  // the write's EPIPE, unhandled, ended it with nothing said and its lock left behind.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
 
   // No handler while starting: a signal then stops the process at once (nothing is acknowledged yet,
   // every file is written atomically), even if the start is stuck in a synchronous call.

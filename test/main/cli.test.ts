@@ -273,3 +273,19 @@ test('the compiled server: a login survives kill -9 and an immediate restart on 
     await third.exited;
   }
 });
+
+test('a log whose reader went away (npm start 2>&1 | head -1): the server goes on serving, and a SIGTERM still exits 0', async () => {
+  const server = await spawnServer(['--port', '0', '--data-dir', await tempDir()]);
+  try {
+    server.proc.stdout!.destroy();
+    server.proc.stderr!.destroy();
+    // refused requests are logged: each a write to a pipe nobody reads
+    for (let i = 0; i < 3; i++) assert.equal((await request(server.url, '/api/v1/sessions/', { auth: false })).status, 401);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await request(server.url, '/debug/health')).status, 200);
+    server.proc.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  } finally {
+    server.proc.kill('SIGKILL');
+  }
+});
