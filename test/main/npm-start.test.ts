@@ -1,7 +1,7 @@
 /** `npm start` as a user runs it: the node flags its script gives the server are in force. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,21 +24,29 @@ function processesOfGroup(pgid: number): { pid: number; argv: string[] }[] {
     });
 }
 
+/** `npm start` on `dir` in a process group of its own, as a terminal runs it. */
+const npmStart = (dir: string) => spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir], { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+
+/** Resolves once `npm start` has printed the start-up line; rejects if it exits first. */
+function listening(npm: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let output = '';
+    npm.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('assessd listening on ')) resolve();
+    });
+    npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
+  });
+}
+
 const threads = (pid: number) => readdirSync(`/proc/${pid}/task`).length;
 
 test('npm start runs the server with V8 keeping one helper thread (--v8-pool-size=1: the write tails at saturation)', { skip: linux }, async () => {
   assert.deepEqual(START_FLAGS, ['--v8-pool-size=1']);
   const [dir, plainDir, spawnedDir] = [await tempDir(), await tempDir(), await tempDir()];
-  const npm = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir], { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const npm = npmStart(dir);
   try {
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      npm.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('assessd listening on ')) resolve();
-      });
-      npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
-    });
+    await listening(npm);
     const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'assessd.cjs'))));
     assert.ok(server, 'the server is in npm start\'s process group');
     assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('assessd.cjs'))), START_FLAGS);
@@ -79,16 +87,9 @@ test('the CLI runs from its bundle with the V8 code cache the build made: taken 
 
 test('SIGTERM to npm start alone (as a service manager or docker stop sends it) stops the server: it drains and exits, the directory free for the next start', { skip: linux }, async () => {
   const dir = await tempDir();
-  const npm = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir], { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const npm = npmStart(dir);
   try {
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      npm.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('assessd listening on ')) resolve();
-      });
-      npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
-    });
+    await listening(npm);
     const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'assessd.cjs'))));
     assert.ok(server, 'the server is in npm start\'s process group');
     const exited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
