@@ -129,7 +129,9 @@ test('a failed compaction blocks no write, and the next one folds its segments t
   assert.match(logs.join('\n'), /compaction failed, its journal segments wait for the next one: EIO: injected/);
   await writeUntil(store, () => store.stats.compactions > 0, 'later');
   await until(() => !store.stats.compacting, 'the compaction is done');
-  assert.deepEqual(await journalFiles(dir), ['journal.2.jsonl'], 'both sealed segments were folded, then deleted');
+  // one live segment left, past both sealed ones (a busy box may have sealed a third meanwhile)
+  const left = await journalFiles(dir);
+  assert.ok(left.length === 1 && /^journal\.([2-9]|\d\d+)\.jsonl$/.test(left[0]!), `both sealed segments were folded, then deleted: ${left}`);
   const expected = contents(store.state);
   await store.close();
   assert.equal(await reopened(dir), expected);
