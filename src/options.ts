@@ -1,6 +1,7 @@
 /** The server's options: what `start()` takes (and the CLI's flags map to), checked in one place. */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { isDottedQuad } from './http/ipv4.js';
 import { TOKEN_PATTERN } from './store/token-file.js';
 
 /** What `start()` takes; numbers may also come as decimal strings (as from a command line). */
@@ -95,22 +96,6 @@ export function unmapped(host: string): string {
     return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
   }
   return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(host) ? host.slice(7) : host;
-}
-
-/**
- * Whether `text` is an IPv4 address as node's isIPv4 has it (four decimal numbers up to 255, no
- * leading zero), read without the pattern isIPv4 compiles on its first call: a start asks this of
- * its own host.
- */
-function isDottedQuad(text: string): boolean {
-  const parts = text.split('.');
-  if (parts.length !== 4) return false;
-  for (const part of parts) {
-    if (part.length === 0 || part.length > 3 || (part.length > 1 && part[0] === '0')) return false;
-    for (let i = 0; i < part.length; i++) if (part.charCodeAt(i) < 48 || part.charCodeAt(i) > 57) return false;
-    if (Number(part) > 255) return false;
-  }
-  return true;
 }
 
 /** Whether an address or name reaches only this machine. */

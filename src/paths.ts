@@ -3,7 +3,7 @@
  * compiled), or, in the single executable, the assets embedded in it.
  */
 import { isUtf8 } from 'node:buffer';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,6 +41,11 @@ function seaAsset(name: string): Buffer {
   return Buffer.from(getRawAsset(name));
 }
 
+/** Throws unless the web application is built (its files are read when first needed: webFiles). */
+export function checkWebBuilt(): void {
+  if (!IN_SEA && !existsSync(join(WEB_ASSETS_DIR, 'index.html'))) throw new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
+}
+
 /** The built web application's files by name (index.html, app.js, ...). */
 export function webFiles(): Map<string, Buffer> {
   if (IN_SEA) return new Map((ASSESSD_WEB_FILES ?? []).map((name) => [name, seaAsset(`web/${name}`)]));
@@ -50,7 +55,7 @@ export function webFiles(): Map<string, Buffer> {
   } catch {
     throw new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
   }
-  // read synchronously: once, at start-up, before anything is served; a dozen small reads cost less than their round trips
+  // read synchronously, once (just after the start, or by the first page request): a handful of small reads cost less than their round trips
   return new Map(names.map((name) => [name, readFileSync(join(WEB_ASSETS_DIR, name))]));
 }
 

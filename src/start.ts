@@ -2,14 +2,14 @@
 import { once } from 'node:events';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { loadWebAssets, type WebAssets } from './api/page.js';
+import { lazyWebAssets, type WebAssets } from './api/page.js';
 import { fsPromises } from './lazy-builtins.js';
 import { isLoopback, resolveOptions, type StartOptions } from './options.js';
 import type { ProxyView } from './api/proxy.js';
 import { prepareCa } from './proxy/ca.js';
 import { evidenceRecorder, type EvidenceRecorder } from './proxy/evidence-recorder.js';
 import { startProxy, type ProxyServer } from './proxy/index.js';
-import { defaultConfiguration, version, webFiles } from './paths.js';
+import { checkWebBuilt, defaultConfiguration, version, webFiles } from './paths.js';
 import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
 import { parseDefaults } from './store/defaults.js';
@@ -54,7 +54,10 @@ function urlHost(address: string): string {
 export async function start(options: StartOptions): Promise<AssessdServer> {
   const resolved = resolveOptions(options);
   const { log, dataDir, host } = resolved;
-  web ??= loadWebAssets(webFiles());
+  if (!web) {
+    checkWebBuilt();
+    web = lazyWebAssets(webFiles);
+  }
   const { text, file } = defaultConfiguration(dataDir);
   const defaults = parseDefaults(text, file);
   const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });

@@ -4,7 +4,7 @@
  * after another from the file's start, each saying its own length (record.ts). What is read back
  * goes to a new file; the rest is lost, and said (store.ts). Knows nothing of HTTP.
  */
-import { open } from 'node:fs/promises';
+import { fsPromises } from '../lazy-builtins.js';
 import type { SegmentRow } from '../store/state.js';
 import { decodeRecord, RECORD_HEADER, type Exchange } from './record.js';
 
@@ -42,7 +42,7 @@ function recordLength(header: Buffer): number {
  * exchange. Stops at the first one cut short or that does not decode as a record.
  */
 export async function* wholeRecords(path: string, most: number): AsyncGenerator<{ bytes: Buffer; exchange: Exchange }> {
-  const file = await open(path, 'r');
+  const file = await fsPromises().open(path, 'r');
   try {
     const { size } = await file.stat();
     const header = Buffer.alloc(RECORD_HEADER);

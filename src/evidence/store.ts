@@ -6,8 +6,8 @@
  * Knows nothing of HTTP.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { link } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fsPromises } from '../lazy-builtins.js';
 import { nodeFileSystem, type FileSystem } from '../store/atomic-file.js';
 import { DataFileError, type SegmentRow } from '../store/state.js';
 import type { Store } from '../store/store.js';
@@ -430,7 +430,7 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
       }
       // the damaged bytes stay, under another name, for whoever wants to look at them
       let keptAs = `The damaged file is kept as ${SEGMENT_DIR}/${row.n}.seg${DAMAGED} (delete it when you no longer need it)`;
-      await link(path, `${path}${DAMAGED}`).catch((err: NodeJS.ErrnoException) => {
+      await fsPromises().link(path, `${path}${DAMAGED}`).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'EEXIST') keptAs = `The damaged file could not be kept (${err.code ?? err.message}): it is deleted`;
       });
       const result = await store.change({ op: 'salvageSegment', segment: row.n, ...(writer ? { into: writer.n } : {}), kept, purged });

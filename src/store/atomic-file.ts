@@ -1,5 +1,5 @@
 /** The store's file operations: atomic replacement of a file, and a journal appended in place. */
-import { close, constants, fdatasync, fstat, fsync, ftruncate, open as openFd, stat, write } from 'node:fs';
+import { close, closeSync, constants, fdatasync, fstatSync, fsync, ftruncate, openSync, stat, write, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fsPromises } from '../lazy-builtins.js';
@@ -69,12 +69,10 @@ function tempPathFor(path: string): string {
 
 // the journal's calls on a plain descriptor: node:fs/promises (~2 ms to load) waits for a first write
 const descriptorCalls = {
-  open: promisify(openFd),
   write: promisify(write),
   truncate: promisify(ftruncate),
   fsync: promisify(fsync),
   fdatasync: promisify(fdatasync),
-  fstat: promisify(fstat),
   stat: promisify(stat),
   close: promisify(close),
 };
@@ -121,14 +119,26 @@ export const nodeFileSystem: FileSystem = {
 
   async openAppendable(path) {
     // not 'a': O_APPEND ignores the position, and a failed write must be overwritable
+    // Opened with synchronous calls: an open and an fstat write nothing to the disk, and at start (the
+    // live segment is the start's only file opened before it listens) the thread pool's first calls
+    // cost ~3-5 ms: the pool started, and two round trips to it.
     let created = false;
-    const descriptor = await descriptorCalls.open(path, READ_WRITE | DATA_SYNC).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
+    let descriptor: number;
+    try {
+      descriptor = openSync(path, READ_WRITE | DATA_SYNC);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       created = true;
-      return descriptorCalls.open(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
-    });
+      descriptor = openSync(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
+    }
     // which file it is: a write checks the path still names it before the write counts as durable
-    const opened = await descriptorCalls.fstat(descriptor);
+    let opened: Stats;
+    try {
+      opened = fstatSync(descriptor);
+    } catch (err) {
+      closeSync(descriptor);
+      throw err;
+    }
     // as a FileHandle: nothing once closing, and the close waits for calls in flight (the number is reused)
     let closing: Promise<void> | undefined;
     let inFlight = 0;

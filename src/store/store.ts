@@ -43,7 +43,7 @@ export interface StoreStats {
   /** Compactions done; failed ones lose nothing (their segments wait for the next). */
   compactions: number;
   failedCompactions: number;
-  /** Whether a compaction is running now. */
+  /** Whether a compaction is running now (from the seal of its segments on). */
   compacting: boolean;
 }
 
@@ -245,6 +245,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   let waiting: Waiter[] = [];
   let flushing: Promise<void> | undefined;
   let compacting: Promise<void> | undefined;
+  /** A compaction's seal is under way (compacting is set once it is done). */
+  let sealing = false;
   /** Set when the state could not be reloaded after a failed write: it may hold what the disk lacks. */
   let unsure: Error | undefined;
   /** Set for good once the directory was removed or replaced under the server (the store's `lost`). */
@@ -305,12 +307,16 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
    * background; once the new snapshots are durable, the folded segments are deleted.
    */
   async function startCompaction(): Promise<void> {
+    // a compaction runs from its seal on: a new segment already there is part of it
+    sealing = true;
     try {
       await seal();
     } catch (err) {
       stats.failedCompactions++;
       log(`could not start a new journal segment, compaction put off: ${(err as Error).message}`);
       return;
+    } finally {
+      sealing = false;
     }
     const segments = [...sealed];
     // a compactor that throws at once fails like one that rejects: the write loop never sees it
@@ -380,7 +386,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
       return lost;
     },
     get stats() {
-      return { ...stats, compacting: compacting !== undefined, fsyncs: otherFsyncs + journal.fsyncs };
+      return { ...stats, compacting: sealing || compacting !== undefined, fsyncs: otherFsyncs + journal.fsyncs };
     },
 
     change<O extends Op>(op: O): Promise<ResultOf<O>> {
