@@ -162,11 +162,13 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   const state = emptyState();
   let snapshotsStale = false;
   const snapshotSeq = {} as Record<Part, number>;
+  const missing: Part[] = [];
   for (const part of PARTS) {
     const seq = readSnapshot(dir, part, state);
-    if (seq === undefined) snapshotsStale = true;
+    if (seq === undefined) missing.push(part);
     snapshotSeq[part] = seq ?? 0;
   }
+  if (missing.length > 0) snapshotsStale = true;
   const segments = listSegments(dir).filter((n) => live === undefined || n <= live.segment);
   const seqOf = (part: Part) => snapshotSeq[part];
   // Every record past the snapshots is in the journal, one after another: a gap is records lost.
@@ -188,6 +190,16 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
     },
     live?.length,
   );
+  // A new directory writes its snapshots before its first record: a sessions snapshot missing beside
+  // records was lost (deleted, or left out of a copy), and what it held from the start (the default
+  // session, the ids given) is in no record. Replayed alone, the records would renumber the sessions
+  // for good. (The configuration's holds the defaults, merged again at every start.)
+  if (missing.includes('sessions') && read.lastSeq > 0) {
+    throw new DataFileError(
+      join(dir, PART_FILES.sessions),
+      `missing, while the journal holds records written after it (1-${read.lastSeq}): what it held is in no record. Nothing was changed; put the file back, or start on a complete copy of the directory`,
+    );
+  }
   // an in-memory change no record holds (the default session of an empty store): the snapshots must say it
   const sessions = state.sessions.size;
   ensureDefaultSession(state);

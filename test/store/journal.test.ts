@@ -281,6 +281,26 @@ test('records missing from the journal stop the open, naming the gap, and change
   await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /record \d+ comes after the snapshots, which end at record 0: records 1-\d+ are missing/);
 });
 
+test('sessions.json gone beside a journal not yet compacted: the start stops naming it, rather than renumbering the sessions; the directory untouched', async () => {
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS });
+  await store.change({ op: 'createSession', name: 'acme' });
+  await store.close();
+  const { rm } = await import('node:fs/promises');
+  await rm(join(dir, 'sessions.json'));
+  const before = await readdir(dir);
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: DataFileError) =>
+    err.code === 'ERR_DATA_FILE' && err.file === join(dir, 'sessions.json') && /missing, while the journal holds records written after it \(1-1\)/.test(err.message));
+  assert.deepEqual(await readdir(dir), before, 'no snapshot written');
+  // without records (a new directory's), a missing snapshot is a fresh one, as before
+  const fresh = await tempDir();
+  await (await openStore({ dir: fresh, defaults: DEFAULTS })).close();
+  await rm(join(fresh, 'sessions.json'));
+  const reopened = await openStore({ dir: fresh, defaults: DEFAULTS });
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session']);
+  await reopened.close();
+});
+
 test('a compaction that rewrote one snapshot (the other had nothing newer) leaves no gap: the store opens whole', async () => {
   const { compactSegments } = await import('../../src/store/compaction.ts');
   const dir = await tempDir();
