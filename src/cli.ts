@@ -47,11 +47,30 @@ export class UsageError extends Error {}
 /** `maxBody` -> `--max-body`: messages name the flag the user typed. */
 const flagName = (option: string) => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
+/**
+ * `--port -1` as `--port=-1`: parseArgs takes a value that begins with a dash for a flag, and its
+ * hint (write `--port=-XYZ`) only leads to the value's own error; this way that error comes at once.
+ * No flag is a dash and a digit.
+ */
+function negativeValuesJoined(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1];
+    if (/^--[a-z-]+$/.test(argv[i]!) && next !== undefined && /^-[0-9]/.test(next)) {
+      out.push(`${argv[i]}=${next}`);
+      i++;
+    } else {
+      out.push(argv[i]!);
+    }
+  }
+  return out;
+}
+
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir: string): CliCommand {
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args: negativeValuesJoined(argv),
       strict: true,
       allowPositionals: false,
       options: {
@@ -87,7 +106,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
   const options: StartOptions = {
     host: values.host ?? env.ASSESSD_HOST,
     port: values.port ?? env.ASSESSD_PORT,
-    dataDir: values['data-dir'] ?? env.ASSESSD_DATA_DIR ?? defaultDataDir,
+    // an empty ASSESSD_DATA_DIR is no setting, as an empty ASSESSD_TOKEN
+    dataDir: values['data-dir'] ?? (env.ASSESSD_DATA_DIR || defaultDataDir),
     fileServerPort: values['file-server-port'],
     maxBody: values['max-body'],
     maxImportBody: values['max-import-body'],
@@ -100,11 +120,15 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     workers: values.workers ?? env.ASSESSD_WORKERS,
     runTimeout: values['run-timeout'] ?? env.ASSESSD_RUN_TIMEOUT,
     checkTimeout: values['check-timeout'] ?? env.ASSESSD_CHECK_TIMEOUT,
-    proxyHost: values['proxy-host'] ?? env.ASSESSD_PROXY_HOST,
-    proxyPort: values['proxy-port'] ?? env.ASSESSD_PROXY_PORT,
+    // --no-proxy wins over the proxy's settings in the environment, as --no-token over a token there
+    proxyHost: values['no-proxy'] ? undefined : (values['proxy-host'] ?? env.ASSESSD_PROXY_HOST),
+    proxyPort: values['no-proxy'] ? undefined : (values['proxy-port'] ?? env.ASSESSD_PROXY_PORT),
     noProxy: values['no-proxy'],
   };
   if (values['no-token'] && values.token !== undefined) throw new UsageError('--token and --no-token exclude each other');
+  for (const flag of ['proxy-port', 'proxy-host'] as const) {
+    if (values['no-proxy'] && values[flag] !== undefined) throw new UsageError(`--${flag} and --no-proxy exclude each other`);
+  }
   try {
     const { log: _log, ...resolved } = resolveOptions(options, (option) =>
       option === 'compactAfter' ? 'ASSESSD_COMPACT_AFTER' : flagName(option),

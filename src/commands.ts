@@ -83,7 +83,7 @@ function parse(argv: string[], names: string[], usage: string, flags: string[] =
 }
 
 function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  return resolve(flag ?? env.ASSESSD_DATA_DIR ?? DEFAULT_DATA_DIR);
+  return resolve(flag ?? (env.ASSESSD_DATA_DIR || DEFAULT_DATA_DIR));
 }
 
 /**
@@ -248,7 +248,7 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
     throw new CommandError(`${file}: refused (${result.reason})`);
   }
   for (const line of logs) io.err(line);
-  await io.out(`imported ${JSON.stringify(parsed.name)} as session ${result.id} with ${result.targets} targets into ${dir}\n`);
+  await io.out(`imported ${JSON.stringify(parsed.name)} as session ${result.id} with ${result.targets} target${result.targets === 1 ? '' : 's'} into ${dir}\n`);
 }
 
 async function importHarCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {

@@ -123,7 +123,8 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
   };
   const port = (option: keyof StartOptions, fallback: number) => integer(option, fallback, 0, 65535, 'a port number from 0 to 65535');
 
-  if (typeof options.dataDir !== 'string' || options.dataDir.trim() === '') throw new OptionError(`${name('dataDir')} is required`);
+  if (typeof options.dataDir !== 'string') throw new OptionError(`${name('dataDir')} is required`);
+  if (options.dataDir.trim() === '') throw new OptionError(`${name('dataDir')} must name a directory, not ${JSON.stringify(options.dataDir)}`);
   const host = options.host ?? '127.0.0.1';
   if (typeof host !== 'string' || host.trim() === '') throw new OptionError(`${name('host')} must not be empty`);
   if (options.token !== undefined && (typeof options.token !== 'string' || !TOKEN_PATTERN.test(options.token))) {
@@ -153,7 +154,7 @@ export function resolveOptions(options: StartOptions, name: (option: string) => 
     noToken: options.noToken === true,
     compactAfter: options.compactAfter === undefined ? undefined : integer('compactAfter', 0, 0, Number.MAX_SAFE_INTEGER, 'a number of bytes'),
     workers: integer('workers', availableParallelism(), 0, 256, 'a number of workers from 0 to 256'),
-    runTimeout: integer('runTimeout', 3600, 1, 365 * 24 * 3600, 'a number of seconds (at least 1)'),
+    runTimeout: integer('runTimeout', 3600, 1, 365 * 24 * 3600, 'a number of seconds from 1 to 31536000 (365 days)'),
     checkTimeout: integer('checkTimeout', 10, 1, 3600, 'a number of seconds from 1 to 3600'),
     proxyHost,
     // a server on a free port (tests, a library user) gets a free proxy port too: never a clash on 8008

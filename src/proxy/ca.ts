@@ -6,11 +6,12 @@
  * start, so a new leaf costs one signature.
  */
 import type { KeyObject } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname as machineName } from 'node:os';
 import { join, resolve } from 'node:path';
 import { nodeFileSystem } from '../store/atomic-file.js';
+import { readDataFile } from '../store/data-file.js';
 import { DataFileError } from '../store/state.js';
 import { bitString, boolean, explicit, implicit, name, namedBits, octetString, oid, pem, sequence, smallInteger, time, unsignedInteger } from './der.js';
 import { crypto } from '../lazy-builtins.js';
@@ -183,11 +184,8 @@ function makeCa(dataDir: string, now: Date): { key: KeyObject; certDer: Buffer }
  */
 export async function prepareCa(dataDir: string): Promise<() => Promise<ProxyCa>> {
   const file = join(dataDir, CA_DIR, CA_FILE);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  const text = readDataFile(file)?.toString('utf8');
+  if (text === undefined) {
     const made = await openCa(dataDir);
     return async () => made;
   }
@@ -208,12 +206,7 @@ export async function prepareCa(dataDir: string): Promise<() => Promise<ProxyCa>
 export async function openCa(dataDir: string, now = new Date(), known?: string): Promise<ProxyCa> {
   const dir = join(dataDir, CA_DIR);
   const file = join(dir, CA_FILE);
-  let text = known;
-  try {
-    text ??= readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+  const text = known ?? readDataFile(file)?.toString('utf8');
   let key: KeyObject;
   let certPem: string;
   if (text === undefined) {

@@ -4,9 +4,9 @@
  * when its browser logs out or when it expires; a restart keeps it. Read with the first login or
  * cookie that needs it, not at start.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFileSystem } from './atomic-file.js';
+import { readDataFile } from './data-file.js';
 
 export const LOGINS_FILE = 'logins';
 /** Logins kept at most: a new one past this ends the one that expires first. */
@@ -75,9 +75,10 @@ export function fileLogins(dir: string, log: (line: string) => void, now: () => 
     const logins = new Map<string, number>();
     let text: string | undefined;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readDataFile(file)?.toString('utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log(`${file} could not be read (${(err as NodeJS.ErrnoException).code}): browsers log in again`);
+      const { code, message } = err as NodeJS.ErrnoException;
+      log(`${file} could not be read (${code === 'ERR_DATA_FILE' ? message.slice(file.length + 2) : code}): browsers log in again`);
     }
     if (text !== undefined) {
       try {

@@ -4,9 +4,10 @@
  * a compaction. Synchronous: a rollback must not let a change in halfway, and a compaction runs
  * in a worker thread of its own.
  */
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { readDataFile, regularFileSize } from './data-file.js';
 import { scanJournal, segmentFile, type JournalRecord } from './journal.js';
 import { applyOp, partOf } from './ops.js';
 import { readSnapshotRows, SnapshotShapeError } from './snapshot-rows.js';
@@ -53,7 +54,7 @@ const WHOLE_TEXT_BYTES = Number(process.env.ASSESSD_SNAPSHOT_TEXT_BYTES ?? 256 *
 /** Reads a part's snapshot into `state`; returns the last record it includes, or undefined if it is missing. */
 export function readSnapshot(dir: string, part: Part, state: State): number | undefined {
   const file = join(dir, PART_FILES[part]);
-  const size = ifExists(() => statSync(file).size);
+  const size = regularFileSize(file);
   if (size === undefined) return undefined;
   if (size <= WHOLE_TEXT_BYTES) {
     const text = ifExists(() => readText(file));
@@ -95,7 +96,7 @@ export function readSegments(
   segments.forEach((n, i) => {
     const file = join(dir, segmentFile(n));
     const isLast = i === segments.length - 1;
-    const bytes = ifExists(() => readFileSync(file)) ?? Buffer.alloc(0);
+    const bytes = readDataFile(file) ?? Buffer.alloc(0);
     const read = isLast ? bytes.subarray(0, Math.min(bytes.length, lastLength)) : bytes;
     validLength = scanJournal(read, file, lastSeq, (record) => {
       onRecord(record, file);

@@ -1,8 +1,9 @@
 /** The API token kept in the data directory: generated once, reused by every later start. */
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { crypto } from '../lazy-builtins.js';
 import { nodeFileSystem } from './atomic-file.js';
+import { readDataFile } from './data-file.js';
 import { DataFileError } from './state.js';
 
 export const TOKEN_FILE = 'token';
@@ -20,12 +21,7 @@ export function generateToken(): string {
  */
 export async function loadOrCreateToken(dir: string, log: (line: string) => void): Promise<{ token: string; created: boolean }> {
   const file = join(dir, TOKEN_FILE);
-  let text: string | undefined;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+  const text = readDataFile(file)?.toString('utf8');
   if (text === undefined) {
     const token = generateToken();
     await nodeFileSystem.writeFileAtomic(file, `${token}\n`);

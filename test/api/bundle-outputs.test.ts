@@ -349,7 +349,7 @@ describe('the offline commands carry outputs too', () => {
     const fresh = await tempDir();
     const imported = await runCli(['import', file, '--data-dir', fresh]);
     assert.equal(imported.code, 0, imported.stderr);
-    assert.equal(imported.stdout, `imported "offline" as session 2 with 1 targets into ${fresh}\n`);
+    assert.equal(imported.stdout, `imported "offline" as session 2 with 1 target into ${fresh}\n`);
     const server = await startServer({ dataDir: fresh });
     try {
       assert.deepEqual((await outputsOf(server, 1)).map(portable), shown.map(portable));

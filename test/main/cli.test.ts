@@ -54,9 +54,23 @@ test('bad flags and values are usage errors', () => {
   }
   assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
   assert.throws(() => parseCli([], { ASSESSD_COMPACT_AFTER: '-1' }, '/d'), UsageError);
-  // a value starting with a dash, after a space: the message says how to write it
-  assert.throws(() => parseCli(['--workers', '-1'], {}, '/d'), { message: "Option '--workers' argument is ambiguous. To specify an option argument starting with a dash use '--workers=-XYZ'. (see --help)" });
+  // a negative number after a space is the flag's value, and its own error says what is wrong with it
+  assert.throws(() => parseCli(['--workers', '-1'], {}, '/d'), { message: '--workers must be a number of workers from 0 to 256, not "-1"' });
   assert.throws(() => parseCli(['--workers=-1'], {}, '/d'), { message: '--workers must be a number of workers from 0 to 256, not "-1"' });
+  assert.throws(() => parseCli(['--port', '-1'], {}, '/d'), { message: '--port must be a port number from 0 to 65535, not "-1"' });
+  // another value starting with a dash is still read as a flag: parseArgs says how to write it
+  assert.throws(() => parseCli(['--host', '-x'], {}, '/d'), { message: "Option '--host' argument is ambiguous. To specify an option argument starting with a dash use '--host=-XYZ'. (see --help)" });
+  assert.throws(() => parseCli(['--run-timeout', '31536001'], {}, '/d'), { message: '--run-timeout must be a number of seconds from 1 to 31536000 (365 days), not "31536001"' });
+  // the proxy's settings with --no-proxy: one of them is a mistake
+  assert.throws(() => parseCli(['--no-proxy', '--proxy-port', '5'], {}, '/d'), { message: '--proxy-port and --no-proxy exclude each other' });
+  assert.throws(() => parseCli(['--proxy-host', '127.0.0.2', '--no-proxy'], {}, '/d'), { message: '--proxy-host and --no-proxy exclude each other' });
+  // ... but not with the environment's: the flag wins, as --no-token over ASSESSD_TOKEN
+  const noProxy = parseCli(['--no-proxy'], { ASSESSD_PROXY_PORT: '5', ASSESSD_PROXY_HOST: '0.0.0.0' }, '/d');
+  assert.ok(noProxy.kind === 'serve' && noProxy.options.noProxy && noProxy.options.proxyHost === '127.0.0.1');
+  // an empty ASSESSD_DATA_DIR is no setting; an empty --data-dir is an error that says so
+  const emptyEnv = parseCli([], { ASSESSD_DATA_DIR: '' }, '/proj/data');
+  assert.ok(emptyEnv.kind === 'serve' && emptyEnv.options.dataDir === '/proj/data');
+  assert.throws(() => parseCli(['--data-dir', ''], {}, '/d'), { message: '--data-dir must name a directory, not ""' });
 });
 
 test('--help and --version print and exit 0', async () => {

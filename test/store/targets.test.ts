@@ -84,6 +84,8 @@ test('a bulk add recorded by a build that may have refused a URL without its aut
       { seq: 3, ops: [{ op: 'addTargetsPartial', session: 1, urls: ['https://b.example/'], oneHost: true, asWritten: true }] },
     ];
     await writeFile(join(dir, 'journal.jsonl'), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    // the snapshot a directory has before its first record (a start writes it before it appends one)
+    await writeFile(join(dir, 'sessions.json'), JSON.stringify({ version: 1, seq: 0, nextSessionId: 1, nextTargetId: 1, activeSessionId: 0, sessions: [], targets: [] }));
     const logs: string[] = [];
     const store = await openStore({ dir, defaults: [], log: (line) => logs.push(line) });
     try {

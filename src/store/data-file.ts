@@ -1,0 +1,34 @@
+/**
+ * Reading the data directory's own files (snapshots, journal segments, the token, the CA): anything
+ * but a regular file at such a name stops the start naming it. A FIFO would hold the read until
+ * something writes into it, for ever at start; a directory failed it with EISDIR and no name.
+ */
+import { readFileSync, statSync, type Stats } from 'node:fs';
+import { DataFileError } from './state.js';
+
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return 'not a file';
+}
+
+/** The size of the regular file at `file`, or undefined when there is nothing there; throws DataFileError for anything else. */
+export function regularFileSize(file: string): number | undefined {
+  const stats = statSync(file, { throwIfNoEntry: false });
+  if (stats === undefined) return undefined;
+  if (!stats.isFile()) throw new DataFileError(file, `${kindOf(stats)}, where a file of the data directory belongs: move it away`);
+  return stats.size;
+}
+
+/** The bytes of the regular file at `file`, or undefined when there is none (also one removed meanwhile). */
+export function readDataFile(file: string): Buffer | undefined {
+  if (regularFileSize(file) === undefined) return undefined;
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
