@@ -199,6 +199,16 @@ function readBundleFile(file: string): Buffer {
   }
 }
 
+/**
+ * A failed write on a descriptor names no file (`ENOSPC: no space left on device, write`): the
+ * message says the data directory it was writing to.
+ */
+function namingDataDir(err: unknown, dir: string): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (err instanceof CommandError || typeof e?.code !== 'string' || e.path !== undefined || e.syscall === undefined) return err;
+  return new CommandError(`${dir}: ${e.message}`);
+}
+
 async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
   const { values, positionals } = parse(argv, ['data-dir', 'name'], IMPORT_USAGE);
   if (values.help) return io.out(`${IMPORT_USAGE}\n`);
@@ -238,6 +248,8 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
     } finally {
       await evidence.close();
     }
+  } catch (err) {
+    throw namingDataDir(err, dir);
   } finally {
     await store.close();
   }
@@ -284,6 +296,8 @@ async function importHarCommand(argv: string[], env: NodeJS.ProcessEnv, io: Outp
     } finally {
       await evidence.close();
     }
+  } catch (err) {
+    throw namingDataDir(err, dir);
   } finally {
     input.destroy();
     await store.close();

@@ -1,7 +1,7 @@
 /** `assessd export` and `assessd import` through the compiled binary, on the directories of stopped servers. */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -225,6 +225,29 @@ describe('refusals: exit 1 and one line', () => {
     assertRefused(await runCli(['import', await write('c.json', bundle('n', ['http://ok.example/', 'gopher://x'])), '--data-dir', dir]), /c\.json: targets\[1\]\.target_url is not an absolute http\(s\) URL$/);
     assertRefused(await runCli(['import', await write('d.json', bundle('n', [])), '--data-dir', dir, '--name', '']), /Session name must be 1 to 255 characters$/);
     assert.deepEqual(await storeBytes(dir), before);
+  });
+
+  test('import onto a full disk: one line naming the data directory (a write on a descriptor names no file); nothing imported', async (t) => {
+    const dir = await tempDir();
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'tmpfs', dir], { stdio: 'ignore' });
+    } catch {
+      return t.skip('this machine does not let the test mount a tmpfs (needs root)');
+    }
+    try {
+      const files = await tempDir();
+      const small = join(files, 'small.json');
+      await writeFile(small, bundle('small', ['http://a.example/']));
+      assert.equal((await runCli(['import', small, '--data-dir', dir])).code, 0);
+      // ~600 KB of targets into what is left of 256 KiB
+      const large = join(files, 'large.json');
+      await writeFile(large, bundle('large', Array.from({ length: 5000 }, (_, i) => `http://host-${i}.example/${'p'.repeat(100)}`)));
+      assertRefused(await runCli(['import', large, '--data-dir', dir]), new RegExp(`^assessd: import: ${dir}: ENOSPC: no space left on device, write$`));
+      const listed = await runCli(['export', '--data-dir', dir, '--session', '3']);
+      assertRefused(listed, new RegExp(`no session 3 in ${dir}$`));
+    } finally {
+      execFileSync('umount', [dir]);
+    }
   });
 
   test('a corrupt data directory: one line naming the file', async () => {
