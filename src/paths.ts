@@ -3,9 +3,10 @@
  * compiled), or, in the single executable, the assets embedded in it.
  */
 import { isUtf8 } from 'node:buffer';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeDirectories } from './store/data-file.js';
 
 // Set by the single-executable build (src/build-sea.ts) through esbuild's `define`; absent elsewhere.
 declare const ASSESSD_SEA: boolean | undefined;
@@ -89,7 +90,7 @@ function writeShippedFiles(dir: string): string {
       // not written yet
     }
     // the data directory too, when this is its first start: 0700 as the store makes it (it holds a client's scope)
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    makeDirectories(dirname(path), 0o700);
     writeFileSync(path, bytes, { mode: 0o600 });
     // a file rewritten keeps its old mode (an earlier build wrote them 0644)
     chmodSync(path, 0o600);

@@ -3,7 +3,8 @@
  * but a regular file at such a name stops the start naming it. A FIFO would hold the read until
  * something writes into it, for ever at start; a directory failed it with EISDIR and no name.
  */
-import { readFileSync, statSync, type Stats } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { DataFileError } from './state.js';
 
 function kindOf(stats: Stats): string {
@@ -30,5 +31,27 @@ export function readDataFile(file: string): Buffer | undefined {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
+  }
+}
+
+/**
+ * Makes `dir` and the directories above it that are missing, each with `mode`, one mkdir() at a
+ * time. Node's recursive mkdir never returns where mkdir() answers ENOENT though the parent is
+ * there (/proc, some FUSE file systems): it makes the parent again, and again. Here that ENOENT
+ * is the error, naming the directory. An existing `dir` is left as it is.
+ */
+export function makeDirectories(dir: string, mode: number): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); statSync(at, { throwIfNoEntry: false }) === undefined; at = dirname(at)) {
+    missing.push(at);
+    if (dirname(at) === at) break;
+  }
+  for (const path of missing.reverse()) {
+    try {
+      mkdirSync(path, { mode });
+    } catch (err) {
+      // made meanwhile (another start): as good
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
   }
 }

@@ -4,9 +4,10 @@
  * and a new one started, and a worker thread folds the sealed segments into new snapshots, from
  * disk, while writes go on: no write waits on work that grows with the store.
  */
-import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { nodeFileSystem, TEMP_MARKER, type FileSystem } from './atomic-file.js';
+import { makeDirectories } from './data-file.js';
 import type { Compactor } from './compaction.js';
 import { workerCompactor } from './compactor.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
@@ -82,12 +83,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const { dir } = options;
   const log = options.log ?? (() => {});
   // 0700: the store holds an engagement's scope; a directory that exists keeps its own mode
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw Object.assign(new Error(`data directory ${dir} is not a directory`), { code: 'ENOTDIR' });
-    throw err;
-  }
+  makeDirectories(dir, 0o700);
+  if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`data directory ${dir} is not a directory`), { code: 'ENOTDIR' });
   const lock = await acquireLock(dir, log);
   try {
     sweepTempFiles(dir, log);

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { prepareCa, CA_DIR, CA_FILE } from '../../src/proxy/ca.ts';
@@ -99,4 +99,13 @@ test('a directory in place of the token or the CA stops the start naming it; a F
     assert.equal(fileLogins(loginsDir, (line) => logs.push(line)).has('0'.repeat(64)), false);
     assert.deepEqual(logs, [`${join(loginsDir, LOGINS_FILE)} could not be read (a ${kind}, where a file of the data directory belongs: move it away): browsers log in again`]);
   }
+});
+
+// In a process of its own: node's recursive mkdir looped there for ever, synchronously.
+test('a data directory mkdir() refuses with ENOENT though its parent is there (/proc): the start stops at once, naming it', async (t) => {
+  if (!statSync('/proc/self', { throwIfNoEntry: false })) return t.skip('no /proc on this machine');
+  const dir = '/proc/assessd-data';
+  const run = await startWithin(['--port', '0', '--data-dir', dir], 15_000);
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.stderr, `assessd: ENOENT: no such file or directory, mkdir '${dir}'\n`);
 });
