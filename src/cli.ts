@@ -47,6 +47,28 @@ export class UsageError extends Error {}
 /** `maxBody` -> `--max-body`: messages name the flag the user typed. */
 const flagName = (option: string) => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
+/** The server's flags (parseArgs' options). */
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  'file-server-port': { type: 'string' },
+  'max-body': { type: 'string' },
+  'max-import-body': { type: 'string' },
+  'max-har-body': { type: 'string' },
+  'allowed-hosts': { type: 'string' },
+  token: { type: 'string' },
+  'no-token': { type: 'boolean' },
+  workers: { type: 'string' },
+  'run-timeout': { type: 'string' },
+  'check-timeout': { type: 'string' },
+  'proxy-host': { type: 'string' },
+  'proxy-port': { type: 'string' },
+  'no-proxy': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
 /**
  * `--port -1` as `--port=-1`: parseArgs takes a value that begins with a dash for a flag, and its
  * hint (write `--port=-XYZ`) only leads to the value's own error; this way that error comes at once.
@@ -56,7 +78,8 @@ function negativeValuesJoined(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const next = argv[i + 1];
-    if (/^--[a-z-]+$/.test(argv[i]!) && next !== undefined && /^-[0-9]/.test(next)) {
+    const flag = /^--([a-z-]+)$/.exec(argv[i]!)?.[1];
+    if (flag !== undefined && Object.hasOwn(OPTIONS, flag) && OPTIONS[flag as keyof typeof OPTIONS].type === 'string' && next !== undefined && /^-[0-9]/.test(next)) {
       out.push(`${argv[i]}=${next}`);
       i++;
     } else {
@@ -73,26 +96,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
       args: negativeValuesJoined(argv),
       strict: true,
       allowPositionals: false,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'data-dir': { type: 'string' },
-        'file-server-port': { type: 'string' },
-        'max-body': { type: 'string' },
-        'max-import-body': { type: 'string' },
-        'max-har-body': { type: 'string' },
-        'allowed-hosts': { type: 'string' },
-        token: { type: 'string' },
-        'no-token': { type: 'boolean' },
-        workers: { type: 'string' },
-        'run-timeout': { type: 'string' },
-        'check-timeout': { type: 'string' },
-        'proxy-host': { type: 'string' },
-        'proxy-port': { type: 'string' },
-        'no-proxy': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
+      options: OPTIONS,
     }));
   } catch (err) {
     const lines = (err as Error).message.split('\n');

@@ -83,6 +83,8 @@ function parse(argv: string[], names: string[], usage: string, flags: string[] =
 }
 
 function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  // as the server says it: an empty flag would be the current directory
+  if (flag === '') throw new CommandError('--data-dir must name a directory, not ""');
   return resolve(flag ?? (env.ASSESSD_DATA_DIR || DEFAULT_DATA_DIR));
 }
 
@@ -201,13 +203,16 @@ function readBundleFile(file: string): Buffer {
 
 /**
  * A failed write on a descriptor names no file (`ENOSPC: no space left on device, write`): the
- * message says the data directory it was writing to.
+ * message says the data directory it was writing to. A read is the input's (the store read
+ * everything it needed when it opened).
  */
 function namingDataDir(err: unknown, dir: string): unknown {
   const e = err as NodeJS.ErrnoException;
-  if (err instanceof CommandError || typeof e?.code !== 'string' || e.path !== undefined || e.syscall === undefined) return err;
+  if (err instanceof CommandError || typeof e?.code !== 'string' || e.path !== undefined || !WRITE_CALLS.has(e.syscall ?? '')) return err;
   return new CommandError(`${dir}: ${e.message}`);
 }
+
+const WRITE_CALLS = new Set(['write', 'writev', 'fsync', 'fdatasync', 'ftruncate', 'close']);
 
 async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
   const { values, positionals } = parse(argv, ['data-dir', 'name'], IMPORT_USAGE);

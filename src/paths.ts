@@ -3,10 +3,10 @@
  * compiled), or, in the single executable, the assets embedded in it.
  */
 import { isUtf8 } from 'node:buffer';
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeDirectories } from './store/data-file.js';
+import { makeDirectories, readDataFile } from './store/data-file.js';
 
 // Set by the single-executable build (src/build-sea.ts) through esbuild's `define`; absent elsewhere.
 declare const ASSESSD_SEA: boolean | undefined;
@@ -44,7 +44,9 @@ function seaAsset(name: string): Buffer {
 
 /** Throws unless the web application is built (its files are read when first needed: webFiles). */
 export function checkWebBuilt(): void {
-  if (!IN_SEA && !existsSync(join(WEB_ASSETS_DIR, 'index.html'))) throw new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
+  if (!IN_SEA && !statSync(join(WEB_ASSETS_DIR, 'index.html'), { throwIfNoEntry: false })?.isFile()) {
+    throw new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
+  }
 }
 
 /** The built web application's files by name (index.html, app.js, ...). */
@@ -84,11 +86,8 @@ function writeShippedFiles(dir: string): string {
   for (const name of ASSESSD_SHIPPED_FILES ?? []) {
     const path = join(dir, name);
     const bytes = seaAsset(`data/${name}`);
-    try {
-      if (readFileSync(path).equals(bytes)) continue;
-    } catch {
-      // not written yet
-    }
+    // a FIFO or a directory there stops the start naming it (a FIFO's read would never end)
+    if (readDataFile(path)?.equals(bytes)) continue;
     // the data directory too, when this is its first start: 0700 as the store makes it (it holds a client's scope)
     makeDirectories(dirname(path), 0o700);
     writeFileSync(path, bytes, { mode: 0o600 });

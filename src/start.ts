@@ -144,7 +144,12 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const openedEvidence = evidence!;
   const catalogue = runningEngine.catalogue;
   setTimeout(() => {
-    assets.compress();
+    try {
+      assets.compress();
+    } catch (err) {
+      // its files gone or changed since the start's check: each page request reads them again
+      log(`the web application could not be read (${(err as Error).message}): its pages answer 500 until it can`);
+    }
     // the shipped plugins, read now rather than by the first request that needs them
     void catalogue.plugins;
   }, 100).unref();

@@ -85,7 +85,8 @@ export function loadWebAssets(files: Map<string, Buffer>): WebAssets {
 /**
  * The web application read when first needed: a page or asset request, or the compression the start
  * begins once the server listens. A start needs none of it before its first answer (~2 ms: the reads,
- * and the memory they fill).
+ * and the memory they fill). A read that fails is tried again by the next request (which answers
+ * 500 meanwhile): the files may be rebuilt under a running server.
  */
 export function lazyWebAssets(read: () => Map<string, Buffer>): WebAssets {
   let loaded: WebAssets | undefined;
@@ -142,7 +143,7 @@ export function pageFallback(web: WebAssets, method: string, path: string, accep
   return assetReply(web.page, acceptEncoding);
 }
 
-/** /static/<name>: only the files loaded at start-up, by exact name, so no path can leave the folder. */
+/** /static/<name>: only the application's files, read once, by exact name, so no path can leave the folder. */
 export function registerStatic(router: ApiRouter, web: WebAssets): void {
   router.add('GET', '/static/*', (ctx) => {
     const file = web.files.get(ctx.rest.join('/'));

@@ -1,5 +1,5 @@
 /** The store's file operations: atomic replacement of a file, and a journal appended in place. */
-import { close, closeSync, constants, fdatasync, fstatSync, fsync, ftruncate, openSync, stat, write, type Stats } from 'node:fs';
+import { close, closeSync, constants, fdatasync, fstat, fstatSync, fsync, ftruncate, open as openFd, openSync, stat, write, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fsPromises } from '../lazy-builtins.js';
@@ -36,8 +36,12 @@ export interface FileSystem {
   /** A temp file in the same directory (`data` written piece by piece), fsync, rename over `path`. */
   writeFileAtomic(path: string, data: string | Iterable<string>): Promise<void>;
   syncDir(dir: string): Promise<void>;
-  /** Opens (creating if missing) a file for in-place appends. */
-  openAppendable(path: string): Promise<AppendableFile>;
+  /**
+   * Opens (creating if missing) a file for in-place appends; `atStart`: with synchronous calls
+   * (nothing is served yet, and the thread pool's first calls cost a start ~3-5 ms: the pool
+   * started, and two round trips to it).
+   */
+  openAppendable(path: string, options?: { atStart?: boolean }): Promise<AppendableFile>;
   /** Deletes a file (a missing one is no error). */
   remove(path: string): Promise<void>;
   /** Creates a file that must not exist yet (mode 0600), for writing front to back. */
@@ -69,6 +73,8 @@ function tempPathFor(path: string): string {
 
 // the journal's calls on a plain descriptor: node:fs/promises (~2 ms to load) waits for a first write
 const descriptorCalls = {
+  open: promisify(openFd),
+  fstat: promisify(fstat),
   write: promisify(write),
   truncate: promisify(ftruncate),
   fsync: promisify(fsync),
@@ -117,24 +123,24 @@ export const nodeFileSystem: FileSystem = {
     }
   },
 
-  async openAppendable(path) {
+  async openAppendable(path, { atStart = false } = {}) {
+    // while the server runs, on the thread pool: a hung mount then holds a pool thread, not every request
+    const open = atStart ? async (flags: number, mode?: number) => openSync(path, flags, mode) : (flags: number, mode?: number) => descriptorCalls.open(path, flags, mode);
+    const stat = atStart ? async (fd: number) => fstatSync(fd) : descriptorCalls.fstat;
     // not 'a': O_APPEND ignores the position, and a failed write must be overwritable
-    // Opened with synchronous calls: an open and an fstat write nothing to the disk, and at start (the
-    // live segment is the start's only file opened before it listens) the thread pool's first calls
-    // cost ~3-5 ms: the pool started, and two round trips to it.
     let created = false;
     let descriptor: number;
     try {
-      descriptor = openSync(path, READ_WRITE | DATA_SYNC);
+      descriptor = await open(READ_WRITE | DATA_SYNC);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       created = true;
-      descriptor = openSync(path, READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
+      descriptor = await open(READ_WRITE | DATA_SYNC | constants.O_CREAT | constants.O_EXCL, 0o600);
     }
     // which file it is: a write checks the path still names it before the write counts as durable
     let opened: Stats;
     try {
-      opened = fstatSync(descriptor);
+      opened = await stat(descriptor);
     } catch (err) {
       closeSync(descriptor);
       throw err;

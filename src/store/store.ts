@@ -191,10 +191,14 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   // records was lost (deleted, or left out of a copy), and what it held from the start (the default
   // session, the ids given) is in no record. Replayed alone, the records would renumber the sessions
   // for good. (The configuration's holds the defaults, merged again at every start.)
-  if (missing.includes('sessions') && read.lastSeq > 0) {
+  // After a compaction the journal may hold no record, but a later segment or snapshot says the
+  // directory was written to all the same.
+  const compacted = segments.some((n) => n > 0) || Object.values(snapshotSeq).some((seq) => seq > 0);
+  if (missing.includes('sessions') && (read.lastSeq > 0 || compacted)) {
+    const since = read.lastSeq > 0 ? `the journal holds records written after it (1-${read.lastSeq})` : 'the directory was written to after it (its journal compacted since)';
     throw new DataFileError(
       join(dir, PART_FILES.sessions),
-      `missing, while the journal holds records written after it (1-${read.lastSeq}): what it held is in no record. Nothing was changed; put the file back, or start on a complete copy of the directory`,
+      `missing, while ${since}: what it held is in no record. Nothing was changed; put the file back, or start on a complete copy of the directory`,
     );
   }
   // an in-memory change no record holds (the default session of an empty store): the snapshots must say it
@@ -233,7 +237,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     await fs.syncDir(dir);
     otherFsyncs++;
   }
-  const liveFile = await fs.openAppendable(join(dir, segmentFile(live)));
+  const liveFile = await fs.openAppendable(join(dir, segmentFile(live)), { atStart: true });
   let journal: Journal = openJournal(liveFile, loaded.validLength, loaded.fileLength);
   let snapshotBytes: number;
   try {

@@ -229,6 +229,11 @@ test('assessd import-har: offline into a data directory; refused with the equiva
   assert.match(bad.stderr, /^assessd: import-har: .*Invalid HAR/);
   const noTarget = await runCli(['import-har', file, '--target', '7', '--data-dir', dir]);
   assert.match(noTarget.stderr, /no target 7/);
+  // an input that cannot be read is the input's problem, not the data directory's
+  const unreadable = await runCli(['import-har', FIXTURES, '--target', '1', '--data-dir', dir]);
+  assert.equal(unreadable.code, 1);
+  assert.equal(unreadable.stderr, 'assessd: import-har: EISDIR: illegal operation on a directory, read\n');
+  assert.equal((await runCli(['import-har', file, '--target', '1', '--data-dir', ''])).stderr, 'assessd: import-har: --data-dir must name a directory, not ""\n');
 
   const again = await spawnServer(['--port', '0', '--data-dir', dir]);
   const rows = (await (await fetch(`${again.url}/api/v1/targets/1/transactions/`, { headers: { authorization: `Bearer ${again.token}` } })).json()) as { data: { url: string }[] };

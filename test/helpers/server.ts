@@ -232,10 +232,11 @@ export const START_FLAGS: string[] = startFlags(PROJECT_ROOT);
 
 /**
  * Spawns the compiled server (`dist/assessd.cjs`, what `npm start` runs) and waits for its start-up
- * line: with node's flags as `npm start` gives them, or `nodeFlags` (`[]`: as `npx assessd` runs it).
+ * line: with node's flags as `npm start` gives them, or `nodeFlags` (`[]`: as `npx assessd` runs it);
+ * `main`: another copy of the build.
  */
-export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = START_FLAGS): Promise<ChildServer> {
-  const proc = spawn(process.execPath, [...nodeFlags, join(PROJECT_ROOT, 'dist', 'assessd.cjs'), ...args], {
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = START_FLAGS, main = join(PROJECT_ROOT, 'dist', 'assessd.cjs')): Promise<ChildServer> {
+  const proc = spawn(process.execPath, [...nodeFlags, main, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -58,6 +58,8 @@ test('bad flags and values are usage errors', () => {
   assert.throws(() => parseCli(['--workers', '-1'], {}, '/d'), { message: '--workers must be a number of workers from 0 to 256, not "-1"' });
   assert.throws(() => parseCli(['--workers=-1'], {}, '/d'), { message: '--workers must be a number of workers from 0 to 256, not "-1"' });
   assert.throws(() => parseCli(['--port', '-1'], {}, '/d'), { message: '--port must be a port number from 0 to 65535, not "-1"' });
+  // a flag that takes no value keeps it apart: the stray number is the error
+  assert.throws(() => parseCli(['--no-proxy', '-1'], {}, '/d'), { message: "Unknown option '-1' (see --help)" });
   // another value starting with a dash is still read as a flag: parseArgs says how to write it
   assert.throws(() => parseCli(['--host', '-x'], {}, '/d'), { message: "Option '--host' argument is ambiguous. To specify an option argument starting with a dash use '--host=-XYZ'. (see --help)" });
   assert.throws(() => parseCli(['--run-timeout', '31536001'], {}, '/d'), { message: '--run-timeout must be a number of seconds from 1 to 31536000 (365 days), not "31536001"' });

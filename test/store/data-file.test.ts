@@ -23,7 +23,6 @@ const KINDS = {
   directory: (path: string) => mkdirSync(path),
 };
 
-/** The refusal a start gives for `path`: its code, the path, and what is there. */
 /** A data directory a server has used: snapshots, a journal with a record, the token, the CA. */
 async function usedDir(): Promise<string> {
   const dir = await tempDir();
@@ -52,6 +51,7 @@ function startWithin(args: string[], ms: number, stop = false): Promise<{ code: 
   );
 }
 
+/** The refusal a start gives for `path`: its code, the path, and what is there. */
 const refusal = (path: string, kind: string) => (err: DataFileError) =>
   err.code === 'ERR_DATA_FILE' && err.file === path && err.message === `${path}: a ${kind}, where a file of the data directory belongs: move it away`;
 

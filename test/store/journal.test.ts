@@ -184,6 +184,25 @@ test('a write whose data landed but whose fsync failed is cut at once: answered 
   await reopened.close();
 });
 
+test('sessions.json gone after a compaction left the journal empty: the start stops naming it all the same', async () => {
+  const { compactSegments } = await import('../../src/store/compaction.ts');
+  const dir = await tempDir();
+  const store = await openStore({ dir, defaults: DEFAULTS, compactAfter: 1, compactor: (job) => compactSegments(job, nodeFileSystem) });
+  await store.change({ op: 'createSession', name: 'acme' });
+  // the write that made the journal due is acknowledged as its compaction begins, with the seal
+  assert.equal(store.stats.compacting, true, 'compacting from the seal on');
+  while (store.stats.compacting) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(store.stats.compactions, 1);
+  await store.close();
+  const { rm } = await import('node:fs/promises');
+  await rm(join(dir, 'sessions.json'));
+  const before = await readdir(dir);
+  assert.ok(before.includes('journal.1.jsonl'), `${before}`);
+  await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: DataFileError) =>
+    err.code === 'ERR_DATA_FILE' && err.file === join(dir, 'sessions.json') && /missing, while the directory was written to after it \(its journal compacted since\)/.test(err.message));
+  assert.deepEqual(await readdir(dir), before, 'no snapshot written');
+});
+
 test('a complete last line this build cannot read is corruption, not a torn write; malformed ops name the journal', async () => {
   for (const [line, problem] of [
     ['{"seq":1,"ops":[{"op":"renameSession","id":1}]}\n', /line 1 is not a journal record/],
