@@ -515,11 +515,59 @@ function hasBody(req: IncomingMessage): boolean {
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
+/** Requests a client pipelined on one connection, waiting for the one before them to be answered. */
+export const MAX_PIPELINED = 64;
+
+interface Pipeline {
+  busy: boolean;
+  waiting: (() => void)[];
+}
+
+const pipelines = new WeakMap<Socket, Pipeline>();
+
+/**
+ * Forwards `req` to `url` and its answer to `res`, one request of a connection at a time, in its
+ * order: node hands over every request a client pipelined at once, and forwarding them together
+ * made an upstream request each (~8 KB) with no bound, and went on sending them to the target after
+ * the client had gone. A request waits for the answer before it to end; those still waiting when
+ * the client leaves are never sent; a client with more than MAX_PIPELINED waiting is cut off.
+ */
+export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL, tunnelled?: Tunnelled): void {
+  const socket = req.socket;
+  let line = pipelines.get(socket);
+  if (!line) pipelines.set(socket, (line = { busy: false, waiting: [] }));
+  const pipeline = line;
+  const run = () => {
+    if (socket.destroyed) {
+      pipeline.waiting.length = 0;
+      return;
+    }
+    pipeline.busy = true;
+    let done = false;
+    const next = () => {
+      if (done) return;
+      done = true;
+      pipeline.busy = false;
+      pipeline.waiting.shift()?.();
+    };
+    res.once('finish', next);
+    res.once('close', next);
+    forwardNow(ctx, req, res, url, tunnelled);
+  };
+  if (!pipeline.busy) return run();
+  if (pipeline.waiting.length >= MAX_PIPELINED) {
+    pipeline.waiting.length = 0;
+    socket.destroy();
+    return;
+  }
+  pipeline.waiting.push(run);
+}
+
 /**
  * Forwards `req` to `url` and its answer to `res`. The exchange is handed to the recorder once it
  * has ended (the client never waits for it), or counted when no target claims it.
  */
-export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL, tunnelled?: Tunnelled): void {
+function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL, tunnelled?: Tunnelled): void {
   if (ctx.stopping) {
     res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
     res.end(`503 ${STOPPING_TEXT}\n`);

@@ -465,3 +465,40 @@ describe('quiet is not always idle', () => {
     }
   });
 });
+
+describe('pipelined requests', () => {
+  const pipelined = (path: string, n: number, last = '') =>
+    Array.from({ length: n }, (_, i) => `GET http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\n${i === n - 1 ? last : ''}\r\n`).join('');
+  const reached = (path: string) => received.filter((head) => head.split(' ')[1] === path).length;
+
+  test('to a silent target: one request at a time reaches it, none once the client has left; a client with more than 64 waiting is cut off', async () => {
+    answers.set('/silent-pipelined', []);
+    const client = connect(proxyPort, '127.0.0.1');
+    client.on('error', () => {});
+    client.write(pipelined('/silent-pipelined', 10));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    client.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.equal(reached('/silent-pipelined'), 1, 'the nine behind the first were never sent');
+
+    answers.set('/silent-flood', []);
+    const flood = connect(proxyPort, '127.0.0.1');
+    flood.on('error', () => {});
+    const closed = new Promise((resolve) => flood.once('close', resolve));
+    flood.write(pipelined('/silent-flood', 500));
+    await closed;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // the first may not have reached it yet when the client was cut
+    assert.ok(reached('/silent-flood') <= 1, `${reached('/silent-flood')} reached the target`);
+    await healthy();
+  });
+
+  test('to an answering target: each answered in order, each sent once the one before it was answered', async () => {
+    for (const n of [1, 2, 3]) answers.set(`/in-order-${n}`, `HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nans${n}`);
+    const bytes = [1, 2, 3].map((n) => pipelined(`/in-order-${n}`, 1, n === 3 ? 'Connection: close\r\n' : '')).join('');
+    const { text, ended } = await rawThroughProxy(bytes);
+    assert.ok(ended);
+    assert.deepEqual([...text.matchAll(/ans\d/g)].map((m) => m[0]), ['ans1', 'ans2', 'ans3']);
+    for (const n of [1, 2, 3]) assert.equal(reached(`/in-order-${n}`), 1);
+  });
+});
