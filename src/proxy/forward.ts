@@ -550,7 +550,9 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
       pipeline.busy = false;
       pipeline.waiting.shift()?.();
     };
-    res.once('finish', next);
+    // 'prefinish': the answer is whole and handed to the connection ('finish' waits for the write's
+    // callback, a TLS connection's flush: the next request of a tunnel waited for it too)
+    res.once('prefinish', next);
     res.once('close', next);
     forwardNow(ctx, req, res, url, tunnelled);
   };
