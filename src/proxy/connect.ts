@@ -142,6 +142,12 @@ const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/1\.[01]\r?\n/;
 const REQUEST_START = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}( |$)/;
 /** Bytes of a first line waited for before deciding (a longer one is tunnelled untouched). */
 const LINE_BYTES = 64 * 1024;
+/**
+ * A client silent this long after its CONNECT is tunnelled untouched: it waits for the server to
+ * speak first (SSH, SMTP, FTP, MySQL send a banner), which only a connection to it can bring. A
+ * TLS client or an HTTP one speaks at once.
+ */
+export const SERVER_FIRST_MS = 1000;
 
 function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server): (socket: Socket, head: Buffer, host: string, port: number) => void {
   const contextFor = contexts(ctx.ca);
@@ -174,6 +180,14 @@ function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server)
     };
     socket.on('data', onData);
     if (head.length > 0) onData(head);
+    const silent = setTimeout(() => {
+      if (size > 0 || socket.destroyed) return;
+      socket.off('data', onData);
+      socket.pause();
+      tunnel(socket, host, port);
+    }, SERVER_FIRST_MS);
+    socket.once('data', () => clearTimeout(silent));
+    socket.once('close', () => clearTimeout(silent));
   };
 
   function intercept(socket: Socket, first: Buffer, host: string, port: number): void {

@@ -410,3 +410,38 @@ describe('plain HTTP inside a CONNECT (a browser\'s ws:// through a proxy)', () 
     for (const path of ['/one', '/two']) assert.ok(recorded.some((x) => x.url === `http://127.0.0.1:${plainPort}${path}` && x.status === 200), path);
   });
 });
+
+describe('a CONNECT to a service that speaks first', () => {
+  test('a client silent after its CONNECT (it waits for an SSH or SMTP banner) is tunnelled once SERVER_FIRST_MS pass: the banner comes, then both ways', async () => {
+    const { createServer: createTcpServer } = await import('node:net');
+    const { SERVER_FIRST_MS } = await import('../../src/proxy/connect.ts');
+    const banner = createTcpServer((socket) => {
+      socket.write('SSH-2.0-lab\r\n');
+      socket.on('data', (chunk) => socket.write(`echo ${chunk}`));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => banner.listen(0, '127.0.0.1', resolve));
+    const port = (banner.address() as AddressInfo).port;
+    const client = connect(proxy.port, '127.0.0.1');
+    try {
+      let text = '';
+      client.on('data', (chunk) => (text += chunk));
+      client.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      const started = Date.now();
+      const until = async (pattern: RegExp) => {
+        for (const deadline = Date.now() + 5000; !pattern.test(text); ) {
+          assert.ok(Date.now() < deadline, `waited for ${pattern}: ${JSON.stringify(text)}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      await until(/SSH-2\.0-lab\r\n$/);
+      assert.ok(Date.now() - started >= SERVER_FIRST_MS - 50, 'a client that may still speak first is given the time');
+      assert.match(text, /^HTTP\/1\.1 200 Connection Established\r\n\r\nSSH-2\.0-lab\r\n$/);
+      client.write('hello');
+      await until(/echo hello$/);
+    } finally {
+      client.destroy();
+      banner.close();
+    }
+  });
+});
