@@ -135,9 +135,16 @@ export function serverNameOf(tunnelled: Tunnelled | undefined): { servername?: s
  * its parser reads a fixed list, `http.METHODS`) and anything else that is not HTTP 400, saying so.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  const underWay = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  // the refused bytes are the body of the request under way (a bad chunk): it cannot be finished,
+  // so its forwarding stops, and the client is answered at once (the target was left waiting for
+  // the rest, and the client for the target's time limit)
+  const refuseBody = underWay && !underWay.req.complete ? bodyRefusals.get(underWay) : undefined;
+  if (refuseBody) {
+    return refuseBody(err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400, err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'the request did not come in time' : `the request's body is not valid HTTP (${err.code ?? err.message})`);
+  }
   // an answer under way (the refused request came pipelined after another): the refusal follows it,
   // written now it would come first, or inside its body
-  const underWay = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (underWay && !underWay.writableFinished) {
     underWay.once('finish', () => answerClientError(err, socket));
     underWay.once('close', () => {
@@ -515,6 +522,9 @@ function hasBody(req: IncomingMessage): boolean {
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
+/** How a request being forwarded is refused when its body turns out not to be HTTP (answerClientError). */
+const bodyRefusals = new WeakMap<ServerResponse, (status: number, text: string) => void>();
+
 /** Requests a client pipelined on one connection, waiting for the one before them to be answered. */
 export const MAX_PIPELINED = 64;
 
@@ -604,6 +614,17 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     requestBody?.release();
     responseBody?.release();
   };
+  // a request that cannot be finished is no exchange with the target: not recorded (as one the
+  // client left while sending it)
+  bodyRefusals.set(res, (status, text) => {
+    settled = true;
+    upstream.destroy();
+    releaseCaptures();
+    if (res.headersSent) return void res.destroy();
+    const body = `${status} ${text}\n`;
+    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    res.end(body);
+  });
   if (hasBody(req)) {
     // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
     req.pipe(upstream);

@@ -502,3 +502,23 @@ describe('pipelined requests', () => {
     for (const n of [1, 2, 3]) assert.equal(reached(`/in-order-${n}`), 1);
   });
 });
+
+describe('a request body that is not HTTP', () => {
+  test('a bad chunk in a request being forwarded: a 400 at once that says so, the target\'s request cut, nothing stored (it waited for the target\'s time limit, then a 502 blamed the target)', async () => {
+    answers.set('/bad-chunk-body', []);
+    const started = Date.now();
+    const { text, ended } = await rawThroughProxy(
+      `POST http://127.0.0.1:${targetPort}/bad-chunk-body HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXX0\r\n\r\n`,
+      10_000,
+    );
+    assert.ok(ended, 'the proxy ends the connection');
+    assert.ok(Date.now() - started < 5000, `answered at once, not at the target's time limit (${Date.now() - started} ms)`);
+    assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(text, /400 the request's body is not valid HTTP \(HPE_[A-Z_]+\)\n$/);
+    assert.doesNotMatch(text, /502/);
+    await healthy();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const list = (await request(assessd.url, `/api/v1/targets/${targetId}/transactions/?limit=1000`)).json.data;
+    assert.equal(list.filter((t: any) => new URL(t.url).pathname === '/bad-chunk-body').length, 0);
+  });
+});
