@@ -15,7 +15,7 @@ import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import { bareHost } from '../evidence/scope.js';
 import { streamedThrough } from '../young-generation.js';
 import type { ProxyCa } from './ca.js';
-import { answerClientError, closeTogether, forward, type ForwardContext, type Tunnelled } from './forward.js';
+import { afterPipelined, answerClientError, closeTogether, forward, type ForwardContext, type Tunnelled } from './forward.js';
 import { signableName } from './names.js';
 import { forwardUpgrade } from './upgrade.js';
 
@@ -113,7 +113,7 @@ function createInnerServer(ctx: ConnectContext, scheme: 'https' | 'http'): Serve
   });
   inner.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     headersCame(socket);
-    forwardUpgrade(ctx, req, socket, head, urlOf(req, upgraded), tunnelled(req));
+    afterPipelined(socket, () => forwardUpgrade(ctx, req, socket, head, urlOf(req, upgraded), tunnelled(req)));
   });
   inner.on('clientError', answerClientError);
   inner.maxHeadersCount = 0;

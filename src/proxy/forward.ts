@@ -576,6 +576,21 @@ export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerRe
 }
 
 /**
+ * Runs `take` (an upgrade's or a CONNECT's, which take the connection over) once the requests the
+ * client pipelined before it are answered: node hands it over at once, and its 101 or 200 came
+ * before their answers, which then arrived inside the tunnel.
+ */
+export function afterPipelined(socket: Socket, take: () => void): void {
+  const pipeline = pipelines.get(socket);
+  if (!pipeline?.busy) return take();
+  pipeline.waiting.push(() => {
+    // the connection is the upgrade's from now on: nothing else is forwarded on it
+    pipeline.busy = true;
+    if (!socket.destroyed) take();
+  });
+}
+
+/**
  * Forwards `req` to `url` and its answer to `res`. The exchange is handed to the recorder once it
  * has ended (the client never waits for it), or counted when no target claims it.
  */

@@ -13,7 +13,7 @@ import { tokenMatcher } from '../http/access.js';
 import { isLoopback, unmapped } from '../options.js';
 import type { ProxyCa } from './ca.js';
 import type { ConnectContext } from './connect.js';
-import { answerClientError, forward, STOPPING_TEXT } from './forward.js';
+import { afterPipelined, answerClientError, forward, STOPPING_TEXT } from './forward.js';
 import { signableName } from './names.js';
 import { forwardUpgrade } from './upgrade.js';
 import type { Recorder } from './record.js';
@@ -176,13 +176,13 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     if (!signableName(match[1]!)) return refuseRaw(socket, '400 Bad Request', 'CONNECT needs host:port, the host an IP address or a host name (letters, digits, hyphens, underscores)');
     if (loops(match[1]!, port)) return refuseRaw(socket, '403 Forbidden', `${match[1]}:${port} is assessd itself; a tunnel there through its own proxy would loop`);
     if (ctx.stopping) return refuseRaw(socket, '503 Service Unavailable', STOPPING_TEXT);
-    connectHandler().then(
+    afterPipelined(socket, () => connectHandler().then(
       (handle) => handle(socket, head, match[1]!, port),
       (err: Error) => {
         options.log(`the proxy cannot intercept TLS: ${err.message}`);
         refuseRaw(socket, '502 Bad Gateway', `assessd's proxy cannot intercept TLS: ${err.message}`);
       },
-    );
+    ));
   });
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -190,7 +190,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     const url = targetUrl(req);
     if (!url) return refuseRaw(socket, '400 Bad Request', 'send upgrades for absolute ws:// or http:// URLs');
     if (loops(url.hostname, Number(url.port || 80))) return refuseRaw(socket, '403 Forbidden', `${url.host} is assessd itself`);
-    forwardUpgrade(ctx, req, socket, head, url);
+    afterPipelined(socket, () => forwardUpgrade(ctx, req, socket, head, url));
   });
   server.on('clientError', answerClientError);
   server.maxConnections = options.maxConnections ?? 1024;

@@ -522,3 +522,20 @@ describe('a request body that is not HTTP', () => {
     assert.equal(list.filter((t: any) => new URL(t.url).pathname === '/bad-chunk-body').length, 0);
   });
 });
+
+describe('an upgrade pipelined behind a request', () => {
+  test('waits for the answer before it: that answer comes first, then the 101 and the upgraded bytes (the 101 came first, and the answer inside the upgraded stream)', async () => {
+    answers.set('/before-upgrade', ['HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n', 'BEFORE']);
+    answers.set('/upgrade-after', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nUPGRADED');
+    const bytes =
+      `GET http://127.0.0.1:${targetPort}/before-upgrade HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\n\r\n` +
+      `GET http://127.0.0.1:${targetPort}/upgrade-after HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`;
+    const { text } = await rawThroughProxy(bytes, 1500);
+    const before = text.indexOf('BEFORE');
+    const switched = text.indexOf('101 Switching Protocols');
+    assert.ok(before !== -1 && switched !== -1, JSON.stringify(text));
+    assert.ok(before < switched, `the answer before the upgrade comes first: ${JSON.stringify(text)}`);
+    assert.ok(text.endsWith('UPGRADED'), JSON.stringify(text));
+    await healthy();
+  });
+});
