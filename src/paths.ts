@@ -42,11 +42,11 @@ function seaAsset(name: string): Buffer {
   return Buffer.from(getRawAsset(name));
 }
 
+const notBuilt = () => new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
+
 /** Throws unless the web application is built (its files are read when first needed: webFiles). */
 export function checkWebBuilt(): void {
-  if (!IN_SEA && !statSync(join(WEB_ASSETS_DIR, 'index.html'), { throwIfNoEntry: false })?.isFile()) {
-    throw new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
-  }
+  if (!IN_SEA && !statSync(join(WEB_ASSETS_DIR, 'index.html'), { throwIfNoEntry: false })?.isFile()) throw notBuilt();
 }
 
 /** The built web application's files by name (index.html, app.js, ...). */
@@ -56,7 +56,7 @@ export function webFiles(): Map<string, Buffer> {
   try {
     names = readdirSync(WEB_ASSETS_DIR, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
   } catch {
-    throw new Error(`the web application is not built in ${WEB_ASSETS_DIR}: run npm run build`);
+    throw notBuilt();
   }
   // read synchronously, once (just after the start, or by the first page request): a handful of small reads cost less than their round trips
   return new Map(names.map((name) => [name, readFileSync(join(WEB_ASSETS_DIR, name))]));

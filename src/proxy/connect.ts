@@ -169,7 +169,16 @@ function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server)
     // pieces); the idle time bounds the wait
     const parts: Buffer[] = [];
     let size = 0;
+    // nothing said within SERVER_FIRST_MS: the client waits for the server
+    const silent = setTimeout(() => {
+      if (socket.destroyed) return;
+      socket.off('data', onData);
+      socket.pause();
+      tunnel(socket, host, port);
+    }, SERVER_FIRST_MS);
+    socket.once('close', () => clearTimeout(silent));
     const onData = (chunk: Buffer) => {
+      clearTimeout(silent);
       parts.push(chunk);
       size += chunk.length;
       const start = parts[0]!;
@@ -180,14 +189,6 @@ function createConnectHandler(ctx: ConnectContext, inner: Server, plain: Server)
     };
     socket.on('data', onData);
     if (head.length > 0) onData(head);
-    const silent = setTimeout(() => {
-      if (size > 0 || socket.destroyed) return;
-      socket.off('data', onData);
-      socket.pause();
-      tunnel(socket, host, port);
-    }, SERVER_FIRST_MS);
-    socket.once('data', () => clearTimeout(silent));
-    socket.once('close', () => clearTimeout(silent));
   };
 
   function intercept(socket: Socket, first: Buffer, host: string, port: number): void {

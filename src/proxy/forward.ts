@@ -140,9 +140,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   // so its forwarding stops, and the client is answered at once (the target was left waiting for
   // the rest, and the client for the target's time limit)
   const refuseBody = underWay && !underWay.req.complete ? bodyRefusals.get(underWay) : undefined;
-  if (refuseBody) {
-    return refuseBody(err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400, err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'the request did not come in time' : `the request's body is not valid HTTP (${err.code ?? err.message})`);
-  }
+  if (refuseBody) return refuseBody(...refusalOf(err, 'body'));
   // an answer under way (the refused request came pipelined after another): the refusal follows it,
   // written now it would come first, or inside its body
   if (underWay && !underWay.writableFinished) {
@@ -153,17 +151,20 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     return;
   }
   if (!socket.writable) return void socket.destroy();
-  const [status, text] =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? ['431 Request Header Fields Too Large', 'the request\'s head is over 64 KiB']
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? ['408 Request Timeout', 'the request\'s head did not come in time']
-        : err.code === 'HPE_INVALID_METHOD'
-          ? ['400 Bad Request', 'the method is not one the proxy can read (node reads a fixed list: GET, POST, PUT, PATCH, DELETE, WebDAV\'s...); send it with the replay of a recorded request']
-          : ['400 Bad Request', 'not a valid HTTP request'];
+  const [status, text] = refusalOf(err, 'head');
   const body = `${status.split(' ')[0]} ${text}\n`;
   // closed once written, whether or not the client closes its side (a slow one holds it open)
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => socket.destroy());
+}
+
+/** The status line and text a request node's parser refused is answered with: in its head, or in its body. */
+function refusalOf(err: NodeJS.ErrnoException, where: 'head' | 'body'): [status: string, text: string] {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return ['431 Request Header Fields Too Large', 'the request\'s head is over 64 KiB'];
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return ['408 Request Timeout', `the request's ${where} did not come in time`];
+  if (err.code === 'HPE_INVALID_METHOD') {
+    return ['400 Bad Request', 'the method is not one the proxy can read (node reads a fixed list: GET, POST, PUT, PATCH, DELETE, WebDAV\'s...); send it with the replay of a recorded request'];
+  }
+  return ['400 Bad Request', where === 'head' ? 'not a valid HTTP request' : `the request's body is not valid HTTP (${err.code ?? err.message})`];
 }
 
 /** What failed, for the 502's body and the record: DNS, refused, timeout, TLS, reset. */
@@ -523,10 +524,10 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /** How a request being forwarded is refused when its body turns out not to be HTTP (answerClientError). */
-const bodyRefusals = new WeakMap<ServerResponse, (status: number, text: string) => void>();
+const bodyRefusals = new WeakMap<ServerResponse, (status: string, text: string) => void>();
 
 /** Requests a client pipelined on one connection, waiting for the one before them to be answered. */
-export const MAX_PIPELINED = 64;
+const MAX_PIPELINED = 64;
 
 interface Pipeline {
   busy: boolean;
@@ -544,35 +545,35 @@ const pipelines = new WeakMap<Socket, Pipeline>();
  */
 export function forward(ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL, tunnelled?: Tunnelled): void {
   const socket = req.socket;
-  let line = pipelines.get(socket);
-  if (!line) pipelines.set(socket, (line = { busy: false, waiting: [] }));
-  const pipeline = line;
-  const run = () => {
-    if (socket.destroyed) {
-      pipeline.waiting.length = 0;
-      return;
-    }
-    pipeline.busy = true;
-    let done = false;
-    const next = () => {
-      if (done) return;
-      done = true;
-      pipeline.busy = false;
-      pipeline.waiting.shift()?.();
-    };
-    // 'prefinish': the answer is whole and handed to the connection ('finish' waits for the write's
-    // callback, a TLS connection's flush: the next request of a tunnel waited for it too)
-    res.once('prefinish', next);
-    res.once('close', next);
-    forwardNow(ctx, req, res, url, tunnelled);
-  };
-  if (!pipeline.busy) return run();
+  let pipeline = pipelines.get(socket);
+  if (!pipeline) pipelines.set(socket, (pipeline = { busy: false, waiting: [] }));
+  if (!pipeline.busy) return forwardInTurn(pipeline, ctx, req, res, url, tunnelled);
   if (pipeline.waiting.length >= MAX_PIPELINED) {
     pipeline.waiting.length = 0;
-    socket.destroy();
-    return;
+    return void socket.destroy();
   }
-  pipeline.waiting.push(run);
+  const queued = pipeline;
+  queued.waiting.push(() => {
+    if (socket.destroyed) queued.waiting.length = 0;
+    else forwardInTurn(queued, ctx, req, res, url, tunnelled);
+  });
+}
+
+/** Forwards the connection's request whose turn it is; the next waiting one goes once its answer is whole. */
+function forwardInTurn(pipeline: Pipeline, ctx: ForwardContext, req: IncomingMessage, res: ServerResponse, url: URL, tunnelled?: Tunnelled): void {
+  pipeline.busy = true;
+  let done = false;
+  const next = () => {
+    if (done) return;
+    done = true;
+    pipeline.busy = false;
+    pipeline.waiting.shift()?.();
+  };
+  // 'prefinish': the answer is whole and handed to the connection ('finish' waits for the write's
+  // callback, a TLS connection's flush: the next request of a tunnel waited for it too)
+  res.once('prefinish', next);
+  res.once('close', next);
+  forwardNow(ctx, req, res, url, tunnelled);
 }
 
 /**
@@ -636,8 +637,9 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     upstream.destroy();
     releaseCaptures();
     if (res.headersSent) return void res.destroy();
-    const body = `${status} ${text}\n`;
-    res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    const code = Number(status.split(' ')[0]);
+    const body = `${code} ${text}\n`;
+    res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
     res.end(body);
   });
   if (hasBody(req)) {

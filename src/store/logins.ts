@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { nodeFileSystem } from './atomic-file.js';
 import { readDataFile } from './data-file.js';
+import { DataFileError } from './state.js';
 
 export const LOGINS_FILE = 'logins';
 /** Logins kept at most: a new one past this ends the one that expires first. */
@@ -77,8 +78,7 @@ export function fileLogins(dir: string, log: (line: string) => void, now: () => 
     try {
       text = readDataFile(file)?.toString('utf8');
     } catch (err) {
-      const { code, message } = err as NodeJS.ErrnoException;
-      log(`${file} could not be read (${code === 'ERR_DATA_FILE' ? message.slice(file.length + 2) : code}): browsers log in again`);
+      log(`${file} could not be read (${err instanceof DataFileError ? err.problem : (err as NodeJS.ErrnoException).code}): browsers log in again`);
     }
     if (text !== undefined) {
       try {

@@ -196,7 +196,8 @@ export class DataFileError extends Error {
   readonly code = 'ERR_DATA_FILE';
   constructor(
     readonly file: string,
-    problem: string,
+    /** What is wrong with it (the message without the file's name). */
+    readonly problem: string,
   ) {
     super(`${file}: ${problem}`);
   }

@@ -109,3 +109,14 @@ test('a data directory mkdir() refuses with ENOENT though its parent is there (/
   assert.equal(run.code, 1, run.stderr);
   assert.equal(run.stderr, `assessd: ENOENT: no such file or directory, mkdir '${dir}'\n`);
 });
+
+test('sessions.json deleted from a directory a server used: the compiled server refuses to start, one line naming it, and writes nothing', async () => {
+  const dir = await usedDir();
+  const path = join(dir, 'sessions.json');
+  execFileSync('rm', [path]);
+  const before = readdirSync(dir).sort();
+  const run = await startWithin(['--port', '0', '--data-dir', dir], 15_000);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, new RegExp(`^assessd: ${path}: missing, while the journal holds records written after it \\(1-\\d+\\): what it held is in no record\\. Nothing was changed; put the file back, or start on a complete copy of the directory\\n$`));
+  assert.deepEqual(readdirSync(dir).sort(), before, 'no snapshot written');
+});
