@@ -517,6 +517,12 @@ function countStreamed(message: IncomingMessage): void {
  */
 const WHOLE_ANSWER_BYTES = 64 * 1024;
 
+/** Methods a request of may be sent twice with the same effect as once (RFC 9110 9.2.2). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+/** How many times a request is sent again after a kept-alive connection closed under it (resendable). */
+const MAX_RESENDS = 2;
+
 /** Whether a request has a body: only one that says so with Content-Length or Transfer-Encoding does (RFC 9112 6.3). */
 function hasBody(req: IncomingMessage): boolean {
   const { headers } = req;
@@ -617,13 +623,11 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   // `Expect` was answered here
   const headers = upstreamHeaders(req, url, NONE, HOST_AND_EXPECT, tunnelled);
   const path = pathOf(req);
-  const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent, ...serverNameOf(tunnelled) });
-  // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
-  upstream.on('timeout', () => upstream.destroy(timedOut()));
+  const bodyless = !hasBody(req);
   // counted once a 1xx comes (most requests get none)
   let seen: InformationSeen | undefined;
-  upstream.on('information', (info: Information) => relayInformation(req, res, upstream, info, (seen ??= { count: 0, bytes: 0 })));
-  refuseLoops(ctx, upstream);
+  let resent = 0;
+  let upstream = send();
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;
   const releaseCaptures = () => {
@@ -642,13 +646,12 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
     res.end(body);
   });
-  if (hasBody(req)) {
+  if (!bodyless) {
     // pipe, not pipeline: pipeline makes an AbortController per stream pair, a tenth of a small request's cost
     req.pipe(upstream);
     countStreamed(req);
   } else {
-    // no body (RFC 9112 6.3): the request is whole now, and a pipe's dozen listeners are spared
-    upstream.end();
+    // no body (RFC 9112 6.3): the request is whole now (send() ended it), and a pipe's dozen listeners are spared
     req.resume();
   }
   // the client went away before the answer ended: the target's connection goes too, and the
@@ -691,7 +694,57 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
 
   /** The answer being relayed, once its head is known to be relayable. */
   let relayed: IncomingMessage | undefined;
-  upstream.on('response', (answer) => {
+
+  /**
+   * The request to the target, its listeners on (a bodyless one ended). Sent again, once more at
+   * most, when it went out on a kept-alive connection the target had just closed (resendable).
+   */
+  function send(): ClientRequest {
+    const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent, ...serverNameOf(tunnelled) });
+    // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
+    sent.on('timeout', () => sent.destroy(timedOut()));
+    sent.on('information', (info: Information) => relayInformation(req, res, sent, info, (seen ??= { count: 0, bytes: 0 })));
+    refuseLoops(ctx, sent);
+    sent.on('response', answered);
+    // A 101 the client did not ask for (an upgrade is forwardUpgrade's): node's client hands over
+    // the socket and says nothing more, which would leave the client waiting for ever.
+    sent.on('upgrade', (_answer, socket: Socket) => {
+      socket.destroy();
+      failed(Object.assign(new Error('unasked upgrade'), { code: 'UNASKED_UPGRADE' }));
+    });
+    sent.on('error', (err: NodeJS.ErrnoException) => {
+      if (relayed !== undefined) {
+        // Bytes after a whole answer (a body past its Content-Length, one on a HEAD's or a 204's
+        // answer): the answer itself is relayed as it came; the target's connection is not reused.
+        if (relayed?.complete) return;
+        cutShort();
+        return;
+      }
+      if (resendable(sent, err)) {
+        resent++;
+        upstream = send();
+        return;
+      }
+      failed(err);
+    });
+    if (bodyless) sent.end();
+    return sent;
+  }
+
+  /**
+   * Whether `sent` failed as a request does on a kept-alive connection the target closed while it
+   * went out (the target's idle timeout, without a Keep-Alive hint node's agent would heed): reset
+   * or closed before any answer came, so the target never read it. Browsers send such a request
+   * again on a new connection; the proxy does so for what may be sent twice and is whole: an
+   * idempotent method (RFC 9110 9.2.2) without a body. The new connection is fresh or another kept
+   * one: at most MAX_RESENDS times.
+   */
+  function resendable(sent: ClientRequest, err: NodeJS.ErrnoException): boolean {
+    return sent.reusedSocket && bodyless && seen === undefined && !clientGone && !ctx.stopping && resent < MAX_RESENDS &&
+      (err.code === 'ECONNRESET' || err.code === 'EPIPE') && IDEMPOTENT.has(req.method ?? '');
+  }
+
+  function answered(answer: IncomingMessage): void {
     const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
     // a flood whose final answer came in the same read as its last 1xx: parsed before the request failed
     if (seen !== undefined && seen.count > MAX_INFORMATIONAL) {
@@ -733,23 +786,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       cutShort();
       ended('the answer was cut short');
     });
-  });
-  // A 101 the client did not ask for (an upgrade is forwardUpgrade's): node's client hands over
-  // the socket and says nothing more, which would leave the client waiting for ever.
-  upstream.on('upgrade', (_answer, socket: Socket) => {
-    socket.destroy();
-    failed(Object.assign(new Error('unasked upgrade'), { code: 'UNASKED_UPGRADE' }));
-  });
-  upstream.on('error', (err: NodeJS.ErrnoException) => {
-    if (relayed !== undefined) {
-      // Bytes after a whole answer (a body past its Content-Length, one on a HEAD's or a 204's
-      // answer): the answer itself is relayed as it came; the target's connection is not reused.
-      if (relayed?.complete) return;
-      cutShort();
-      return;
-    }
-    failed(err);
-  });
+  }
 
   /** The target failed before an answer could be relayed: a 502 that says what failed. */
   function failed(err: NodeJS.ErrnoException): void {

@@ -29,6 +29,13 @@ const answers = new Map<string, string | string[]>();
 const CUT = '\0cut';
 /** In a list: the connection is reset there (RST). */
 const RESET = '\0reset';
+/**
+ * Before an answer: on a connection that has answered before, the target closes it without a word
+ * (STALE: FIN; STALE_RESET: RST), as a server closing an idle connection while a request was on its
+ * way; on a new connection, the rest is the answer.
+ */
+const STALE = '\0stale';
+const STALE_RESET = '\0stale-reset';
 const received: string[] = [];
 
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
@@ -55,6 +62,7 @@ async function stored(path: string): Promise<any> {
 before(async () => {
   target = createServer((socket) => {
     let head = '';
+    let answered = 0;
     socket.on('error', () => {});
     socket.on('data', (chunk) => {
       head += chunk.toString('latin1');
@@ -62,7 +70,13 @@ before(async () => {
       received.push(head);
       const path = head.split(' ')[1]!;
       head = '';
-      const answer = answers.get(path);
+      let answer = answers.get(path);
+      answered++;
+      for (const mark of [STALE_RESET, STALE]) {
+        if (typeof answer !== 'string' || !answer.startsWith(mark)) continue;
+        if (answered > 1) return mark === STALE ? socket.destroy() : socket.resetAndDestroy();
+        answer = answer.slice(mark.length);
+      }
       if (answer === undefined) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
       else if (typeof answer === 'string' && answer.endsWith(RESET)) {
         // written, then reset at once
@@ -536,6 +550,45 @@ describe('an upgrade pipelined behind a request', () => {
     assert.ok(before !== -1 && switched !== -1, JSON.stringify(text));
     assert.ok(before < switched, `the answer before the upgrade comes first: ${JSON.stringify(text)}`);
     assert.ok(text.endsWith('UPGRADED'), JSON.stringify(text));
+    await healthy();
+  });
+});
+
+describe('a kept-alive connection the target closed as a request went out on it', () => {
+  const reached = (path: string) => received.filter((head) => head.split(' ')[1] === path).length;
+  const first = (path: string) => `GET http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\n\r\n`;
+  const request = (method: string, path: string, extra = '') => `${method} http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nConnection: close\r\n${extra}\r\n`;
+
+  for (const [mark, how] of [[STALE, 'closed (FIN)'], [STALE_RESET, 'reset (RST)']] as const) {
+    test(`${how}: a GET is sent again on a new connection and answered, stored once (it was a 502)`, async () => {
+      const path = `/stale-get-${mark === STALE ? 'fin' : 'rst'}`;
+      answers.set('/kept-alive', 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept');
+      answers.set(path, `${mark}HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nagain`);
+      // an answer leaves the target's connection in the proxy's pool; the next request takes it (two:
+      // the proxy's very first recorded exchange can leave its connection busy for a moment)
+      const { text, ended } = await rawThroughProxy([first('/kept-alive'), first('/kept-alive'), request('GET', path)]);
+      assert.ok(ended);
+      assert.match(text, /kept/);
+      assert.match(text, /HTTP\/1\.1 200 OK\r\n[^]*again$/, JSON.stringify(text));
+      // (2 or 3: the connection it went again on may be another kept one the target closes too)
+      assert.ok([2, 3].includes(reached(path)), `sent on the closed connection, then on a new one (${reached(path)})`);
+      const tx = await stored(path);
+      assert.equal(tx.response_status, '200 OK');
+      assert.equal(tx.error ?? null, null);
+      await healthy();
+    });
+  }
+
+  test('a POST (not idempotent: the target may have acted on it) and a request with a body (not kept to be sent again) are not sent again: 502, as before', async () => {
+    answers.set('/kept-alive', 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept');
+    answers.set('/stale-post', `${STALE}HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain`);
+    answers.set('/stale-put', `${STALE}HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain`);
+    for (const [path, bytes] of [['/stale-post', request('POST', '/stale-post')], ['/stale-put', `${request('PUT', '/stale-put', 'Content-Length: 2\r\n')}hi`]] as const) {
+      const { text, ended } = await rawThroughProxy([first('/kept-alive'), first('/kept-alive'), bytes]);
+      assert.ok(ended);
+      assert.match(text, /HTTP\/1\.1 502 Bad Gateway\r\n[^]*reset: 127\.0\.0\.1:\d+ closed the connection/, JSON.stringify(text));
+      assert.equal(reached(path), 1, `${path} was sent once`);
+    }
     await healthy();
   });
 });
