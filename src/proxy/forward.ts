@@ -381,7 +381,8 @@ export function recordExchange(ctx: ForwardContext, target: number, sent: Sent, 
   const exchange = async (): Promise<ProxyExchange> => ({
     url: recordedUrl(sent.url, sent.path),
     method: sent.req.method ?? 'GET',
-    httpVersion: `HTTP/${sent.req.httpVersion}`,
+    // as it went: node's client speaks HTTP/1.1 whatever the client spoke
+    httpVersion: 'HTTP/1.1',
     requestHeaders: pairs(sent.headers),
     requestBody: sent.body?.bytes() ?? Buffer.alloc(0),
     requestSize: sent.size,

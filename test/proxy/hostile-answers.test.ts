@@ -294,6 +294,16 @@ describe('what is stored is what was sent', () => {
     assert.doesNotMatch(code.text, new RegExp(`${secret}|Proxy-`, 'i'));
   });
 
+  test('an HTTP/1.0 request goes to the target as HTTP/1.1 (node\'s client speaks no other), and is stored as it went (it said HTTP/1.0)', async () => {
+    answers.set('/http10', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+    received.length = 0;
+    const { text } = await rawThroughProxy(`GET http://127.0.0.1:${targetPort}/http10 HTTP/1.0\r\nHost: 127.0.0.1:${targetPort}\r\n\r\n`);
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(received[0]!, /^GET \/http10 HTTP\/1\.1\r\n/);
+    const tx = await stored('/http10');
+    assert.match(tx.raw_request, /^GET http:\/\/127\.0\.0\.1:\d+\/http10 HTTP\/1\.1\r\n/, tx.raw_request);
+  });
+
   test("assessd's login cookie (which the browser sends to every port of the host) goes neither to the target nor into the record; the page's own cookies do", async () => {
     // the login a browser holds for the server's API port, as the page got it
     const login = await request(assessd.url, '/api/v1/auth', { method: 'POST', form: { token: assessd.token! } });
