@@ -628,6 +628,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   // counted once a 1xx comes (most requests get none)
   let seen: InformationSeen | undefined;
   let resent = 0;
+  /** The target sent nothing for ctx.upstreamTimeoutMs: the proxy cut the request (an answer begun is said cut by that). */
+  let stalled = false;
   let upstream = send();
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;
@@ -703,7 +705,10 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   function send(): ClientRequest {
     const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent, ...serverNameOf(tunnelled) });
     // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
-    sent.on('timeout', () => sent.destroy(timedOut()));
+    sent.on('timeout', () => {
+      stalled = true;
+      sent.destroy(timedOut());
+    });
     sent.on('information', (info: Information) => relayInformation(req, res, sent, info, (seen ??= { count: 0, bytes: 0 })));
     refuseLoops(ctx, sent);
     sent.on('response', answered);
@@ -785,7 +790,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       if (answer.complete) return;
       if (clientGone) return ended(CLIENT_LEFT);
       cutShort();
-      ended('the answer was cut short');
+      ended(stalled ? `the answer was cut short: nothing more came for ${ctx.upstreamTimeoutMs / 1000} s (the proxy's time limit)` : 'the answer was cut short');
     });
   }
 

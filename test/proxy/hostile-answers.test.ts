@@ -602,3 +602,38 @@ describe('a kept-alive connection the target closed as a request went out on it'
     await healthy();
   });
 });
+
+describe('an answer that stops coming', () => {
+  test('small (held back) or large (streamed): the client gets what came, then its connection ends; stored as cut short by the proxy\'s time limit, not as a target that closed', async () => {
+    const recorded: any[] = [];
+    const recorder = { targetOf: () => 1, record: (_target: number, exchange: unknown) => void recorded.push(exchange) };
+    const dir = await tempDir();
+    const ca = await openCa(dir);
+    const proxy = await startProxy({ host: '127.0.0.1', port: 0, ca: async () => ca, ownPorts: () => [], upstreamTimeoutMs: 300, recorder, log: () => {} });
+    // a head and part of the body, then nothing (the connection stays open)
+    const stalling = createServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', (chunk) => {
+        const large = chunk.toString('latin1').startsWith('GET /large');
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${large ? 1_000_000 : 10}\r\n\r\npart`);
+      });
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+    const port = (stalling.address() as AddressInfo).port;
+    try {
+      for (const path of ['/small', '/large']) {
+        const { text, ended } = await rawExchange(proxy.port, `GET http://127.0.0.1:${port}${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`, 5000);
+        assert.ok(ended, `${path}: the client's connection ends`);
+        assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*part$/, `${path}: ${JSON.stringify(text)}`);
+      }
+      for (const deadline = Date.now() + 5000; recorded.length < 2 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(recorded.map((x) => x.error), [
+        'the answer was cut short: nothing more came for 0.3 s (the proxy\'s time limit)',
+        'the answer was cut short: nothing more came for 0.3 s (the proxy\'s time limit)',
+      ]);
+    } finally {
+      await proxy.close();
+      stalling.close();
+    }
+  });
+});
