@@ -456,10 +456,10 @@ type RawWriter = { _writeRaw(data: Buffer): boolean };
  * still comes; and 1xx answers one request may have before it fails as an invalid answer.
  */
 const INFORMATIONAL_BYTES = 64 * 1024;
-const MAX_INFORMATIONAL = 1000;
+export const MAX_INFORMATIONAL = 1000;
 
 /** The error a request fails with past MAX_INFORMATIONAL 1xx answers. */
-const tooManyInformational = () => Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' });
+export const tooManyInformational = () => Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' });
 
 /** One request's 1xx answers so far, and the bytes of them relayed. */
 export interface InformationSeen {

@@ -18,12 +18,14 @@ import {
   HOST,
   informational,
   MAX_HEADER_BYTES,
+  MAX_INFORMATIONAL,
   pathOf,
   rawHead,
   recordExchange,
   refuseLoops,
   requestSizeOf,
   timedOut,
+  tooManyInformational,
   unrelayableCoding,
   UPGRADE,
   upstreamFailure,
@@ -211,6 +213,13 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     if (relayed && !answered) client.write(relayed);
   });
   upstream.on('upgrade', (answer: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
+    // a flood whose 101 came in the same read as its last 1xx: parsed before the request failed
+    if (seen.count > MAX_INFORMATIONAL) {
+      // handed over with no listener of node's: the request's destroy (informational) fails it too
+      socket.on('error', () => {});
+      socket.destroy();
+      return failed(tooManyInformational());
+    }
     answered = upgraded = true;
     client.off('data', take);
     // a WebSocket may stay quiet as long as its ends like, over ws:// or inside an intercepted CONNECT
@@ -227,6 +236,11 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, ...(target === undefined ? {} : { peer: peerOf(socket) }) });
   });
   upstream.on('response', (answer: IncomingMessage) => {
+    // as a 101's: a final answer parsed in the same read as the flood's last 1xx
+    if (seen.count > MAX_INFORMATIONAL) {
+      answer.socket.destroy();
+      return failed(tooManyInformational());
+    }
     answered = true;
     // read now: the answer's socket is let go once it has ended, and a closed one says nothing
     const peer = target === undefined ? undefined : peerOf(answer.socket);
@@ -240,7 +254,9 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
       if (!answer.complete) ended(clientGone ? CLIENT_LEFT : 'the answer was cut short');
     });
   });
-  upstream.on('error', (err: NodeJS.ErrnoException) => {
+  upstream.on('error', failed);
+  /** The target failed before an answer could be relayed: a 502 that says what failed (once). */
+  function failed(err: NodeJS.ErrnoException): void {
     // after the answer's head, its own end says what happened; a client gone is answered nothing
     if (answered || clientGone) return;
     answered = true;
@@ -249,5 +265,5 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     const [status, text] = failureStatus(err);
     endWithText(client, `${status} ${text}`, `${status} ${text}: ${failure}\n`, `X-Assessd-Proxy-Error: ${failureKind(failure)}\r\n`);
     finish({ status: 0, statusText: '', rawHeaders: [], error: failure });
-  });
+  }
 }

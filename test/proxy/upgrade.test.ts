@@ -321,6 +321,18 @@ describe('informational answers (1xx)', () => {
     assert.equal((await recordOf(rawPort, '/flood')).error, `invalid answer: 127.0.0.1:${rawPort} sent over 1000 informational (1xx) answers to one request`);
   });
 
+  test('a flood of 1xx on an upgrade, then a final answer or a 101 (in the same read as the last 1xx): a 502 as on a plain request, not the answer after the flood', async () => {
+    const processing = 'HTTP/1.1 102 Processing\r\n\r\n';
+    answers.set('/flood-ws-final', processing.repeat(1100) + final);
+    answers.set('/flood-ws-101', `${processing.repeat(1100)}HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n`);
+    for (const path of ['/flood-ws-final', '/flood-ws-101']) {
+      const { text } = await exchange(quick.port, [handshake(rawPort, path)]);
+      assert.match(text, /HTTP\/1\.1 502 Bad Gateway\r\n[^]*sent over 1000 informational \(1xx\) answers to one request/, `${path}: ${JSON.stringify(text.slice(-300))}`);
+      assert.doesNotMatch(text, /HTTP\/1\.1 (200 OK|101 Switching)/, path);
+      assert.equal((await recordOf(rawPort, path)).error, `invalid answer: 127.0.0.1:${rawPort} sent over 1000 informational (1xx) answers to one request`);
+    }
+  });
+
   test('100 Continue counts too: endless 100s fail the request as an invalid answer past 1,000', async () => {
     answers.set('/continues', 'HTTP/1.1 100 Continue\r\n\r\n'.repeat(1100) + final);
     const { text } = await exchange(quick.port, [`GET http://127.0.0.1:${rawPort}/continues HTTP/1.1\r\nHost: 127.0.0.1:${rawPort}\r\nConnection: close\r\n\r\n`]);
