@@ -518,7 +518,7 @@ function countStreamed(message: IncomingMessage): void {
  */
 const WHOLE_ANSWER_BYTES = 64 * 1024;
 
-/** Methods a request of may be sent twice with the same effect as once (RFC 9110 9.2.2). */
+/** Methods whose requests may be sent twice to the same effect as once (RFC 9110 9.2.2). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 
 /** How many times a request is sent again after a kept-alive connection closed under it (resendable). */
@@ -628,7 +628,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   // counted once a 1xx comes (most requests get none)
   let seen: InformationSeen | undefined;
   let resent = 0;
-  /** The target sent nothing for ctx.upstreamTimeoutMs: the proxy cut the request (an answer begun is said cut by that). */
+  /** No byte moved for ctx.upstreamTimeoutMs (a target gone quiet, or a client that stopped reading): the proxy cut the request. */
   let stalled = false;
   let upstream = send();
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
@@ -699,8 +699,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   let relayed: IncomingMessage | undefined;
 
   /**
-   * The request to the target, its listeners on (a bodyless one ended). Sent again, once more at
-   * most, when it went out on a kept-alive connection the target had just closed (resendable).
+   * The request to the target, its listeners on (a bodyless one ended). Sent again, MAX_RESENDS
+   * times at most, when it went out on a kept-alive connection the target had just closed (resendable).
    */
   function send(): ClientRequest {
     const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent, ...serverNameOf(tunnelled) });
@@ -790,7 +790,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       if (answer.complete) return;
       if (clientGone) return ended(CLIENT_LEFT);
       cutShort();
-      ended(stalled ? `the answer was cut short: nothing more came for ${ctx.upstreamTimeoutMs / 1000} s (the proxy's time limit)` : 'the answer was cut short');
+      ended(stalled ? `the answer was cut short: no byte moved for ${ctx.upstreamTimeoutMs / 1000} s (the proxy's time limit)` : 'the answer was cut short');
     });
   }
 

@@ -628,8 +628,8 @@ describe('an answer that stops coming', () => {
       }
       for (const deadline = Date.now() + 5000; recorded.length < 2 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.deepEqual(recorded.map((x) => x.error), [
-        'the answer was cut short: nothing more came for 0.3 s (the proxy\'s time limit)',
-        'the answer was cut short: nothing more came for 0.3 s (the proxy\'s time limit)',
+        'the answer was cut short: no byte moved for 0.3 s (the proxy\'s time limit)',
+        'the answer was cut short: no byte moved for 0.3 s (the proxy\'s time limit)',
       ]);
     } finally {
       await proxy.close();
