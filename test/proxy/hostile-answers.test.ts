@@ -39,7 +39,7 @@ const STALE_RESET = '\0stale-reset';
 const received: string[] = [];
 
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
-const rawThroughProxy = (bytes: string, waitMs = 3000, port = proxyPort) => rawExchange(port, bytes, waitMs);
+const rawThroughProxy = (bytes: string | string[], waitMs = 3000, port = proxyPort) => rawExchange(port, bytes, waitMs);
 
 const get = (path: string, extra = '') => `GET http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nConnection: close\r\n${extra}\r\n`;
 
