@@ -193,6 +193,7 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
     case 'UNRELAYABLE_STATUS':
       return `invalid answer: ${where} sent a status line that is not HTTP's (${err.message})`;
     case 'UNRELAYABLE_CODING':
+    case 'UNRELAYABLE_HEAD':
       return `invalid answer: ${where} sent ${err.message}`;
     case 'TOO_MANY_INFORMATIONAL':
       return `invalid answer: ${where} sent ${err.message} informational (1xx) answers to one request`;
@@ -630,6 +631,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   let resent = 0;
   /** No byte moved for ctx.upstreamTimeoutMs (a target gone quiet, or a client that stopped reading): the proxy cut the request. */
   let stalled = false;
+  /** The answer is read leniently (readLeniently): node's strict reading refused it. */
+  let lenient = false;
   let upstream = send();
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;
@@ -703,7 +706,11 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
    * times at most, when it went out on a kept-alive connection the target had just closed (resendable).
    */
   function send(): ClientRequest {
-    const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { agent: https ? ctx.https!.agent : ctx.httpAgent, ...serverNameOf(tunnelled) });
+    const connection: RequestOptions = lenient
+      ? // a connection of its own, closed after the answer: bytes read leniently never frame a later answer
+        { agent: false, insecureHTTPParser: true, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) }
+      : { agent: https ? ctx.https!.agent : ctx.httpAgent };
+    const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { ...connection, ...serverNameOf(tunnelled) });
     // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
     sent.on('timeout', () => {
       stalled = true;
@@ -731,6 +738,11 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
         upstream = send();
         return;
       }
+      if (readLeniently(err)) {
+        lenient = true;
+        upstream = send();
+        return;
+      }
       failed(err);
     });
     if (bodyless) sent.end();
@@ -748,6 +760,16 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   function resendable(sent: ClientRequest, err: NodeJS.ErrnoException): boolean {
     return sent.reusedSocket && bodyless && seen === undefined && !clientGone && !ctx.stopping && resent < MAX_RESENDS &&
       (err.code === 'ECONNRESET' || err.code === 'EPIPE') && IDEMPOTENT.has(req.method ?? '');
+  }
+
+  /**
+   * Whether to send the request again and read its answer leniently: node's strict reading refused
+   * its line ends (bare LF, as some embedded servers send; browsers and curl read them). Only what
+   * may be sent twice (resendable's idempotent methods without a body), on a connection of its own.
+   */
+  function readLeniently(err: NodeJS.ErrnoException): boolean {
+    return !lenient && bodyless && seen === undefined && !clientGone && !ctx.stopping &&
+      (err.code === 'HPE_CR_EXPECTED' || err.code === 'HPE_LF_EXPECTED') && IDEMPOTENT.has(req.method ?? '');
   }
 
   function answered(answer: IncomingMessage): void {
@@ -769,12 +791,25 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       answer.socket.destroy();
       return failed(Object.assign(new Error(unrelayable), { code: 'UNRELAYABLE_STATUS' }));
     }
+    // read leniently, both framings are let through (node's strict reading refuses them): which frames it is anyone's guess
+    if (lenient && answer.headers['content-length'] !== undefined && coding !== undefined) {
+      answer.socket.destroy();
+      return failed(Object.assign(new Error('both Content-Length and Transfer-Encoding'), { code: 'UNRELAYABLE_HEAD' }));
+    }
+    try {
+      res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
+    } catch (err) {
+      // a character node sends no header with (read leniently, a control character is let through)
+      answer.socket.destroy();
+      // writeHead kept the target's reason phrase, which the 502 would take for its own
+      res.statusMessage = '';
+      return failed(Object.assign(new Error(`a header the proxy cannot send on (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`), { code: 'UNRELAYABLE_HEAD' }));
+    }
     relayed = answer;
     // read now (for the record): a kept-alive socket goes back to its pool once the answer has ended, a closed one says nothing
     const peer = target === undefined ? undefined : peerOf(answer.socket);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
-    res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
     if (Number(answer.headers['content-length']) <= WHOLE_ANSWER_BYTES && answer.headers['transfer-encoding'] === undefined) {
       // a small answer goes to the client whole: head and body in one write, without a pipe's listeners
       const chunks: Buffer[] = (held = []);

@@ -637,3 +637,42 @@ describe('an answer that stops coming', () => {
     }
   });
 });
+
+describe('answers with bare LF line ends (as some embedded servers send; browsers and curl read them)', () => {
+  const reached = (path: string) => received.filter((head) => head.split(' ')[1] === path).length;
+
+  test('a GET: node\'s strict reading refuses it, so it is sent again on a connection of its own read leniently; relayed, stored once', async () => {
+    answers.set('/bare-lf', 'HTTP/1.1 200 OK\nContent-Type: text/plain\nContent-Length: 5\n\nhello');
+    answers.set('/bare-lf-mixed', 'HTTP/1.1 404 Not Here\r\nContent-Length: 4\n\r\ngone');
+    for (const [path, status, body] of [['/bare-lf', '200 OK', 'hello'], ['/bare-lf-mixed', '404 Not Here', 'gone']] as const) {
+      const { text, ended } = await rawThroughProxy(get(path));
+      assert.ok(ended);
+      assert.match(text, new RegExp(`^HTTP/1\\.1 ${status}\\r\\n[^]*\\r\\n\\r\\n${body}$`), JSON.stringify(text));
+      assert.equal(reached(path), 2, `${path}: read strictly, then again leniently`);
+      const tx = await stored(path);
+      assert.equal(tx.response_status, status);
+      assert.equal(tx.error ?? null, null);
+    }
+    await healthy();
+  });
+
+  test('read leniently, what node would not send on is still refused: a control character in a header, both Content-Length and Transfer-Encoding: a 502 that says so, the server up', async () => {
+    answers.set('/bare-lf-control', 'HTTP/1.1 200 OK\nX-Odd: a\x01b\nContent-Length: 2\n\nok');
+    answers.set('/bare-lf-framing', 'HTTP/1.1 200 OK\nContent-Length: 100\nTransfer-Encoding: chunked\n\n2\nok\n0\n\n');
+    for (const [path, why] of [['/bare-lf-control', 'a header the proxy cannot send on (ERR_INVALID_CHAR)'], ['/bare-lf-framing', 'both Content-Length and Transfer-Encoding']]) {
+      const { text, ended } = await rawThroughProxy(get(path));
+      assert.ok(ended);
+      const failure = `invalid answer: 127.0.0.1:${targetPort} sent ${why}`;
+      assert.ok(text.startsWith('HTTP/1.1 502 Bad Gateway\r\n') && text.includes(`502 Bad Gateway: ${failure}\n`), `${path}: ${JSON.stringify(text)}`);
+      assert.equal((await stored(path)).error, failure);
+    }
+    await healthy();
+  });
+
+  test('a POST is not sent twice: a 502 that says the answer is not HTTP, as before', async () => {
+    answers.set('/bare-lf-post', 'HTTP/1.1 200 OK\nContent-Length: 2\n\nok');
+    const { text } = await rawThroughProxy(`POST http://127.0.0.1:${targetPort}/bare-lf-post HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`);
+    assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*sent what is not HTTP \(HPE_CR_EXPECTED\)/, JSON.stringify(text));
+    assert.equal(reached('/bare-lf-post'), 1);
+  });
+});

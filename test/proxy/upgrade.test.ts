@@ -307,6 +307,21 @@ describe('informational answers (1xx)', () => {
     assert.ok(text.startsWith(`${hints}HTTP/1.1 200 OK\r\n`), JSON.stringify(text));
   });
 
+  test('inside an intercepted CONNECT (https), an answer with bare LF line ends to a GET is read again leniently on a TLS connection of its own (a self-signed target, as labs have)', async () => {
+    answers.set('/bare-lf-tls', 'HTTP/1.1 200 OK\nContent-Length: 5\n\nhello');
+    const raw = connect(quick.port, '127.0.0.1');
+    raw.write(`CONNECT localhost:${tlsPort} HTTP/1.1\r\nHost: localhost:${tlsPort}\r\n\r\n`);
+    await once(raw, 'data');
+    const secure = connectTls({ socket: raw, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+    await once(secure, 'secureConnect');
+    let text = '';
+    secure.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+    secure.write(`GET /bare-lf-tls HTTP/1.1\r\nHost: localhost:${tlsPort}\r\nConnection: close\r\n\r\n`);
+    await once(secure, 'end');
+    secure.destroy();
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhello$/, JSON.stringify(text));
+  });
+
   test('a flood of 1xx: 64 KiB of them relayed, the rest dropped, and past 1,000 the request fails as an invalid answer (each was written to the client however far behind it was, without bound)', async () => {
     const processing = `HTTP/1.1 102 Processing\r\nX-Pad: ${'p'.repeat(1000)}\r\n\r\n`;
     answers.set('/flood', processing.repeat(1100) + final);
