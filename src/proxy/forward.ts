@@ -423,6 +423,9 @@ export function unrelayableCoding(req: IncomingMessage): string | undefined {
   return `501 Not Implemented: the proxy relays no transfer coding but chunked, not ${JSON.stringify(coding.slice(0, 100))}\n`;
 }
 
+/** What a record says of an answer cut where no byte moved for ctx.upstreamTimeoutMs (a target gone quiet, a client that stopped reading). */
+export const stalledText = (ctx: ForwardContext) => `the answer was cut short: no byte moved for ${ctx.upstreamTimeoutMs / 1000} s (the proxy's time limit)`;
+
 /** The error a target that stays quiet past ctx.upstreamTimeoutMs fails its request with. */
 export const timedOut = () => Object.assign(new Error('timeout'), { code: 'UPSTREAM_TIMEOUT' });
 
@@ -825,7 +828,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       if (answer.complete) return;
       if (clientGone) return ended(CLIENT_LEFT);
       cutShort();
-      ended(stalled ? `the answer was cut short: no byte moved for ${ctx.upstreamTimeoutMs / 1000} s (the proxy's time limit)` : 'the answer was cut short');
+      ended(stalled ? stalledText(ctx) : 'the answer was cut short');
     });
   }
 

@@ -23,6 +23,7 @@ import {
   rawHead,
   recordExchange,
   refuseLoops,
+  stalledText,
   requestSizeOf,
   timedOut,
   tooManyInformational,
@@ -127,7 +128,12 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     timeout: ctx.upstreamTimeoutMs,
     ...(https ? { rejectUnauthorized: false, ...serverNameOf(tunnelled) } : {}),
   });
-  upstream.on('timeout', () => upstream.destroy(timedOut()));
+  /** No byte moved for ctx.upstreamTimeoutMs: the proxy cut the request (a declined upgrade's answer begun is said cut by that). */
+  let stalled = false;
+  upstream.on('timeout', () => {
+    stalled = true;
+    upstream.destroy(timedOut());
+  });
   refuseLoops(ctx, upstream);
   const body = new PassThrough();
   body.pipe(upstream);
@@ -251,7 +257,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body: responseBody, peer, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {
-      if (!answer.complete) ended(clientGone ? CLIENT_LEFT : 'the answer was cut short');
+      if (!answer.complete) ended(clientGone ? CLIENT_LEFT : stalled ? stalledText(ctx) : 'the answer was cut short');
     });
   });
   upstream.on('error', failed);

@@ -322,6 +322,14 @@ describe('informational answers (1xx)', () => {
     assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhello$/, JSON.stringify(text));
   });
 
+  test('an upgrade the target declines with an answer that stops coming: stored as cut short by the proxy\'s time limit, as a plain request\'s', async () => {
+    answers.set('/declined-stalls', 'HTTP/1.1 403 Forbidden\r\nContent-Length: 10\r\n\r\npart');
+    const { text, ended } = await exchange(quick.port, [handshake(rawPort, '/declined-stalls')]);
+    assert.ok(ended);
+    assert.match(text, /^HTTP\/1\.1 403 Forbidden\r\n[^]*part$/, JSON.stringify(text));
+    assert.equal((await recordOf(rawPort, '/declined-stalls')).error, `the answer was cut short: no byte moved for ${TIMEOUT_MS / 1000} s (the proxy's time limit)`);
+  });
+
   test('a flood of 1xx: 64 KiB of them relayed, the rest dropped, and past 1,000 the request fails as an invalid answer (each was written to the client however far behind it was, without bound)', async () => {
     const processing = `HTTP/1.1 102 Processing\r\nX-Pad: ${'p'.repeat(1000)}\r\n\r\n`;
     answers.set('/flood', processing.repeat(1100) + final);
