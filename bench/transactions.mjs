@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -128,6 +128,31 @@ async function main() {
     figures['RSS growth during the import (MB)'] = mb(rssPeak - rssBefore);
     figures['health probe, worst answer during the import (ms)'] = healthWorst.toFixed(1);
     await rm(big);
+
+    // 1b. a HAR of escapes: one entry whose 16 MiB body is written `\"` (a JSON body, a hostile target's)
+    const escapes = join(work, 'escapes.har');
+    await writeFile(escapes, `{"log":{"entries":[{"startedDateTime":"2024-01-01T00:00:00Z","request":{"method":"GET","url":"https://big.example/escapes"},"response":{"status":200,"content":{"mimeType":"application/json","text":"${'\\"'.repeat(16 * 1024 * 1024)}"}}}]}}`);
+    const escapesRss = rssOf(server.pid);
+    let escapesPeak = escapesRss;
+    let escapesHealth = 0;
+    importing = true;
+    const escapesSampler = setInterval(() => (escapesPeak = Math.max(escapesPeak, rssOf(server.pid))), 20);
+    const escapesProbe = (async () => {
+      while (importing) {
+        const { ms } = await call(`${server.url}/debug/health`);
+        escapesHealth = Math.max(escapesHealth, ms);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const escaped = await call(`${server.url}/api/v1/targets/1/transactions/`, { method: 'POST', body: createReadStream(escapes), headers: { 'content-type': 'application/json', 'content-length': String(statSync(escapes).size) } });
+    importing = false;
+    await escapesProbe;
+    clearInterval(escapesSampler);
+    if (escaped.status !== 201) throw new Error(`import of escapes: ${escaped.status} ${escaped.text}`);
+    figures[`import of a ${mb(statSync(escapes).size)} MB HAR of escapes (s)`] = (escaped.ms / 1000).toFixed(2);
+    figures['RSS growth during it (MB)'] = mb(escapesPeak - escapesRss);
+    figures['health probe, worst answer during it (ms)'] = escapesHealth.toFixed(1);
+    await rm(escapes);
     await stop(server);
 
     // 2. 100,000 stored transactions for one target

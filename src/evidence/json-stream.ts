@@ -106,6 +106,11 @@ for (let c = 0; c < 0x20; c++) SPECIAL[c] = 1;
 const NUMBER_BYTE = new Uint8Array(256);
 for (const c of '0123456789+-.eE') NUMBER_BYTE[c.charCodeAt(0)] = 1;
 const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+/** Each byte's value as a hex digit; 255: none. */
+const HEX = new Uint8Array(256).fill(255);
+for (let c = 0; c < 16; c++) HEX[c.toString(16).charCodeAt(0)] = HEX[c.toString(16).toUpperCase().charCodeAt(0)] = c;
+/** Bytes escapes decode to, gathered before they join the string's parts (createJsonStream's `decoded`). */
+const DECODED_BYTES = 16 * 1024;
 const ESCAPES: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
 
 export interface JsonStream {
@@ -145,6 +150,15 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   let stringStart = 0;
   /** An escape cut by a chunk's end: its bytes so far, backslash included. */
   let pendingEscape: number[] | null = null;
+  /**
+   * What escapes decoded to, gathered before they join `parts`: a string of escapes (a body of
+   * `\"` or `\\`) made a Buffer per character, tens of them per byte of the file in memory.
+   */
+  const decoded = Buffer.allocUnsafe(DECODED_BYTES);
+  let decodedLength = 0;
+  /** The chunk the first quote at or after a position was looked for in, and where it is (its length: none). */
+  let quoteChunk: Buffer | undefined;
+  let quoteAt = 0;
   /** A high surrogate waiting for its low half. */
   let highSurrogate = -1;
 
@@ -251,6 +265,7 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
 
   function startString(key: boolean): void {
     parts = [];
+    decodedLength = 0;
     stringBytes = 0;
     dropped = 0;
     stringIsKey = key;
@@ -264,7 +279,27 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     mode = Mode.String;
   }
 
+  /** Appends bytes the string holds as they came; any escape's character before them goes first. */
   function appendString(bytes: Buffer): void {
+    if (highSurrogate >= 0) codeUnit(-1);
+    if (decodedLength > 0) flushDecoded();
+    keep(bytes);
+  }
+
+  /** Appends the bytes an escape decoded to (through `decoded`). */
+  function appendDecoded(byte: number): void {
+    if (decodedLength === decoded.length) flushDecoded();
+    decoded[decodedLength++] = byte;
+  }
+
+  function flushDecoded(): void {
+    const bytes = decoded.subarray(0, decodedLength);
+    decodedLength = 0;
+    // copied: `decoded` is written again
+    keep(bytes, true);
+  }
+
+  function keep(bytes: Buffer, copy = false): void {
     if (stringBytes + bytes.length > stringCap) {
       if (!stringIsBody) fail(`a string longer than ${options.maxString} bytes`);
       const room = stringCap - stringBytes;
@@ -274,22 +309,39 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
       return;
     }
     // copied: a chunk's memory is not kept alive by a small string of it
-    parts.push(stringIsBody || bytes.length > 4096 ? Buffer.from(bytes) : bytes);
+    parts.push(copy || stringIsBody || bytes.length > 4096 ? Buffer.from(bytes) : bytes);
     stringBytes += bytes.length;
   }
 
+  /**
+   * A `\u` escape's UTF-16 code unit, written as UTF-8; a surrogate without its other half as
+   * U+FFFD. -1: what comes next is no code unit (a lone high surrogate ends there).
+   */
   function codeUnit(unit: number): void {
     if (highSurrogate >= 0) {
       const high = highSurrogate;
       highSurrogate = -1;
-      if (unit >= 0xdc00 && unit <= 0xdfff) {
-        appendString(Buffer.from(String.fromCharCode(high, unit)));
-        return;
-      }
-      appendString(Buffer.from('\ufffd'));
+      if (unit >= 0xdc00 && unit <= 0xdfff) return codePoint(0x10000 + ((high - 0xd800) << 10) + (unit - 0xdc00));
+      codePoint(0xfffd);
     }
     if (unit >= 0xd800 && unit <= 0xdbff) highSurrogate = unit;
-    else appendString(Buffer.from(unit >= 0xdc00 && unit <= 0xdfff ? '\ufffd' : String.fromCharCode(unit)));
+    else if (unit >= 0xdc00 && unit <= 0xdfff) codePoint(0xfffd);
+    else if (unit >= 0) codePoint(unit);
+  }
+
+  function codePoint(cp: number): void {
+    if (cp < 0x80) return appendDecoded(cp);
+    if (cp < 0x800) {
+      appendDecoded(0xc0 | (cp >> 6));
+    } else {
+      if (cp < 0x10000) appendDecoded(0xe0 | (cp >> 12));
+      else {
+        appendDecoded(0xf0 | (cp >> 18));
+        appendDecoded(0x80 | ((cp >> 12) & 0x3f));
+      }
+      appendDecoded(0x80 | ((cp >> 6) & 0x3f));
+    }
+    appendDecoded(0x80 | (cp & 0x3f));
   }
 
   /** A string read whole from one chunk: as endString does, its text already decoded. */
@@ -303,10 +355,8 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   }
 
   function endString(): void {
-    if (highSurrogate >= 0) {
-      highSurrogate = -1;
-      appendString(Buffer.from('\ufffd'));
-    }
+    if (highSurrogate >= 0) codeUnit(-1);
+    if (decodedLength > 0) flushDecoded();
     let bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts, stringBytes);
     parts = [];
     const cut = dropped > 0;
@@ -329,7 +379,14 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
         pos = finishEscape(chunk, pos);
         continue;
       }
-      const quote = chunk.indexOf(QUOTE, pos);
+      // the first quote at or after `pos`, found once per run of escapes (a body of `\\` looked for
+      // it again after each, to the chunk's end)
+      if (quoteChunk !== chunk || quoteAt < pos) {
+        const found = chunk.indexOf(QUOTE, pos);
+        quoteChunk = chunk;
+        quoteAt = found === -1 ? chunk.length : found;
+      }
+      const quote = quoteAt === chunk.length ? -1 : quoteAt;
       const stop = quote === -1 ? chunk.length : quote;
       // the first backslash or control character before the quote; and whether all is ASCII
       let plainEnd = pos;
@@ -349,15 +406,23 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
       const escapeAt = plainEnd < stop && chunk[plainEnd] === BACKSLASH ? plainEnd : -1;
       if (plainEnd < stop && escapeAt === -1) fail('a control character in a string');
       // the common case: a short string whole in this chunk, no escape: no copy of its bytes
-      if (escapeAt === -1 && quote !== -1 && stringBytes === 0 && !stringIsBody && quote - pos <= options.maxString) {
+      if (escapeAt === -1 && quote !== -1 && stringBytes === 0 && decodedLength === 0 && highSurrogate < 0 && !stringIsBody && quote - pos <= options.maxString) {
         if (!ascii && !isUtf8(chunk.subarray(pos, quote))) fail('not valid UTF-8');
         endStringWith(chunk.toString(ascii ? 'latin1' : 'utf8', pos, quote), quote - pos);
         return quote + 1;
       }
       if (plainEnd > pos) appendString(chunk.subarray(pos, plainEnd));
       if (escapeAt !== -1) {
-        pendingEscape = [BACKSLASH];
         pos = escapeAt + 1;
+        // whole in this chunk: read at once (the common case), else byte by byte as they come
+        const kind = chunk[pos];
+        if (kind !== undefined && kind !== 0x75) {
+          escaped(kind);
+          pos++;
+        } else if (kind === 0x75 && pos + 5 <= chunk.length) {
+          codeUnit(hexUnit(chunk, pos + 1));
+          pos += 5;
+        } else pendingEscape = [BACKSLASH];
         continue;
       }
       if (quote === -1) return chunk.length;
@@ -373,20 +438,34 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     if (esc.length < 2) return pos;
     const kind = esc[1];
     if (kind !== 0x75) {
-      const byte = ESCAPES[kind];
-      if (byte === undefined) fail('an invalid escape in a string');
       pendingEscape = null;
-      if (highSurrogate >= 0) codeUnit(-1);
-      appendString(Buffer.of(byte));
+      escaped(kind);
       return pos;
     }
     while (esc.length < 6 && pos < chunk.length) esc.push(chunk[pos++]);
     if (esc.length < 6) return pos;
-    const hex = String.fromCharCode(...esc.slice(2));
-    if (!/^[0-9A-Fa-f]{4}$/.test(hex)) fail('an invalid \\u escape in a string');
     pendingEscape = null;
-    codeUnit(parseInt(hex, 16));
+    codeUnit(hexUnit(Buffer.from(esc), 2));
     return pos;
+  }
+
+  /** A one-character escape (`\n`, `\"`...): what `kind` stands for. */
+  function escaped(kind: number): void {
+    const byte = ESCAPES[kind];
+    if (byte === undefined) fail('an invalid escape in a string');
+    if (highSurrogate >= 0) codeUnit(-1);
+    appendDecoded(byte);
+  }
+
+  /** The code unit of a `\u` escape's four hex digits at `at`. */
+  function hexUnit(bytes: Buffer, at: number): number {
+    let unit = 0;
+    for (let i = at; i < at + 4; i++) {
+      const digit = HEX[bytes[i]!]!;
+      if (digit === 255) fail('an invalid \\u escape in a string');
+      unit = unit * 16 + digit;
+    }
+    return unit;
   }
 
   function endToken(): void {

@@ -34,6 +34,30 @@ test('the streaming parser yields each entry whole, whatever the chunks, escapes
   }
 });
 
+test('strings written with escapes of every kind, runs of them past the parser\'s 16 KiB gathering, lone surrogates: what JSON.parse reads (a lone surrogate as U+FFFD), whatever the chunks (seeded)', () => {
+  let seed = 0x5eed;
+  const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const pick = <T,>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const hex = (unit: number) => `\\u${unit.toString(16).padStart(4, '0')}`;
+  /** One character of a JSON string as written: plain, a short escape, or a \u escape. */
+  const pieces = ['a', 'é', '😀', '\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t', hex(0x41), hex(0xe9), hex(0x20ac), hex(0xd83d) + hex(0xde00), hex(0xd800), hex(0xdc00), `${hex(0xd800)}x`, `${hex(0xd800)}\\n`, `${hex(0xd800)}${hex(0x41)}`];
+  const written = (length: number) => Array.from({ length }, () => pick(pieces)).join('');
+  for (let round = 0; round < 40; round++) {
+    // a run of one escape past 16 KiB, now and then
+    const run = round % 5 === 0 ? pick(['\\"', '\\\\', hex(0xe9)]).repeat(20_000) : '';
+    const body = written(Math.floor(random() * 200)) + run;
+    const other = written(Math.floor(random() * 200));
+    const doc = Buffer.from(`{"log":{"entries":[{"response":{"content":{"text":"${body}"}},"comment":"${other}"}]}}`);
+    const utf8 = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
+    const expected = JSON.parse(doc.toString()).log.entries[0];
+    for (const size of [1 + Math.floor(random() * 7), 1 + Math.floor(random() * 5000), doc.length]) {
+      const [entry] = parseInPieces(doc, size) as { response: { content: { text: { bytes: Buffer } } }; comment: string }[];
+      assert.equal(entry!.response.content.text.bytes.toString('utf8'), utf8(expected.response.content.text), `round ${round}, pieces of ${size}: the body`);
+      assert.equal(entry!.comment, utf8(expected.comment), `round ${round}, pieces of ${size}: a string`);
+    }
+  }
+});
+
 test('bodies (content.text, postData.text) are kept as bytes and cut at the cap, the rest read and dropped', () => {
   const doc = Buffer.from(JSON.stringify({ log: { entries: [{ request: { postData: { text: 'short' } }, response: { content: { text: 'é'.repeat(10) } }, other: { text: 'not a body' } }] } }));
   const [entry] = parseInPieces(doc, 3, { ...DEFAULT_JSON_LIMITS, bodyCap: 5 }) as { request: { postData: { text: unknown } }; response: { content: { text: unknown } }; other: { text: unknown } }[];
