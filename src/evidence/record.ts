@@ -320,9 +320,19 @@ const COOKIE_ATTRIBUTES = new Set(['expires', 'max_age', 'domain', 'path', 'secu
 
 /** A response's cookies, as upstream's `session_tokens`: a JSON array of what each Set-Cookie says. */
 export function sessionTokens(headers: readonly Header[]): string {
-  const cookies = [];
+  return cookiesOf(headers, Infinity).json;
+}
+
+/**
+ * `session_tokens` at most `cap` characters long: the cookies that fit whole, in order (`cut`
+ * when one did not). A Set-Cookie line longer than the cap is not even split.
+ */
+function cookiesOf(headers: readonly Header[], cap: number): { json: string; cut: boolean } {
+  const cookies: string[] = [];
+  let length = 2;
   for (const [name, value] of headers) {
     if (name.toLowerCase() !== 'set-cookie') continue;
+    if (value.length > cap) return { json: `[${cookies.join(',')}]`, cut: true };
     const [pair, ...attributes] = value.split(';');
     const eq = pair.indexOf('=');
     const cookie: Record<string, string | boolean> = { name: (eq === -1 ? '' : pair.slice(0, eq)).trim(), value: (eq === -1 ? pair : pair.slice(eq + 1)).trim() };
@@ -332,10 +342,20 @@ export function sessionTokens(headers: readonly Header[]): string {
       if (!COOKIE_ATTRIBUTES.has(key)) continue;
       cookie[key] = at === -1 ? true : attribute.slice(at + 1).trim();
     }
-    cookies.push(cookie);
+    const json = JSON.stringify(cookie);
+    if (length + json.length + 1 > cap) return { json: `[${cookies.join(',')}]`, cut: true };
+    cookies.push(json);
+    length += json.length + 1;
   }
-  return JSON.stringify(cookies);
+  return { json: `[${cookies.join(',')}]`, cut: false };
 }
+
+/**
+ * In lists and searches: `session_tokens` at most this long (a browser keeps no cookie over 4 KiB;
+ * a hostile target's, escaped once for the field and once for the answer, made a list of 2,300
+ * rows over V8's longest string: a 500). raw_request's head and response_headers: LIST_BODY_CAP.
+ */
+export const LIST_TOKENS_CAP = 8 * 1024;
 
 /** The row a list shows: every field but the raw ones. */
 export interface TransactionSummary {
@@ -359,6 +379,8 @@ export interface TransactionSummary {
   response_body_truncated?: boolean;
   /** Extension: `data` (and the body in `raw_request`) cut at 64 KiB in a list or a search. */
   request_body_truncated?: boolean;
+  /** Extension: in a list or a search, `session_tokens` (8 KiB), raw_request's head or response_headers (64 KiB) cut. */
+  headers_truncated?: boolean;
   /** https through the proxy: what was wrong with the target's certificate. */
   tls_problem?: string;
   /** No answer: what failed. */
@@ -399,6 +421,9 @@ function textCut(bytes: Buffer, cap: number): Buffer {
 export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity, requestCap = Infinity): Transaction | TransactionSummary {
   const x = record.exchange;
   const { id, target, scope, binary } = facts;
+  // a list's or a search's (its request bodies cut): headers bounded too
+  const listed = requestCap !== Infinity;
+  const tokens = cookiesOf(x.responseHeaders, listed ? LIST_TOKENS_CAP : Infinity);
   // a list's request bodies are cut as its response bodies are (an upload may be 16 MiB), at a character's end
   const requestCut = record.requestBodyLength > requestCap;
   const requestBody = requestCut ? textCut(x.requestBody, requestCap) : x.requestBody;
@@ -415,7 +440,7 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
     time_human: runTime(x.time),
     local_timestamp: localTimestamp(x.startedAt),
     scope,
-    session_tokens: sessionTokens(x.responseHeaders),
+    session_tokens: tokens.json,
     login: false,
     logout: false,
     source: x.source,
@@ -426,13 +451,24 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
   const cut = record.bodyLength > bodyCap;
   if (x.truncated || (raw && cut)) summary.response_body_truncated = true;
   if (requestCut || x.requestSize !== undefined) summary.request_body_truncated = true;
+  if (tokens.cut) summary.headers_truncated = true;
   if (!raw) return summary;
   const body = cut ? x.responseBody.subarray(0, bodyCap) : x.responseBody;
-  const rawRequest = requestCut ? record.rawRequest.subarray(0, record.rawRequest.length - x.requestBody.length + requestBody.length) : record.rawRequest;
+  let rawRequest = requestCut ? record.rawRequest.subarray(0, record.rawRequest.length - x.requestBody.length + requestBody.length) : record.rawRequest;
+  let responseHead = record.responseHead;
+  if (listed && record.rawRequest.length - x.requestBody.length > LIST_BODY_CAP) {
+    // a head past the cap: cut there, without its body
+    rawRequest = textCut(record.rawRequest, LIST_BODY_CAP);
+    summary.headers_truncated = true;
+  }
+  if (listed && responseHead.length > LIST_BODY_CAP) {
+    responseHead = textCut(responseHead, LIST_BODY_CAP);
+    summary.headers_truncated = true;
+  }
   return {
     ...summary,
     raw_request: rawRequest.toString('utf8'),
-    response_headers: record.responseHead.toString('utf8'),
+    response_headers: responseHead.toString('utf8'),
     // a body cut (here, or when stored) may end inside a character: not shown as a U+FFFD it never held
     response_body: binary ? body.toString('base64') : (cut || x.truncated ? body.subarray(0, body.length - incompleteTail(body)) : body).toString('utf8'),
   };

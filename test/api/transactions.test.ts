@@ -460,3 +460,35 @@ test('a list and a search carry at most 64 KiB of a request body too (data, and 
   assert.equal(one.request_body_truncated, undefined);
   assert.ok(one.raw_request.endsWith(body));
 });
+
+test('a list and a search bound what headers a row carries: session_tokens at 8 KiB, raw_request\'s head and response_headers at 64 KiB, said (headers_truncated); one transaction has them whole (a hostile target\'s cookies made the list a 500)', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://cookies.example/' } });
+  const target = (await get('/api/v1/targets/?target_url=https://cookies.example/')).json.data[0].id;
+  // backslashes: JSON inside JSON makes each four characters
+  const cookies: [string, string][] = [1, 2, 3].map((n) => ['Set-Cookie', `c${n}=${'\\'.repeat(40_000)}; Path=/`]);
+  const imported = await importHar(server.url, target, harOf([
+    { url: 'https://cookies.example/many', headers: [['X-Big', 'q'.repeat(70_000)]], responseHeaders: [...cookies, ['X-Big', 'r'.repeat(70_000)]] },
+    { url: 'https://cookies.example/few', responseHeaders: [['Set-Cookie', 'sid=1; HttpOnly']] },
+  ]));
+  assert.equal(imported.status, 201, imported.text);
+  const list = await get(`/api/v1/targets/${target}/transactions/`);
+  const [many, few] = list.json.data;
+  assert.ok(many.session_tokens.length <= 8 * 1024, `${many.session_tokens.length} characters`);
+  assert.deepEqual(JSON.parse(many.session_tokens), [], 'no cookie of those fits whole');
+  assert.equal(many.headers_truncated, true);
+  assert.deepEqual(JSON.parse(few.session_tokens), [{ name: 'sid', value: '1', httponly: true }]);
+  assert.equal(few.headers_truncated, undefined);
+  for (const raw of [true, false]) {
+    const found = (await get(`/api/v1/targets/${target}/transactions/search/?url=cookies.example/many&raw=${raw}`)).json.data.data[0];
+    assert.equal(found.headers_truncated, true, `raw=${raw}`);
+    assert.ok(found.session_tokens.length <= 8 * 1024);
+    if (!raw) continue;
+    assert.ok(found.response_headers.length <= 64 * 1024 && found.response_headers.startsWith('Set-Cookie: c1='), `${found.response_headers.length} characters of response_headers`);
+    assert.ok(found.raw_request.length <= 64 * 1024 && found.raw_request.startsWith('GET https://cookies.example/many HTTP/1.1\r\nX-Big: qqq'), `${found.raw_request.length} characters of raw_request`);
+  }
+  const one = (await get(`/api/v1/targets/${target}/transactions/${many.id}`)).json.data;
+  assert.equal(one.headers_truncated, undefined);
+  assert.deepEqual(JSON.parse(one.session_tokens).map((c: { name: string; value: string }) => [c.name, c.value.length]), [['c1', 40_000], ['c2', 40_000], ['c3', 40_000]]);
+  assert.ok(one.response_headers.includes('r'.repeat(70_000)));
+  assert.ok(one.raw_request.includes('q'.repeat(70_000)));
+});
