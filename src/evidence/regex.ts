@@ -845,6 +845,9 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
 export function compileSubstring(text: string): Matcher {
   const ascii = literalMatcher(text);
   if (ascii) return ascii;
+  // a state per byte at least: past MAX_STATES bytes no pattern of it fits, and making one to see
+  // that took seconds (300,000 letters: 1.8 s, the server held meanwhile)
+  if (Buffer.byteLength(text) >= MAX_STATES) return literalMatcher(text, true)!;
   try {
     return compileRegex(foldedPattern(text));
   } catch (err) {
