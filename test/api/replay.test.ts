@@ -160,6 +160,9 @@ test('another host or port, another scheme, a bad header line or method: 400 say
     [{ url: `ftp://127.0.0.1:${port}/` }, 'Invalid replay: a replay is sent over http or https, not ftp'],
     [{ url: '/relative' }, 'Invalid replay: "/relative" is not an absolute URL'],
     [{ headers: 'X-Ok: 1\nnot a header' }, 'Invalid replay: line 2 of the headers is not "Name: value": "not a header"'],
+    // whitespace between the name and its colon (RFC 9112 5.1: a server refuses it), or before the name (a folded line)
+    [{ headers: 'X-V : x' }, 'Invalid replay: line 1 of the headers is not "Name: value": "X-V : x"'],
+    [{ headers: 'X-Ok: 1\n X-Folded: x' }, 'Invalid replay: line 2 of the headers is not "Name: value": " X-Folded: x"'],
     [{ method: 'GET /x' }, 'Invalid replay: "GET /x" is not an HTTP method'],
     // what a HAR may hold and HTTP cannot carry (node would throw when sending it)
     [{ headers: 'X-Control: a\u0001b' }, 'Invalid replay: the value of X-Control holds a control character (CR, LF, NUL, ...), which a header cannot carry'],
@@ -211,6 +214,15 @@ test('a recorded header name HTTP cannot carry (a HAR may hold any): 400 saying 
     assert.equal(res.json.message, `Invalid replay: ${JSON.stringify(name)} is not a header name (letters, digits and !#$%&'*+.^_\`|~- only)`);
     assert.deepEqual(received, []);
   }
+});
+
+test('a header value keeps what is not HTTP\'s whitespace at its ends (a no-break space, U+FEFF, U+3000): only spaces and tabs are trimmed', async () => {
+  received.length = 0;
+  const value = '\u00a0nbsp\u00a0\ufeff\u3000';
+  const res = await replay(target, 1, { headers: `X-V: \t ${value} \t` });
+  assert.equal(res.status, 201, res.text);
+  const sent = received[0]!.headers.find(([name]) => name === 'X-V')!;
+  assert.equal(Buffer.from(sent[1], 'latin1').toString('utf8'), value);
 });
 
 test('a header value past ASCII is sent as its UTF-8 bytes, as stored (not as Latin-1, not a 500)', async () => {
