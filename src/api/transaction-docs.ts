@@ -4,6 +4,9 @@ import { SOURCES } from '../evidence/record.js';
 
 type Schema = Record<string, unknown>;
 
+/** Most transactions, or URLs, one list answer carries (page on with offset). */
+export const MAX_LIST = 10_000;
+
 const STRING = { type: 'string' };
 const BOOLEAN = { type: 'boolean' };
 

@@ -16,14 +16,12 @@ import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, noCode, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { TRANSACTION, TRANSACTION_SUMMARY } from './transaction-docs.js';
+import { MAX_LIST, TRANSACTION, TRANSACTION_SUMMARY } from './transaction-docs.js';
 import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
 
 const ORDERS = ['oldest', 'newest'] as const;
 
-/** Most transactions one list answer carries (page on with offset). */
-export const MAX_LIST = 10_000;
 /** A list or search stops after this long, with what it found (`timed_out`, `X-Timed-Out`); an export after six times it. */
 const SEARCH_BUDGET_MS = 10_000;
 

@@ -7,7 +7,7 @@ import type { Handler, RequestContext } from './context.js';
 import { MESSAGES as M } from './messages.js';
 import { arrayOf, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { URL_ROW } from './transaction-docs.js';
+import { MAX_LIST, URL_ROW } from './transaction-docs.js';
 
 export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence): void {
   /** The target's URLs, filtered by `visited`, `scope` and `kind`, and by `keep` (the URL filter). */
@@ -23,10 +23,11 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
     );
     return { total: all.length, rows };
   }
+  // at most MAX_LIST an answer, as the transactions' lists: 800,000 URLs made a 77 MB answer, the server held 2.4 s
   const page = (ctx: RequestContext, rows: UrlRow[]) => {
     const offset = countArg(ctx.args, 'offset') ?? 0;
-    const limit = countArg(ctx.args, 'limit');
-    return rows.slice(offset, limit === undefined ? undefined : offset + limit);
+    const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
+    return rows.slice(offset, offset + limit);
   };
 
   const list: Handler = async (ctx) => {
@@ -47,7 +48,7 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
     scope: { type: 'boolean', description: "Only URLs in (or out of) the target's scope" },
     kind: { type: 'string', repeatable: true, enum: [...URL_KINDS], description: 'Extension: only URLs of these kinds (repeatable)' },
     offset: { type: 'integer', description: 'Skip this many first' },
-    limit: { type: 'integer', description: 'At most this many' },
+    limit: { type: 'integer', description: 'At most this many (at most 10,000 an answer, the default)' },
   };
   const fails = { 400: [M.invalidTargetReference, M.invalidParameterType] };
   router.add('GET', '/api/v1/targets/{target_id:int}/urls', list, {

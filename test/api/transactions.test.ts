@@ -492,3 +492,16 @@ test('a list and a search bound what headers a row carries: session_tokens at 8 
   assert.ok(one.response_headers.includes('r'.repeat(70_000)));
   assert.ok(one.raw_request.includes('q'.repeat(70_000)));
 });
+
+test('the URL list and its search answer at most 10,000 URLs at once, as the transactions\' list (800,000 URLs made a 77 MB answer); offset reaches the rest', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://many.example/' } });
+  const target = (await get('/api/v1/targets/?target_url=https://many.example/')).json.data[0].id;
+  const imported = await importHar(server.url, target, harOf(Array.from({ length: 10_050 }, (_, i) => ({ url: `https://many.example/p${i}` }))));
+  assert.equal(imported.status, 201, imported.text);
+  assert.equal((await get(`/api/v1/targets/${target}/urls/`)).json.data.length, 10_000);
+  assert.equal((await get(`/api/v1/targets/${target}/urls/?limit=20000`)).json.data.length, 10_000);
+  assert.deepEqual((await get(`/api/v1/targets/${target}/urls/?offset=10000`)).json.data.map((u: { url: string }) => u.url).slice(0, 2), ['https://many.example/p10000', 'https://many.example/p10001']);
+  const found = (await get(`/api/v1/targets/${target}/urls/search/?url=many`)).json.data;
+  assert.equal(found.records_filtered, 10_050);
+  assert.equal(found.data.length, 10_000);
+});
