@@ -184,7 +184,8 @@ function isBase64(bytes: Buffer): boolean {
   let end = bytes.length;
   while (end > 0 && bytes[end - 1] === 0x3d && bytes.length - end < 2) end--;
   for (let i = 0; i < end; i++) if (!BASE64_BYTE[bytes[i]]) return false;
-  return end % 4 !== 1;
+  // padded: to a whole group of four, no further (`YWJj=` has one = too many); unpadded: any but one over
+  return bytes.length > end ? bytes.length % 4 === 0 : end % 4 !== 1;
 }
 
 /** A body from `text` (and `encoding`), cut at the cap. */

@@ -222,3 +222,13 @@ test('a HAR entry\'s URL keeps its path and query as the tool recorded them (a t
   assert.equal(entryToExchange(entry('https://shop.example:8443/%2e%2e/x#frag'), 0)!.url, 'https://shop.example:8443/%2e%2e/x');
   assert.equal(entryToExchange(entry(' http://shop.example '), 0)!.url, 'http://shop.example/');
 });
+
+test('a base64 body: padded only where its length needs it (YWJj= has a = too many), unpadded taken as well', () => {
+  const entry = (text: string) => ({ startedDateTime: '2024-01-01T00:00:00Z', request: { method: 'GET', url: 'https://a.example/' }, response: { status: 200, content: { text, encoding: 'base64' } } });
+  for (const [text, bytes] of [['YWJj', 'abc'], ['YWI=', 'ab'], ['YWI', 'ab'], ['YQ==', 'a'], ['YQ', 'a'], ['', '']] as const) {
+    assert.equal(entryToExchange(entry(text), 0, false)!.responseBody.toString(), bytes, text);
+  }
+  for (const text of ['YWJj=', 'YWJj==', 'YWI==', 'Y', 'YQ=', 'YWJjZ===']) {
+    assert.throws(() => entryToExchange(entry(text), 0, false), /is not valid base64/, text);
+  }
+});
