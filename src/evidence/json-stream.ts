@@ -140,6 +140,8 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
 
   // the string being read
   let parts: Buffer[] = [];
+  /** A body text's bytes so far (intoBody); other strings gather in `parts`. */
+  let body: Buffer | undefined;
   let stringBytes = 0;
   /** Bytes dropped past the cap (a body text). */
   let dropped = 0;
@@ -265,6 +267,7 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
 
   function startString(key: boolean): void {
     parts = [];
+    body = undefined;
     decodedLength = 0;
     stringBytes = 0;
     dropped = 0;
@@ -302,14 +305,28 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   function keep(bytes: Buffer, copy = false): void {
     if (stringBytes + bytes.length > stringCap) {
       if (!stringIsBody) fail(`a string longer than ${options.maxString} bytes`);
-      const room = stringCap - stringBytes;
-      if (room > 0) parts.push(Buffer.from(bytes.subarray(0, room)));
-      stringBytes += Math.max(0, room);
-      dropped += bytes.length - Math.max(0, room);
+      const room = Math.max(0, stringCap - stringBytes);
+      if (room > 0) intoBody(bytes.subarray(0, room));
+      dropped += bytes.length - room;
       return;
     }
+    if (stringIsBody) return intoBody(bytes);
     // copied: a chunk's memory is not kept alive by a small string of it
-    parts.push(copy || stringIsBody || bytes.length > 4096 ? Buffer.from(bytes) : bytes);
+    parts.push(copy || bytes.length > 4096 ? Buffer.from(bytes) : bytes);
+    stringBytes += bytes.length;
+  }
+
+  /**
+   * A body's bytes, into one buffer that doubles as it fills (up to the cap): a 16 MiB body was
+   * gathered in pieces and copied whole at its end, 16 MB of new memory in one go (~100 ms here).
+   */
+  function intoBody(bytes: Buffer): void {
+    if (body === undefined || stringBytes + bytes.length > body.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.min(stringCap, Math.max(64 * 1024, 2 * (stringBytes + bytes.length))));
+      body?.copy(grown, 0, 0, stringBytes);
+      body = grown;
+    }
+    bytes.copy(body, stringBytes);
     stringBytes += bytes.length;
   }
 
@@ -357,8 +374,9 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
   function endString(): void {
     if (highSurrogate >= 0) codeUnit(-1);
     if (decodedLength > 0) flushDecoded();
-    let bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts, stringBytes);
+    let bytes = stringIsBody ? (body?.subarray(0, stringBytes) ?? Buffer.alloc(0)) : parts.length === 1 ? parts[0] : Buffer.concat(parts, stringBytes);
     parts = [];
+    body = undefined;
     const cut = dropped > 0;
     if (cut) bytes = bytes.subarray(0, bytes.length - incompleteTail(bytes));
     if (!isUtf8(bytes)) fail('not valid UTF-8');
