@@ -322,7 +322,8 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
    */
   function intoBody(bytes: Buffer): void {
     if (body === undefined || stringBytes + bytes.length > body.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.min(stringCap, Math.max(64 * 1024, 2 * (stringBytes + bytes.length))));
+      // the first piece's size (a small body comes whole in one), then twice what it holds
+      const grown = Buffer.allocUnsafeSlow(Math.min(stringCap, body === undefined ? bytes.length : Math.max(2 * body.length, stringBytes + bytes.length)));
       body?.copy(grown, 0, 0, stringBytes);
       body = grown;
     }
