@@ -34,7 +34,8 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
     const urls = listArg(ctx.args, 'url');
     const wanted = urls ? new Set(urls) : undefined;
     const { rows } = await filtered(ctx, (url) => !wanted || wanted.has(url));
-    return success(page(ctx, rows));
+    // how many match, as the transactions' list says it: a page cut at MAX_LIST is seen to be one
+    return { ...success(page(ctx, rows)), headers: { 'X-Total-Count': String(rows.length) } };
   };
 
   const search: Handler = async (ctx) => {
@@ -54,7 +55,7 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
   router.add('GET', '/api/v1/targets/{target_id:int}/urls', list, {
     summary: "The URLs of a target's transactions, in the order first seen",
     args: { url: { type: 'string', repeatable: true, description: 'Only these URLs (exact; repeatable)' }, ...args },
-    ok: { status: 200, description: 'The URLs', data: arrayOf(URL_ROW) },
+    ok: { status: 200, description: 'The URLs', data: arrayOf(URL_ROW), headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset' } },
     fails,
   });
   router.add('GET', '/api/v1/targets/{target_id:int}/urls/search', search, {

@@ -324,15 +324,20 @@ export function sessionTokens(headers: readonly Header[]): string {
 }
 
 /**
- * `session_tokens` at most `cap` characters long: the cookies that fit whole, in order (`cut`
- * when one did not). A Set-Cookie line longer than the cap is not even split.
+ * `session_tokens` at most `cap` characters long: the cookies that fit whole, in order, one that
+ * does not passed over (`cut`): a big one must not hide the session cookie after it. A Set-Cookie
+ * line longer than the cap is not even split.
  */
 function cookiesOf(headers: readonly Header[], cap: number): { json: string; cut: boolean } {
   const cookies: string[] = [];
   let length = 2;
+  let cut = false;
   for (const [name, value] of headers) {
     if (name.toLowerCase() !== 'set-cookie') continue;
-    if (value.length > cap) return { json: `[${cookies.join(',')}]`, cut: true };
+    if (value.length > cap) {
+      cut = true;
+      continue;
+    }
     const [pair, ...attributes] = value.split(';');
     const eq = pair.indexOf('=');
     const cookie: Record<string, string | boolean> = { name: (eq === -1 ? '' : pair.slice(0, eq)).trim(), value: (eq === -1 ? pair : pair.slice(eq + 1)).trim() };
@@ -343,11 +348,14 @@ function cookiesOf(headers: readonly Header[], cap: number): { json: string; cut
       cookie[key] = at === -1 ? true : attribute.slice(at + 1).trim();
     }
     const json = JSON.stringify(cookie);
-    if (length + json.length + 1 > cap) return { json: `[${cookies.join(',')}]`, cut: true };
+    if (length + json.length + 1 > cap) {
+      cut = true;
+      continue;
+    }
     cookies.push(json);
     length += json.length + 1;
   }
-  return { json: `[${cookies.join(',')}]`, cut: false };
+  return { json: `[${cookies.join(',')}]`, cut };
 }
 
 /**

@@ -736,6 +736,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
         cutShort();
         return;
       }
+      // answered already: a 502 for what its head said (answered's refusals), the rest of its read then failed to parse
+      if (res.headersSent || settled) return;
       if (resendable(sent, err)) {
         resent++;
         upstream = send();

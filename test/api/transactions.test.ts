@@ -469,10 +469,14 @@ test('a list and a search bound what headers a row carries: session_tokens at 8 
   const imported = await importHar(server.url, target, harOf([
     { url: 'https://cookies.example/many', headers: [['X-Big', 'q'.repeat(70_000)]], responseHeaders: [...cookies, ['X-Big', 'r'.repeat(70_000)]] },
     { url: 'https://cookies.example/few', responseHeaders: [['Set-Cookie', 'sid=1; HttpOnly']] },
+    // one too big, then the session's own: passed over, not hiding it
+    { url: 'https://cookies.example/mixed', responseHeaders: [['Set-Cookie', `big=${'b'.repeat(9000)}`], ['Set-Cookie', 'sid=2; HttpOnly']] },
   ]));
   assert.equal(imported.status, 201, imported.text);
   const list = await get(`/api/v1/targets/${target}/transactions/`);
-  const [many, few] = list.json.data;
+  const [many, few, mixed] = list.json.data;
+  assert.deepEqual(JSON.parse(mixed.session_tokens), [{ name: 'sid', value: '2', httponly: true }]);
+  assert.equal(mixed.headers_truncated, true);
   assert.ok(many.session_tokens.length <= 8 * 1024, `${many.session_tokens.length} characters`);
   assert.deepEqual(JSON.parse(many.session_tokens), [], 'no cookie of those fits whole');
   assert.equal(many.headers_truncated, true);
@@ -498,7 +502,9 @@ test('the URL list and its search answer at most 10,000 URLs at once, as the tra
   const target = (await get('/api/v1/targets/?target_url=https://many.example/')).json.data[0].id;
   const imported = await importHar(server.url, target, harOf(Array.from({ length: 10_050 }, (_, i) => ({ url: `https://many.example/p${i}` }))));
   assert.equal(imported.status, 201, imported.text);
-  assert.equal((await get(`/api/v1/targets/${target}/urls/`)).json.data.length, 10_000);
+  const urls = await get(`/api/v1/targets/${target}/urls/`);
+  assert.equal(urls.json.data.length, 10_000);
+  assert.equal(urls.headers['x-total-count'], '10050', 'how many match: the page is seen to be cut');
   assert.equal((await get(`/api/v1/targets/${target}/urls/?limit=20000`)).json.data.length, 10_000);
   assert.deepEqual((await get(`/api/v1/targets/${target}/urls/?offset=10000`)).json.data.map((u: { url: string }) => u.url).slice(0, 2), ['https://many.example/p10000', 'https://many.example/p10001']);
   const found = (await get(`/api/v1/targets/${target}/urls/search/?url=many`)).json.data;

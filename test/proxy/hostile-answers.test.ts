@@ -675,6 +675,14 @@ describe('answers with bare LF line ends (as some embedded servers send; browser
     await healthy();
   });
 
+  test('an answer refused for its head (a coding the proxy does not relay) whose rest then fails to parse: one 502, the GET sent once (it was sent again, its answer dropped)', async () => {
+    answers.set('/refused-then-garbage', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\nhello\r\n0\r\n\r\n');
+    const { text } = await rawThroughProxy(get('/refused-then-garbage'));
+    assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*a transfer coding the proxy does not relay/, JSON.stringify(text));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(reached('/refused-then-garbage'), 1);
+  });
+
   test('a POST is not sent twice: a 502 that says the answer is not HTTP, as before', async () => {
     answers.set('/bare-lf-post', 'HTTP/1.1 200 OK\nContent-Length: 2\n\nok');
     const { text } = await rawThroughProxy(`POST http://127.0.0.1:${targetPort}/bare-lf-post HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`);
