@@ -30,10 +30,11 @@ const SUMMARY_FIELDS: Record<string, Schema> = {
   started_at: { type: 'string', format: 'date-time', description: 'Extension: when the request was sent, ISO 8601' },
   response_body_truncated: { type: 'boolean', description: 'Extension: the body was cut (at the storage cap, or at 64 KiB in a list)' },
   request_body_truncated: { type: 'boolean', description: 'Extension: data (and the body in raw_request) cut at 64 KiB in a list or a search' },
+  resent: { type: 'integer', minimum: 1, description: 'Extension: the proxy sent the request this many times more (a kept-alive connection closed under it, an answer read again leniently): the target may have received it each time' },
   headers_truncated: { type: 'boolean', description: "Extension: in a list or a search, session_tokens cut at 8 KiB (the cookies that fit whole), raw_request's head or response_headers at 64 KiB" },
 };
 
-const OPTIONAL = new Set(['response_body_truncated', 'request_body_truncated', 'headers_truncated']);
+const OPTIONAL = new Set(['response_body_truncated', 'request_body_truncated', 'headers_truncated', 'resent']);
 const REQUIRED = Object.keys(SUMMARY_FIELDS).filter((name) => !OPTIONAL.has(name));
 
 /** A transaction in a list: no raw fields. */

@@ -42,7 +42,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /**
  * Checks and converts one entry; null: an entry to skip (no response, or not http(s)). With
  * `extensions` (a bundle, which assessd wrote), what an export adds is read back: `_source`,
- * `_truncated`, `_tls_problem`, and an entry without a response that says its `_error`.
+ * `_truncated`, `_tls_problem`, `_resent`, and an entry without a response that says its `_error`.
  */
 export function entryToExchange(value: unknown, index: number, extensions = false): Exchange | null {
   const fail = (field: string, problem: string): never => {
@@ -132,6 +132,7 @@ function readExtensions(value: Obj, request: Obj, exchange: Exchange): void {
   if (error) exchange.error = error;
   const tlsProblem = text(value._tls_problem);
   if (tlsProblem) exchange.tlsProblem = tlsProblem;
+  if (typeof value._resent === 'number' && Number.isSafeInteger(value._resent) && value._resent > 0) exchange.resent = value._resent;
 }
 
 /**
@@ -321,6 +322,7 @@ export function exchangeToEntry(x: Exchange, facts: ExportFacts): Record<string,
     ...(x.requestSize !== undefined ? { _request_truncated: true } : {}),
     ...(x.error ? { _error: x.error } : {}),
     ...(x.tlsProblem ? { _tls_problem: x.tlsProblem } : {}),
+    ...(x.resent ? { _resent: x.resent } : {}),
   };
 }
 

@@ -58,6 +58,11 @@ export interface Exchange {
   tlsProblem?: string;
   /** No answer (status 0): what failed (DNS, refused, timeout, TLS). */
   error?: string;
+  /**
+   * The proxy sent the request this many times more (a kept-alive connection closed under it, an
+   * answer read again leniently): the target may have received it each time.
+   */
+  resent?: number;
 }
 
 /** What a record's meta JSON holds: the scalar fields, and the lengths of its parts. */
@@ -83,6 +88,7 @@ interface Meta {
   ip?: string;
   tp?: string;
   er?: string;
+  rs?: number;
   /** The request body's size as sent, when it was stored cut. */
   rz?: number;
 }
@@ -232,6 +238,7 @@ export function encodeRecord(x: Exchange): Buffer {
     ...(x.tlsProblem ? { tp: x.tlsProblem } : {}),
     ...(x.error ? { er: x.error } : {}),
     ...(x.requestSize !== undefined ? { rz: x.requestSize } : {}),
+    ...(x.resent ? { rs: x.resent } : {}),
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
   const fixed = Buffer.alloc(RECORD_HEADER);
@@ -297,6 +304,7 @@ export function decodeRecord(bytes: Buffer, missing = 0): StoredRecord {
     ...(meta.tp ? { tlsProblem: meta.tp } : {}),
     ...(meta.er ? { error: meta.er } : {}),
     ...(meta.rz !== undefined ? { requestSize: meta.rz } : {}),
+    ...(meta.rs ? { resent: meta.rs } : {}),
   };
   return { exchange, rawRequest, responseHead: bytes.subarray(responseHead, responseBody), parts: { request, responseHead, responseBody, end }, bodyLength: meta.bl, requestBodyLength: meta.qb };
 }
@@ -393,6 +401,8 @@ export interface TransactionSummary {
   tls_problem?: string;
   /** No answer: what failed. */
   error?: string;
+  /** Extension: the proxy sent the request this many times more (the target may have received each). */
+  resent?: number;
 }
 
 export interface Transaction extends TransactionSummary {
@@ -455,6 +465,7 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
     started_at: new Date(x.startedAt).toISOString(),
     ...(x.tlsProblem ? { tls_problem: x.tlsProblem } : {}),
     ...(x.error ? { error: x.error } : {}),
+    ...(x.resent ? { resent: x.resent } : {}),
   };
   const cut = record.bodyLength > bodyCap;
   if (x.truncated || (raw && cut)) summary.response_body_truncated = true;

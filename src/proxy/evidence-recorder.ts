@@ -51,6 +51,7 @@ function asExchange(x: ProxyExchange): Exchange {
     ...(x.serverIPAddress ? { serverIPAddress: x.serverIPAddress } : {}),
     ...(x.tlsProblem ? { tlsProblem: x.tlsProblem } : {}),
     ...(x.error ? { error: x.error } : {}),
+    ...(x.resent ? { resent: x.resent } : {}),
     // a body past the cap was forwarded whole and stored cut: the record says how much was sent
     ...(x.requestSize < 0 || x.requestSize > x.requestBody.length ? { requestSize: x.requestSize } : {}),
   };

@@ -342,6 +342,8 @@ export interface Answered {
   error?: string;
   /** The target's connection as the answer came (peerOf): read then, as a closed socket says nothing. */
   peer?: Peer;
+  /** The request was sent this many times more (forwardNow's send). */
+  resent?: number;
 }
 
 /** What the record needs of the target's connection. */
@@ -398,6 +400,7 @@ export function recordExchange(ctx: ForwardContext, target: number, sent: Sent, 
     ...(answer.peer?.remoteAddress ? { serverIPAddress: answer.peer.remoteAddress } : {}),
     ...tlsProblemOf(sent, answer.peer),
     ...(answer.error ? { error: answer.error } : {}),
+    ...(answer.resent ? { resent: answer.resent } : {}),
   });
   const recording = exchange()
     .then((x) => {
@@ -690,9 +693,12 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   });
 
   let settled = false;
-  const finish = (answer: Answered) => {
+  const finish = (outcome: Answered) => {
     if (settled) return;
     settled = true;
+    // sent again: the target may have received it each time
+    const again = resent + (lenient ? 1 : 0);
+    const answer = again > 0 ? { ...outcome, resent: again } : outcome;
     if (target === undefined || !ctx.recorder) {
       ctx.counts.unrecorded++;
       return;

@@ -35,6 +35,8 @@ export interface ProxyExchange {
   tlsProblem?: string;
   /** The upstream failed: DNS, refused, timeout, TLS, reset. */
   error?: string;
+  /** Sent this many times more (forward.ts: resendable, readLeniently). */
+  resent?: number;
 }
 
 export interface Recorder {

@@ -591,6 +591,7 @@ describe('a kept-alive connection the target closed as a request went out on it'
       const tx = await stored(path);
       assert.equal(tx.response_status, '200 OK');
       assert.equal(tx.error ?? null, null);
+      assert.equal(tx.resent, reached(path) - 1, 'the record says it was sent again');
       await healthy();
     });
   }
@@ -658,6 +659,7 @@ describe('answers with bare LF line ends (as some embedded servers send; browser
       const tx = await stored(path);
       assert.equal(tx.response_status, status);
       assert.equal(tx.error ?? null, null);
+      assert.equal(tx.resent, 1, 'the record says it was sent again');
     }
     await healthy();
   });

@@ -159,6 +159,8 @@ export interface TransactionSummary {
   error?: string;
   /** An https target's certificate not trusted, or naming another host. */
   tls_problem?: string;
+  /** The proxy sent the request this many times more. */
+  resent?: number;
 }
 
 /** One transaction with its raw fields. */

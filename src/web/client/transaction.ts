@@ -113,6 +113,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       // what the target or the connection did wrong, as recorded: a tester's evidence too
       ...(t.error ? ([['Error', t.error]] as [string, string][]) : []),
       ...(t.tls_problem ? ([['Certificate', `not trusted: ${t.tls_problem}`]] as [string, string][]) : []),
+      ...(t.resent ? ([['Sent', `${t.resent + 1} times by the proxy: the target may have received each`]] as [string, string][]) : []),
       ...(t.request_body_truncated ? ([['Request body', 'stored cut: the client sent more than the record holds']] as [string, string][]) : []),
     ];
     const summary = h('section', { class: 'panel tx-summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, shownLines(v))])));
