@@ -232,3 +232,20 @@ test('a base64 body: padded only where its length needs it (YWJj= has a = too ma
     assert.throws(() => entryToExchange(entry(text), 0, false), /is not valid base64/, text);
   }
 });
+
+test('a transaction the proxy sent again keeps its count through the record, the view, an export and a bundle\'s import; another tool\'s HAR cannot claim it', () => {
+  const x: Exchange = {
+    url: 'http://shop.example/again', method: 'GET', httpVersion: 'HTTP/1.1', requestHeaders: [], requestBody: Buffer.alloc(0),
+    status: 200, statusText: 'OK', responseHttpVersion: 'HTTP/1.1', responseHeaders: [], responseBody: Buffer.from('ok'), responseSize: 2, truncated: false,
+    mimeType: '', startedAt: 1_763_719_200_000, time: 1, source: 'proxy', resent: 2,
+  };
+  const record = decodeRecord(encodeRecord(x));
+  assert.equal(record.exchange.resent, 2);
+  assert.equal(transactionView({ id: 1, target: 1, scope: true, binary: false }, record, false).resent, 2);
+  const entry = exchangeToEntry(record.exchange, { id: 1, binary: false });
+  assert.equal(entry._resent, 2);
+  assert.equal(entryToExchange(entry, 0, true)!.resent, 2);
+  assert.equal(entryToExchange(entry, 0, false)!.resent, undefined);
+  const once = decodeRecord(encodeRecord({ ...x, resent: undefined }));
+  assert.equal('resent' in transactionView({ id: 1, target: 1, scope: true, binary: false }, once, false), false);
+});
