@@ -123,6 +123,15 @@ export function onTheWire(text: string): string {
   return /[^\x00-\x7f]/.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
 }
 
+/** Without the spaces and tabs at either end, HTTP's whitespace (a loop: a regex anchored at the end backtracks over long runs). */
+export function trimSpacesAndTabs(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
+  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+  return text.slice(start, end);
+}
+
 /** A raw header list from node (`rawHeaders`) as pairs of text, in order, repeated ones kept. */
 export function headerPairs(raw: readonly string[]): Header[] {
   const headers: Header[] = [];

@@ -7,7 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
-import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, type Exchange, type Header } from './record.js';
+import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, trimSpacesAndTabs, type Exchange, type Header } from './record.js';
 import { bareHost, hostAndPort, pathAsWritten } from './scope.js';
 
 /** What may change of the recorded request. */
@@ -38,15 +38,6 @@ const MAX_RESPONSE_HEADERS = 256 * 1024;
 /** Bytes of an answer read at most: past the storage cap it is cut, and past this the connection ends. */
 const MAX_READ = BODY_CAP;
 
-/** `text` without the spaces and tabs at its ends (a loop: `/[ \t]+$/` retries at every space of a long run). */
-function trimOws(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
-  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
-  return text.slice(start, end);
-}
-
 /**
  * `Name: value` lines (CRLF or LF) as headers; a line that is not one is refused, naming it: no
  * whitespace before the name (a folded line) or between it and its colon (RFC 9112 5.1). Only
@@ -56,11 +47,11 @@ function trimOws(text: string): string {
 export function parseHeaderLines(text: string): Header[] {
   const headers: Header[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
-    if (trimOws(line) === '') return;
+    if (trimSpacesAndTabs(line) === '') return;
     const colon = line.indexOf(':');
     const name = colon === -1 ? '' : line.slice(0, colon);
     if (!TOKEN.test(name)) throw new ReplayError('headers', `line ${i + 1} of the headers is not "Name: value": ${JSON.stringify(line.slice(0, 80))}`);
-    const value = trimOws(line.slice(colon + 1));
+    const value = trimSpacesAndTabs(line.slice(colon + 1));
     if (/[\0\r\n]/.test(value)) throw new ReplayError('headers', `line ${i + 1} of the headers holds a control character`);
     headers.push([name, value]);
   });

@@ -292,8 +292,8 @@ describe('informational answers (1xx)', () => {
     assert.equal((await recordOf(rawPort, '/hints')).status, 200);
   });
 
-  test('inside an intercepted CONNECT (https) too', async () => {
-    answers.set('/hints-tls', hints + final);
+  /** A GET of `path` inside an intercepted CONNECT to the TLS target: what came back once it ended. */
+  async function throughTunnel(path: string): Promise<string> {
     const raw = connect(quick.port, '127.0.0.1');
     raw.write(`CONNECT localhost:${tlsPort} HTTP/1.1\r\nHost: localhost:${tlsPort}\r\n\r\n`);
     await once(raw, 'data');
@@ -301,24 +301,21 @@ describe('informational answers (1xx)', () => {
     await once(secure, 'secureConnect');
     let text = '';
     secure.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
-    secure.write(`GET /hints-tls HTTP/1.1\r\nHost: localhost:${tlsPort}\r\nConnection: close\r\n\r\n`);
+    secure.write(`GET ${path} HTTP/1.1\r\nHost: localhost:${tlsPort}\r\nConnection: close\r\n\r\n`);
     await once(secure, 'end');
     secure.destroy();
+    return text;
+  }
+
+  test('inside an intercepted CONNECT (https) too', async () => {
+    answers.set('/hints-tls', hints + final);
+    const text = await throughTunnel('/hints-tls');
     assert.ok(text.startsWith(`${hints}HTTP/1.1 200 OK\r\n`), JSON.stringify(text));
   });
 
   test('inside an intercepted CONNECT (https), an answer with bare LF line ends to a GET is read again leniently on a TLS connection of its own (a self-signed target, as labs have)', async () => {
     answers.set('/bare-lf-tls', 'HTTP/1.1 200 OK\nContent-Length: 5\n\nhello');
-    const raw = connect(quick.port, '127.0.0.1');
-    raw.write(`CONNECT localhost:${tlsPort} HTTP/1.1\r\nHost: localhost:${tlsPort}\r\n\r\n`);
-    await once(raw, 'data');
-    const secure = connectTls({ socket: raw, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
-    await once(secure, 'secureConnect');
-    let text = '';
-    secure.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
-    secure.write(`GET /bare-lf-tls HTTP/1.1\r\nHost: localhost:${tlsPort}\r\nConnection: close\r\n\r\n`);
-    await once(secure, 'end');
-    secure.destroy();
+    const text = await throughTunnel('/bare-lf-tls');
     assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhello$/, JSON.stringify(text));
   });
 

@@ -3,6 +3,7 @@
  * decides it: an enforced CSP `frame-ancestors` governs when one is present (X-Frame-Options is
  * then ignored, CSP Level 3); otherwise X-Frame-Options as the HTML standard processes it.
  */
+import { trimSpacesAndTabs } from '../../evidence/record.js';
 import { fetchPage, headerLinesNamed, headerValue, type FetchPage } from './client.js';
 import { pace, type Tick } from '../pace.js';
 import { describeRequest, quote, redirectNotFollowed, shownBy, successful, unlessNoAnswer } from './outcome.js';
@@ -184,13 +185,4 @@ export function getDecodeSplit(input: string): string[] {
     if (position >= input.length) return values;
     position++; // the comma
   }
-}
-
-/** Without the spaces and tabs at either end (a loop: a regex anchored at the end backtracks over long runs). */
-function trimSpacesAndTabs(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
-  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
-  return text.slice(start, end);
 }
