@@ -580,8 +580,18 @@ function forwardInTurn(pipeline: Pipeline, ctx: ForwardContext, req: IncomingMes
   const next = () => {
     if (done) return;
     done = true;
-    pipeline.busy = false;
-    pipeline.waiting.shift()?.();
+    if (pipeline.waiting.length === 0) {
+      pipeline.busy = false;
+      return;
+    }
+    // on the next tick (the connection still busy till then, so none overtakes it): node's agent
+    // takes the target's connection back on one queued as the answer ended, before this, and the
+    // next request then goes on it instead of opening another
+    process.nextTick(() => {
+      const take = pipeline.waiting.shift();
+      if (take) take();
+      else pipeline.busy = false;
+    });
   };
   // 'prefinish': the answer is whole and handed to the connection ('finish' waits for the write's
   // callback, a TLS connection's flush: the next request of a tunnel waited for it too)

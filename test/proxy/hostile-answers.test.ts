@@ -37,6 +37,7 @@ const RESET = '\0reset';
 const STALE = '\0stale';
 const STALE_RESET = '\0stale-reset';
 const received: string[] = [];
+let connections = 0;
 
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
 const rawThroughProxy = (bytes: string | string[], waitMs = 3000, port = proxyPort) => rawExchange(port, bytes, waitMs);
@@ -63,6 +64,8 @@ before(async () => {
   target = createServer((socket) => {
     let head = '';
     let answered = 0;
+    /** Which of the target's connections this is: /which-connection answers it. */
+    const connection = String(connections++);
     socket.on('error', () => {});
     socket.on('data', (chunk) => {
       head += chunk.toString('latin1');
@@ -70,7 +73,7 @@ before(async () => {
       received.push(head);
       const path = head.split(' ')[1]!;
       head = '';
-      let answer = answers.get(path);
+      let answer = path === '/which-connection' ? `HTTP/1.1 200 OK\r\nContent-Length: ${connection.length + 2}\r\n\r\n[${connection}]` : answers.get(path);
       answered++;
       for (const mark of [STALE_RESET, STALE]) {
         if (typeof answer !== 'string' || !answer.startsWith(mark)) continue;
@@ -515,6 +518,13 @@ describe('pipelined requests', () => {
     // the first may not have reached it yet when the client was cut
     assert.ok(reached('/silent-flood') <= 1, `${reached('/silent-flood')} reached the target`);
     await healthy();
+  });
+
+  test('to a kept-alive target: each goes on the connection the one before it used (the next was sent before the agent had that connection back, and opened another)', async () => {
+    const { text } = await rawThroughProxy(pipelined('/which-connection', 3, 'Connection: close\r\n'));
+    const used = [...text.matchAll(/\[(\d+)\]/g)].map((m) => m[1]);
+    assert.equal(used.length, 3, JSON.stringify(text));
+    assert.equal(new Set(used).size, 1, `the target's connections used: ${used.join(', ')}`);
   });
 
   test('to an answering target: each answered in order, each sent once the one before it was answered', async () => {
