@@ -347,19 +347,11 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     else if (unit >= 0) codePoint(unit);
   }
 
+  /** A code point's UTF-8 bytes, through `decoded` (node's encoder past ASCII: four bytes at most). */
   function codePoint(cp: number): void {
     if (cp < 0x80) return appendDecoded(cp);
-    if (cp < 0x800) {
-      appendDecoded(0xc0 | (cp >> 6));
-    } else {
-      if (cp < 0x10000) appendDecoded(0xe0 | (cp >> 12));
-      else {
-        appendDecoded(0xf0 | (cp >> 18));
-        appendDecoded(0x80 | ((cp >> 12) & 0x3f));
-      }
-      appendDecoded(0x80 | ((cp >> 6) & 0x3f));
-    }
-    appendDecoded(0x80 | (cp & 0x3f));
+    if (decoded.length - decodedLength < 4) flushDecoded();
+    decodedLength += decoded.write(String.fromCodePoint(cp), decodedLength);
   }
 
   /** A string read whole from one chunk: as endString does, its text already decoded. */

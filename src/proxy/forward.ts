@@ -463,10 +463,16 @@ type RawWriter = { _writeRaw(data: Buffer): boolean };
  * still comes; and 1xx answers one request may have before it fails as an invalid answer.
  */
 const INFORMATIONAL_BYTES = 64 * 1024;
-export const MAX_INFORMATIONAL = 1000;
+const MAX_INFORMATIONAL = 1000;
 
 /** The error a request fails with past MAX_INFORMATIONAL 1xx answers. */
 export const tooManyInformational = () => Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' });
+
+/**
+ * Whether a request's 1xx answers went past MAX_INFORMATIONAL: a final answer (or a 101) parsed in
+ * the same read as the last of them is emitted after `informational` failed the request, and is refused too.
+ */
+export const flooded = (seen: InformationSeen | undefined) => seen !== undefined && seen.count > MAX_INFORMATIONAL;
 
 /** One request's 1xx answers so far, and the bytes of them relayed. */
 export interface InformationSeen {
@@ -644,6 +650,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   const bodyless = !hasBody(req);
   // counted once a 1xx comes (most requests get none)
   let seen: InformationSeen | undefined;
+  /** Times the request went to the target again (resendable, readLeniently): the target may have received each. */
   let resent = 0;
   /** No byte moved for ctx.upstreamTimeoutMs (a target gone quiet, or a client that stopped reading): the proxy cut the request. */
   let stalled = false;
@@ -706,9 +713,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   const finish = (outcome: Answered) => {
     if (settled) return;
     settled = true;
-    // sent again: the target may have received it each time
-    const again = resent + (lenient ? 1 : 0);
-    const answer = again > 0 ? { ...outcome, resent: again } : outcome;
+    const answer = resent > 0 ? { ...outcome, resent } : outcome;
     if (target === undefined || !ctx.recorder) {
       ctx.counts.unrecorded++;
       return;
@@ -748,23 +753,17 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       if (relayed !== undefined) {
         // Bytes after a whole answer (a body past its Content-Length, one on a HEAD's or a 204's
         // answer): the answer itself is relayed as it came; the target's connection is not reused.
-        if (relayed?.complete) return;
+        if (relayed.complete) return;
         cutShort();
         return;
       }
       // answered already: a 502 for what its head said (answered's refusals), the rest of its read then failed to parse
       if (res.headersSent || settled) return;
-      if (resendable(sent, err)) {
-        resent++;
-        upstream = send();
-        return;
-      }
-      if (readLeniently(err)) {
-        lenient = true;
-        upstream = send();
-        return;
-      }
-      failed(err);
+      // (the two want different errors: a reset, a bare LF)
+      if (readLeniently(err)) lenient = true;
+      else if (!resendable(sent, err)) return failed(err);
+      resent++;
+      upstream = send();
     });
     if (bodyless) sent.end();
     return sent;
@@ -779,8 +778,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
    * one: at most MAX_RESENDS times.
    */
   function resendable(sent: ClientRequest, err: NodeJS.ErrnoException): boolean {
-    return sent.reusedSocket && bodyless && seen === undefined && !clientGone && !ctx.stopping && resent < MAX_RESENDS &&
-      (err.code === 'ECONNRESET' || err.code === 'EPIPE') && IDEMPOTENT.has(req.method ?? '');
+    return sent.reusedSocket && resent < MAX_RESENDS && (err.code === 'ECONNRESET' || err.code === 'EPIPE') && mayGoAgain();
   }
 
   /**
@@ -789,14 +787,20 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
    * may be sent twice (resendable's idempotent methods without a body), on a connection of its own.
    */
   function readLeniently(err: NodeJS.ErrnoException): boolean {
-    return !lenient && bodyless && seen === undefined && !clientGone && !ctx.stopping &&
-      (err.code === 'HPE_CR_EXPECTED' || err.code === 'HPE_LF_EXPECTED') && IDEMPOTENT.has(req.method ?? '');
+    return !lenient && (err.code === 'HPE_CR_EXPECTED' || err.code === 'HPE_LF_EXPECTED') && mayGoAgain();
+  }
+
+  /**
+   * Whether the request may go to the target once more: whole (no body to send again) and of an
+   * idempotent method (RFC 9110 9.2.2), no 1xx of it relayed, the client there, the proxy not stopping.
+   */
+  function mayGoAgain(): boolean {
+    return bodyless && IDEMPOTENT.has(req.method ?? '') && seen === undefined && !clientGone && !ctx.stopping;
   }
 
   function answered(answer: IncomingMessage): void {
     const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
-    // a flood whose final answer came in the same read as its last 1xx: parsed before the request failed
-    if (seen !== undefined && seen.count > MAX_INFORMATIONAL) {
+    if (flooded(seen)) {
       answer.socket.destroy();
       return failed(tooManyInformational());
     }

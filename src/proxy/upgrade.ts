@@ -15,10 +15,10 @@ import {
   endWithText,
   failureKind,
   failureStatus,
+  flooded,
   HOST,
   informational,
   MAX_HEADER_BYTES,
-  MAX_INFORMATIONAL,
   pathOf,
   rawHead,
   recordExchange,
@@ -219,8 +219,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     if (relayed && !answered) client.write(relayed);
   });
   upstream.on('upgrade', (answer: IncomingMessage, socket: Socket, upstreamHead: Buffer) => {
-    // a flood whose 101 came in the same read as its last 1xx: parsed before the request failed
-    if (seen.count > MAX_INFORMATIONAL) {
+    if (flooded(seen)) {
       // handed over with no listener of node's: the request's destroy (informational) fails it too
       socket.on('error', () => {});
       socket.destroy();
@@ -242,8 +241,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     finish({ status: answer.statusCode ?? 101, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, ...(target === undefined ? {} : { peer: peerOf(socket) }) });
   });
   upstream.on('response', (answer: IncomingMessage) => {
-    // as a 101's: a final answer parsed in the same read as the flood's last 1xx
-    if (seen.count > MAX_INFORMATIONAL) {
+    if (flooded(seen)) {
       answer.socket.destroy();
       return failed(tooManyInformational());
     }

@@ -267,3 +267,21 @@ test('a target of 300 segments (300 imports) exports whole through the API, and 
   const opened = fds('/proc/self/fd').length - before;
   assert.ok(opened <= 128, `${opened} descriptors left open by the export`);
 });
+
+test('a HAR whose bodies are written as escapes (\\" \\\\ \\u00e9, megabytes of them, as a JSON answer is; a lone surrogate) imports as their bytes over HTTP (it took a Buffer per character and seconds; a lone surrogate before an escape gained a U+FFFF)', async () => {
+  const escaped = (body: string) => JSON.stringify(body);
+  // the last: a lone surrogate (stored as U+FFFD, as JSON.parse's text would be as UTF-8), then an escape and text
+  const bodies = ['"'.repeat(1024 * 1024), '\\'.repeat(1024 * 1024), `{"k":"v\\n"}${'é'.repeat(200_000)}`, '\ud800\n\ud800x'];
+  // JSON.stringify writes é as is: write it as \u00e9, as some tools do
+  const entries = bodies.map((body, i) => JSON.stringify(entryOf({ url: `https://b.example/escapes/${i}`, responseBody: 'PLACEHOLDER' })).replace('"PLACEHOLDER"', escaped(body).replace(/é/g, '\\u00e9')));
+  const res = await importHar(server.url, 3, `{"log":{"entries":[${entries.join(',')}]}}`);
+  assert.equal(res.status, 201, res.text);
+  const stored = (await list(3)).filter((t: { url: string }) => t.url.includes('/escapes/'));
+  assert.equal(stored.length, bodies.length);
+  for (const [i, t] of stored.entries()) {
+    const body = await request(server.url, `/api/v1/targets/3/transactions/${t.id}/body`);
+    assert.equal(body.status, 200);
+    const expected = Buffer.from(bodies[i]!, 'utf8').toString('utf8');
+    assert.ok(body.text === expected, `body ${i}: ${body.text.length} characters, ${JSON.stringify(body.text.slice(0, 40))}`);
+  }
+});
