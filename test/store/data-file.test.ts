@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { prepareCa, CA_DIR, CA_FILE } from '../../src/proxy/ca.ts';
@@ -59,7 +59,7 @@ test('a directory in place of a snapshot or the journal: the store does not open
   for (const name of ['sessions.json', 'configuration.json', 'journal.jsonl']) {
     const dir = await usedDir();
     const path = join(dir, name);
-    execFileSync('rm', [path]);
+    rmSync(path);
     mkdirSync(path);
     const before = readdirSync(dir).sort();
     await assert.rejects(openStore({ dir, defaults: DEFAULTS }), refusal(path, 'directory'), name);
@@ -113,7 +113,7 @@ test('a data directory mkdir() refuses with ENOENT though its parent is there (/
 test('sessions.json deleted from a directory a server used: the compiled server refuses to start, one line naming it, and writes nothing', async () => {
   const dir = await usedDir();
   const path = join(dir, 'sessions.json');
-  execFileSync('rm', [path]);
+  rmSync(path);
   const before = readdirSync(dir).sort();
   const run = await startWithin(['--port', '0', '--data-dir', dir], 15_000);
   assert.equal(run.code, 1, run.stderr);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DefaultItem } from '../../src/store/configuration.ts';
 import { scanJournal, type JournalRecord } from '../../src/store/journal.ts';
@@ -194,7 +194,6 @@ test('sessions.json gone after a compaction left the journal empty: the start st
   while (store.stats.compacting) await new Promise((resolve) => setTimeout(resolve, 5));
   assert.equal(store.stats.compactions, 1);
   await store.close();
-  const { rm } = await import('node:fs/promises');
   await rm(join(dir, 'sessions.json'));
   const before = await readdir(dir);
   assert.ok(before.includes('journal.1.jsonl'), `${before}`);
@@ -295,7 +294,6 @@ test('records missing from the journal stop the open, naming the gap, and change
   for (let i = 0; i < 20; i++) await store.change({ op: 'createSession', name: `s${i}` });
   await store.close();
   assert.ok(!(await readdir(dir)).includes('journal.jsonl'), 'compacted');
-  const { rm } = await import('node:fs/promises');
   await rm(join(dir, 'sessions.json'));
   await assert.rejects(openStore({ dir, defaults: DEFAULTS }), /record \d+ comes after the snapshots, which end at record 0: records 1-\d+ are missing/);
 });
@@ -305,7 +303,6 @@ test('sessions.json gone beside a journal not yet compacted: the start stops nam
   const store = await openStore({ dir, defaults: DEFAULTS });
   await store.change({ op: 'createSession', name: 'acme' });
   await store.close();
-  const { rm } = await import('node:fs/promises');
   await rm(join(dir, 'sessions.json'));
   const before = await readdir(dir);
   await assert.rejects(openStore({ dir, defaults: DEFAULTS }), (err: DataFileError) =>
