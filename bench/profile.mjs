@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_TOKEN, createLoadPool } from './load.mjs';
-import { startFlags } from './start-flags.mjs';
+import { startEnv, startFlags } from './start-flags.mjs';
 import { writeDataDir } from './dataset.mjs';
 import { runGrowth } from './growth.mjs';
 
@@ -86,7 +86,7 @@ function health(port) {
 async function start(extra) {
   const child = spawn(process.execPath, [...startFlags(app), ...extra, join(app, 'dist', 'assessd.cjs'), '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ASSESSD_TOKEN: BENCH_TOKEN },
+    env: { ...startEnv(app), ASSESSD_TOKEN: BENCH_TOKEN },
   });
   const port = await new Promise((res, rej) => {
     let out = '';

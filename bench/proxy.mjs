@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
 import { promisify } from 'node:util';
-import { startFlags } from './start-flags.mjs';
+import { startEnv, startFlags } from './start-flags.mjs';
 
 const run = promisify(execFile);
 const quick = process.argv.includes('--quick');
@@ -186,7 +186,7 @@ async function main() {
   await writeFile(join(dir, 'floor.mjs'), FLOOR);
   const target = await launch(process.execPath, [join(dir, 'target.mjs'), key, cert], /ports (\d+) (\d+)/);
   const [httpPort, httpsPort] = [Number(target.match[1]), Number(target.match[2])];
-  const assessd = await launch(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', join(dir, 'data'), '--no-token'], /listening on (http:\/\/\S+) .*proxy on http:\/\/127\.0\.0\.1:(\d+)/);
+  const assessd = await launch(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', join(dir, 'data'), '--no-token'], /listening on (http:\/\/\S+) .*proxy on http:\/\/127\.0\.0\.1:(\d+)/, startEnv(ROOT));
   const apiUrl = assessd.match[1];
   const proxyPort = Number(assessd.match[2]);
   const ca = await (await fetch(`${apiUrl}/api/v1/proxy/ca.pem`)).text();

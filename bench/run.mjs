@@ -41,7 +41,7 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH_TOKEN, createLoadPool } from './load.mjs';
-import { startFlags } from './start-flags.mjs';
+import { startEnv, startFlags } from './start-flags.mjs';
 import { writeDataDir } from './dataset.mjs';
 import { runGrowth } from './growth.mjs';
 
@@ -292,7 +292,7 @@ async function startServer(kind, dataDir, env = {}, main = MAIN) {
       ? [BARE, '--host', HOST, '--port', String(port)]
       : [...START_FLAGS, main, '--host', HOST, '--port', String(port), '--data-dir', /** @type {string} */ (dataDir)];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ASSESSD_TOKEN: BENCH_TOKEN, ...env } });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...(kind === 'bare' ? process.env : START_ENV), ASSESSD_TOKEN: BENCH_TOKEN, ...env } });
   children.add(child);
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
@@ -386,6 +386,8 @@ function freezeBuild(/** @type {string} */ dist, /** @type {string} */ app) {
 }
 /** The node flags the build's `npm start` gives its server (its package.json's start script): measured as users run it. */
 const START_FLAGS = startFlags(APP);
+/** The environment it gives it (glibc's allocator setting). */
+const START_ENV = startEnv(APP);
 const build = (() => {
   const git = (/** @type {string[]} */ ...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   if (flags.dist) return `the copy in ${DIST}, built ${statSync(join(DIST, 'assessd.cjs')).mtime.toISOString()}`;

@@ -12,7 +12,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFlags } from './start-flags.mjs';
+import { startEnv, startFlags } from './start-flags.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const QUICK = process.env.QUICK === '1';
@@ -30,7 +30,7 @@ const mb = (/** @type {number} */ bytes) => (bytes / 1024 / 1024).toFixed(1);
 /** @param {string} dataDir */
 async function spawnServer(dataDir) {
   const started = performance.now();
-  const proc = spawn(process.execPath, [...startFlags(root), join(root, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', dataDir, '--token', TOKEN, '--workers', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...startFlags(root), join(root, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', dataDir, '--token', TOKEN, '--workers', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: startEnv(root) });
   let out = '';
   const url = await new Promise((resolve, reject) => {
     proc.stdout.on('data', (c) => {

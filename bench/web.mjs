@@ -40,7 +40,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { startFlags } from './start-flags.mjs';
+import { startEnv, startFlags } from './start-flags.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -104,7 +104,7 @@ let token;
 
 /** @returns {Promise<{ url: string, stop: () => Promise<void> }>} */
 function startServer() {
-  const child = spawn(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...startFlags(ROOT), join(ROOT, 'dist', 'assessd.cjs'), '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], env: startEnv(ROOT) });
   let output = '';
   return new Promise((resolvePromise, reject) => {
     child.stdout.on('data', (chunk) => {

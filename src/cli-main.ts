@@ -2,6 +2,7 @@
 import { parseCli, UsageError, USAGE } from './cli.js';
 import { isCommand, runCommand } from './commands.js';
 import { loadNow } from './lazy-builtins.js';
+import { dropStartTunables } from './malloc-tunables.js';
 import { DEFAULT_DATA_DIR, version } from './paths.js';
 import { start } from './start.js';
 import { keepYoungGenerationSmall } from './young-generation.js';
@@ -22,6 +23,7 @@ function fail(message: string, code = 1): never {
 }
 
 async function main(): Promise<void> {
+  dropStartTunables();
   // `assessd export|import ...`: offline commands on a data directory, no server
   if (isCommand(process.argv[2])) {
     keepYoungGenerationSmall();

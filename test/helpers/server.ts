@@ -20,7 +20,7 @@ import { openCa } from '../../src/proxy/ca.ts';
 import { evidenceRecorder } from '../../src/proxy/evidence-recorder.ts';
 import { startProxy, type ProxyServer } from '../../src/proxy/index.ts';
 import { openEvidence, type Evidence } from '../../src/evidence/store.ts';
-import { startFlags } from '../../bench/start-flags.mjs';
+import { startEnv, startFlags } from '../../bench/start-flags.mjs';
 
 export interface TestServer {
   url: string;
@@ -229,15 +229,17 @@ after(killSpawned);
 
 /** The node flags `npm start` gives the server (package.json's start script): spawned servers run as users run them. */
 export const START_FLAGS: string[] = startFlags(PROJECT_ROOT);
+/** The environment `npm start` gives it: this process's, with the start script's assignments (glibc's allocator setting). */
+export const START_ENV: NodeJS.ProcessEnv = startEnv(PROJECT_ROOT);
 
 /**
  * Spawns the compiled server (`dist/assessd.cjs`, what `npm start` runs) and waits for its start-up
- * line: with node's flags as `npm start` gives them, or `nodeFlags` (`[]`: as `npx assessd` runs it);
- * `main`: another copy of the build.
+ * line: with node's flags and environment as `npm start` gives them, or `nodeFlags` (`[]`: as
+ * `npx assessd` runs it, in this process's environment); `main`: another copy of the build.
  */
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = START_FLAGS, main = join(PROJECT_ROOT, 'dist', 'assessd.cjs')): Promise<ChildServer> {
   const proc = spawn(process.execPath, [...nodeFlags, main, ...args], {
-    env: { ...process.env, ...env },
+    env: { ...(nodeFlags === START_FLAGS ? START_ENV : process.env), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   spawned.add(proc);
