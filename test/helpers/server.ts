@@ -229,8 +229,6 @@ after(killSpawned);
 
 /** The node flags `npm start` gives the server (package.json's start script): spawned servers run as users run them. */
 export const START_FLAGS: string[] = startFlags(PROJECT_ROOT);
-/** The environment `npm start` gives it: this process's, with the start script's assignments (glibc's allocator setting). */
-export const START_ENV: NodeJS.ProcessEnv = startEnv(PROJECT_ROOT);
 
 /**
  * Spawns the compiled server (`dist/assessd.cjs`, what `npm start` runs) and waits for its start-up
@@ -239,7 +237,9 @@ export const START_ENV: NodeJS.ProcessEnv = startEnv(PROJECT_ROOT);
  */
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = START_FLAGS, main = join(PROJECT_ROOT, 'dist', 'assessd.cjs')): Promise<ChildServer> {
   const proc = spawn(process.execPath, [...nodeFlags, main, ...args], {
-    env: { ...(nodeFlags === START_FLAGS ? START_ENV : process.env), ...env },
+    // this process's environment as it is now (a test may set a variable for a while), with the start
+    // script's assignments (glibc's allocator setting) when run as npm start runs it
+    env: { ...(nodeFlags === START_FLAGS ? startEnv(PROJECT_ROOT) : process.env), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   spawned.add(proc);

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { START_MALLOC_TUNABLES } from '../../src/malloc-tunables.ts';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { addTarget, configure, queue, script, scriptDir, toolPlugin, waitForOutput, writePluginFile } from '../helpers/engine.ts';
-import { spawnServer, START_ENV, tempDir, type ChildServer } from '../helpers/server.ts';
+import { startEnv } from '../../bench/start-flags.mjs';
+import { spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
 const START_SCRIPT: string = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')).scripts.start;
 const TOKEN = 'malloc-tunables-test-token-0123456789abcdef';
@@ -31,7 +32,8 @@ test('npm start gives the server the allocator setting, and keeps a GLIBC_TUNABL
   assert.equal(startScriptGives(WITHOUT), START_MALLOC_TUNABLES);
   assert.equal(startScriptGives({ ...WITHOUT, GLIBC_TUNABLES: 'glibc.malloc.tcache_count=7' }), 'glibc.malloc.tcache_count=7');
   // the test helpers and the bench spawn servers as npm start does
-  if (process.env.GLIBC_TUNABLES === undefined) assert.equal(START_ENV.GLIBC_TUNABLES, START_MALLOC_TUNABLES);
+  assert.equal(startEnv(PROJECT_ROOT, WITHOUT).GLIBC_TUNABLES, START_MALLOC_TUNABLES);
+  assert.equal(startEnv(PROJECT_ROOT, { ...WITHOUT, GLIBC_TUNABLES: 'glibc.malloc.tcache_count=7' }).GLIBC_TUNABLES, 'glibc.malloc.tcache_count=7');
 });
 
 /** The `[heap]` mapping's THPeligible of a process (whether the kernel may back it with huge pages). */
