@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { CHROMIUM, missingBrowser, openBrowser, picture, problemsInEachLook, sidewaysScroll, type WatchedPage } from '../helpers/browser.ts';
 import { eventually, shows } from '../helpers/page.ts';
 import { request, startServer, tempDir, withToken, type TestServer } from '../helpers/server.ts';
+import { entryToExchange } from '../../src/evidence/har.ts';
 import { harOf, type EntrySpec } from '../evidence/helpers.ts';
 
 const TOKEN = 'transactions-view-test-token-0123456789';
@@ -252,6 +253,24 @@ test('a target’s transactions in the web application: list, filter, live, deta
     await shows(output.locator('.findings'), 'Version named by a header: Server: Apache/2.4.49', 'Seen in 118 transactions (the first 100 listed):');
     await output.getByRole('link', { name: 'Transaction 1', exact: true }).click();
     await shows(page.locator('h1'), `#1 GET ${origin}/page/0?q=1`);
+    w.assertClean();
+  });
+
+  await t.test('a request the proxy sent more than once says so in its detail', async () => {
+    // as the proxy records one it sent again (a kept-alive connection the target had closed)
+    const entry = JSON.parse(har([{ url: `${origin}/sent-again` }])).log.entries[0];
+    const exchange = entryToExchange({ ...entry, _source: 'proxy', _resent: 2 }, 0, true)!;
+    const imported = await server.evidence.importExchanges(target, (async function* () {
+      yield exchange;
+    })());
+    assert.ok(imported.ok);
+    await page.goto(`${base}/targets/${target}/transactions/${imported.first}`);
+    await shows(page.locator('h1'), `#${imported.first} GET ${origin}/sent-again`);
+    await shows(page.locator('main'), 'Sent', '3 times by the proxy: the target may have received each');
+    // one sent once has no such row
+    await page.goto(`${base}/targets/${target}/transactions/31`);
+    await shows(page.locator('h1'), `#31 GET ${origin}/evil`);
+    assert.doesNotMatch(await page.locator('main').innerText(), /times by the proxy/);
     w.assertClean();
   });
 
