@@ -1,4 +1,5 @@
 // @ts-check
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -19,20 +20,24 @@ export function startFlags(app) {
 }
 
 /**
- * The environment a build's `npm start` gives its server: the script's leading assignments,
- * `NAME=value` or `NAME=${NAME-value}` (the value unless `env` has the name), merged into `env`.
+ * The environment a build's `npm start` gives its server, starting from `env`: the start script
+ * run by sh as npm runs it, with `env -0` in place of the node it runs (the script decides, from
+ * the machine, what it sets: glibc's allocator setting).
  * @param {string} app the directory holding the build's package.json and dist/
  * @param {NodeJS.ProcessEnv} [env]
  * @returns {NodeJS.ProcessEnv}
  */
 export function startEnv(app, env = process.env) {
-  const out = { ...env };
-  for (const word of startScript(app).split(/\s+/)) {
-    const m = /^([A-Za-z_]\w*)=(?:\$\{(\w+)-([^}]*)\}|([^$]*))$/.exec(word);
-    if (!m) break;
-    const [, name, own, fallback, plain] = m;
-    if (own !== undefined && own !== name) throw new Error(`start script: ${word} names another variable`);
-    out[name] = own !== undefined ? (env[name] ?? fallback) : plain;
+  const script = startScript(app);
+  const printing = script.replace(/exec node .*$/, 'exec env -0');
+  if (printing === script) throw new Error(`the start script does not end by running node with exec: ${script}`);
+  const run = spawnSync('sh', ['-c', printing], { env, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`the start script's environment could not be read: ${run.stderr}`);
+  /** @type {NodeJS.ProcessEnv} */
+  const out = {};
+  for (const pair of run.stdout.split('\0')) {
+    const at = pair.indexOf('=');
+    if (at > 0) out[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return out;
 }
