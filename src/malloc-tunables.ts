@@ -1,6 +1,7 @@
 /**
  * glibc's allocator as `npm start` sets it (package.json's start script puts this in
- * GLIBC_TUNABLES, unless the user set one): transparent huge pages for the allocator's heap
+ * GLIBC_TUNABLES where the kernel gives 2 MiB transparent huge pages on request, `madvise`; never
+ * over a GLIBC_TUNABLES the user set, empty included): transparent huge pages for the allocator's heap
  * (`hugetlb=1`, with a 4 MiB top pad so that the heap grows by whole huge pages) and one arena for
  * every thread (the main thread makes nearly every allocation; an arena per thread, each grown by
  * a huge page, held ~8 MB more at idle). Where a page touched for the first time costs ~16 us (the
