@@ -94,6 +94,31 @@ async function writeHar(/** @type {string} */ file, /** @type {number} */ count,
   await once(out, 'finish');
 }
 
+/**
+ * Imports the HAR `file` into target 1 while the server's RSS is sampled every 20 ms and its health
+ * probe asked every 10 ms: the answer, and how much RSS grew and the worst health answer meanwhile.
+ * @param {{ url: string, pid: number }} server @param {string} file
+ */
+async function importWatched(server, file) {
+  const rssBefore = rssOf(server.pid);
+  let rssPeak = rssBefore;
+  let healthWorst = 0;
+  let importing = true;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(server.pid))), 20);
+  const probe = (async () => {
+    while (importing) {
+      const { ms } = await call(`${server.url}/debug/health`);
+      healthWorst = Math.max(healthWorst, ms);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  const answer = await call(`${server.url}/api/v1/targets/1/transactions/`, { method: 'POST', body: createReadStream(file), headers: { 'content-type': 'application/json', 'content-length': String(statSync(file).size) } });
+  importing = false;
+  await probe;
+  clearInterval(sampler);
+  return { ...answer, rssGrowth: rssPeak - rssBefore, healthWorst };
+}
+
 async function main() {
   const work = await mkdtemp(join(tmpdir(), 'assessd-bench-tx-'));
   const figures = /** @type {Record<string, string | number>} */ ({});
@@ -106,52 +131,22 @@ async function main() {
     let server = await spawnServer(dataDir);
     await call(`${server.url}/api/v1/targets/`, { method: 'POST', body: 'target_url=https://big.example/', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     await call(`${server.url}/debug/health`);
-    const rssBefore = rssOf(server.pid);
-    let rssPeak = rssBefore;
-    let healthWorst = 0;
-    let importing = true;
-    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(server.pid))), 20);
-    const probe = (async () => {
-      while (importing) {
-        const { ms } = await call(`${server.url}/debug/health`);
-        healthWorst = Math.max(healthWorst, ms);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
-    const imported = await call(`${server.url}/api/v1/targets/1/transactions/`, { method: 'POST', body: createReadStream(big), headers: { 'content-type': 'application/json', 'content-length': String(statSync(big).size) } });
-    importing = false;
-    await probe;
-    clearInterval(sampler);
+    const imported = await importWatched(server, big);
     if (imported.status !== 201) throw new Error(`import: ${imported.status} ${imported.text}`);
     figures[`import of ${BIG_ENTRIES} entries (s)`] = (imported.ms / 1000).toFixed(2);
     figures['import rate (MB/s)'] = (statSync(big).size / 1024 / 1024 / (imported.ms / 1000)).toFixed(0);
-    figures['RSS growth during the import (MB)'] = mb(rssPeak - rssBefore);
-    figures['health probe, worst answer during the import (ms)'] = healthWorst.toFixed(1);
+    figures['RSS growth during the import (MB)'] = mb(imported.rssGrowth);
+    figures['health probe, worst answer during the import (ms)'] = imported.healthWorst.toFixed(1);
     await rm(big);
 
     // 1b. a HAR of escapes: one entry whose 16 MiB body is written `\"` (a JSON body, a hostile target's)
     const escapes = join(work, 'escapes.har');
     await writeFile(escapes, `{"log":{"entries":[{"startedDateTime":"2024-01-01T00:00:00Z","request":{"method":"GET","url":"https://big.example/escapes"},"response":{"status":200,"content":{"mimeType":"application/json","text":"${'\\"'.repeat(16 * 1024 * 1024)}"}}}]}}`);
-    const escapesRss = rssOf(server.pid);
-    let escapesPeak = escapesRss;
-    let escapesHealth = 0;
-    importing = true;
-    const escapesSampler = setInterval(() => (escapesPeak = Math.max(escapesPeak, rssOf(server.pid))), 20);
-    const escapesProbe = (async () => {
-      while (importing) {
-        const { ms } = await call(`${server.url}/debug/health`);
-        escapesHealth = Math.max(escapesHealth, ms);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
-    const escaped = await call(`${server.url}/api/v1/targets/1/transactions/`, { method: 'POST', body: createReadStream(escapes), headers: { 'content-type': 'application/json', 'content-length': String(statSync(escapes).size) } });
-    importing = false;
-    await escapesProbe;
-    clearInterval(escapesSampler);
+    const escaped = await importWatched(server, escapes);
     if (escaped.status !== 201) throw new Error(`import of escapes: ${escaped.status} ${escaped.text}`);
     figures[`import of a ${mb(statSync(escapes).size)} MB HAR of escapes (s)`] = (escaped.ms / 1000).toFixed(2);
-    figures['RSS growth during it (MB)'] = mb(escapesPeak - escapesRss);
-    figures['health probe, worst answer during it (ms)'] = escapesHealth.toFixed(1);
+    figures['RSS growth during it (MB)'] = mb(escaped.rssGrowth);
+    figures['health probe, worst answer during it (ms)'] = escaped.healthWorst.toFixed(1);
     await rm(escapes);
     await stop(server);
 

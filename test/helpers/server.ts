@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ import { openCa } from '../../src/proxy/ca.ts';
 import { evidenceRecorder } from '../../src/proxy/evidence-recorder.ts';
 import { startProxy, type ProxyServer } from '../../src/proxy/index.ts';
 import { openEvidence, type Evidence } from '../../src/evidence/store.ts';
+import { readProcStat } from '../../src/engine/proc.ts';
 import { startEnv, startFlags } from '../../bench/start-flags.mjs';
 
 export interface TestServer {
@@ -226,6 +228,44 @@ const killSpawned = () => {
 process.on('exit', killSpawned);
 // a failed assertion skips a test's own kill: at the end of the file, none is left to hold its process open
 after(killSpawned);
+
+/** The processes of a process group, with their command lines (arguments split). */
+export function processesOfGroup(pgid: number): { pid: number; argv: string[] }[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && readProcStat(Number(entry))?.pgrp === pgid)
+    .flatMap((entry) => {
+      try {
+        return [{ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean) }];
+      } catch {
+        return []; // the process ended while being read
+      }
+    });
+}
+
+/**
+ * `npm start` on `dir` in a process group of its own, as a terminal runs it, with more of the
+ * server's flags (`args`) and variables added to this process's environment (`env`; undefined: unset).
+ */
+export function npmStart(dir: string, { args = [], env = {} }: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+  return spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir, ...args], { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+}
+
+/** Resolves with what `npm start` printed once it has printed the start-up line; rejects if it exits first. */
+export function listening(npm: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let output = '';
+    npm.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('assessd listening on ')) resolve(output);
+    });
+    npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
+  });
+}
+
+/** The server `npm start` (`npm`) runs: node on dist/assessd.cjs, in its process group. */
+export function serverOfNpmStart(npm: ChildProcess): { pid: number; argv: string[] } | undefined {
+  return processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'assessd.cjs'))));
+}
 
 /** The node flags `npm start` gives the server (package.json's start script): spawned servers run as users run them. */
 export const START_FLAGS: string[] = startFlags(PROJECT_ROOT);

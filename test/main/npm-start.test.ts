@@ -1,43 +1,12 @@
 /** `npm start` as a user runs it: the node flags its script gives the server are in force. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { readProcStat } from '../../src/engine/proc.ts';
-import { PROJECT_ROOT } from '../../src/paths.ts';
-import { spawnServer, START_FLAGS, tempDir } from '../helpers/server.ts';
+import { listening, npmStart, serverOfNpmStart, spawnServer, START_FLAGS, tempDir } from '../helpers/server.ts';
 
 const linux = process.platform === 'linux' ? false : 'reads /proc';
-
-/** The processes of a process group, with their command lines (arguments split). */
-function processesOfGroup(pgid: number): { pid: number; argv: string[] }[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry) && readProcStat(Number(entry))?.pgrp === pgid)
-    .flatMap((entry) => {
-      try {
-        return [{ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean) }];
-      } catch {
-        return []; // the process ended while being read
-      }
-    });
-}
-
-/** `npm start` on `dir` in a process group of its own, as a terminal runs it. */
-const npmStart = (dir: string) => spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir], { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-
-/** Resolves once `npm start` has printed the start-up line; rejects if it exits first. */
-function listening(npm: ChildProcess): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let output = '';
-    npm.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('assessd listening on ')) resolve();
-    });
-    npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${output}`)));
-  });
-}
 
 const threads = (pid: number) => readdirSync(`/proc/${pid}/task`).length;
 
@@ -47,7 +16,7 @@ test('npm start runs the server with V8 keeping one helper thread (--v8-pool-siz
   const npm = npmStart(dir);
   try {
     await listening(npm);
-    const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'assessd.cjs'))));
+    const server = serverOfNpmStart(npm);
     assert.ok(server, 'the server is in npm start\'s process group');
     assert.deepEqual(server.argv.slice(1, server.argv.findIndex((arg) => arg.endsWith('assessd.cjs'))), START_FLAGS);
 
@@ -90,7 +59,7 @@ test('SIGTERM to npm start alone (as a service manager or docker stop sends it) 
   const npm = npmStart(dir);
   try {
     await listening(npm);
-    const server = processesOfGroup(npm.pid!).find(({ argv }) => argv.some((arg) => arg.endsWith(join('dist', 'assessd.cjs'))));
+    const server = serverOfNpmStart(npm);
     assert.ok(server, 'the server is in npm start\'s process group');
     const exited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
     // npm alone, not its group: a shell between npm and node would not pass the signal on
