@@ -455,7 +455,7 @@ export interface Information {
 }
 
 /** ServerResponse's own raw write, which its writeEarlyHints and writeProcessing use (queued behind an earlier answer on the connection). */
-type RawWriter = { _writeRaw(data: Buffer): boolean };
+type RawWriter = { _writeRaw(data: Buffer, encoding?: BufferEncoding, written?: () => void): boolean };
 
 /**
  * Bytes of 1xx heads relayed for one request: past them the rest are dropped (a target's flood of
@@ -536,6 +536,15 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE'])
 
 /** How many times a request is sent again after a kept-alive connection closed under it (resendable). */
 const MAX_RESENDS = 2;
+
+/**
+ * What node's strict reading refuses in an answer that browsers and curl read, so that it is asked
+ * again and read leniently (readLeniently): bare LF line ends (some embedded servers send them), a
+ * control character in a header's value (Chromium reads `\x01`-`\x1f` and `\x7f` there; a NUL
+ * fails its page, and relayed as it came, the client's too). A name with such a character is
+ * refused leniently read as well: a 502.
+ */
+const LENIENTLY_READ = new Set(['HPE_CR_EXPECTED', 'HPE_LF_EXPECTED', 'HPE_INVALID_HEADER_TOKEN']);
 
 /** Whether a request has a body: only one that says so with Content-Length or Transfer-Encoding does (RFC 9112 6.3). */
 function hasBody(req: IncomingMessage): boolean {
@@ -703,8 +712,10 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     if (held) res.write(Buffer.concat(held), () => res.destroy());
     else res.destroy();
   };
+  /** The answer went out as raw bytes (relayRaw): the response is never ended, its connection closes when the answer is whole. */
+  let rawRelay = false;
   res.on('close', () => {
-    if (res.writableFinished || targetCut) return;
+    if (res.writableFinished || targetCut || (rawRelay && relayed?.complete)) return;
     clientGone = true;
     upstream.destroy();
   });
@@ -783,11 +794,11 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
 
   /**
    * Whether to send the request again and read its answer leniently: node's strict reading refused
-   * its line ends (bare LF, as some embedded servers send; browsers and curl read them). Only what
-   * may be sent twice (resendable's idempotent methods without a body), on a connection of its own.
+   * what browsers and curl read (LENIENTLY_READ). Only what may be sent twice (resendable's
+   * idempotent methods without a body), on a connection of its own.
    */
   function readLeniently(err: NodeJS.ErrnoException): boolean {
-    return !lenient && (err.code === 'HPE_CR_EXPECTED' || err.code === 'HPE_LF_EXPECTED') && mayGoAgain();
+    return !lenient && LENIENTLY_READ.has(err.code ?? '') && mayGoAgain();
   }
 
   /**
@@ -821,21 +832,28 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       answer.socket.destroy();
       return failed(Object.assign(new Error('both Content-Length and Transfer-Encoding'), { code: 'UNRELAYABLE_HEAD' }));
     }
+    let raw = false;
     try {
       res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
     } catch (err) {
-      // a character node sends no header with (read leniently, a control character is let through)
-      answer.socket.destroy();
-      // writeHead kept the target's reason phrase, which the 502 would take for its own
+      // writeHead kept the target's reason phrase, which a 502 would take for its own
       res.statusMessage = '';
-      return failed(Object.assign(new Error(`a header the proxy cannot send on (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`), { code: 'UNRELAYABLE_HEAD' }));
+      // a control character in a header's value (read leniently, it is let through): node sends no
+      // header with one, browsers and curl read it, so the head goes as it came (relayRaw)
+      raw = lenient && (err as NodeJS.ErrnoException).code === 'ERR_INVALID_CHAR';
+      if (!raw) {
+        answer.socket.destroy();
+        return failed(Object.assign(new Error(`a header the proxy cannot send on (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`), { code: 'UNRELAYABLE_HEAD' }));
+      }
     }
     relayed = answer;
     // read now (for the record): a kept-alive socket goes back to its pool once the answer has ended, a closed one says nothing
     const peer = target === undefined ? undefined : peerOf(answer.socket);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
-    if (Number(answer.headers['content-length']) <= WHOLE_ANSWER_BYTES && answer.headers['transfer-encoding'] === undefined) {
+    if (raw) {
+      relayRaw(answer);
+    } else if (Number(answer.headers['content-length']) <= WHOLE_ANSWER_BYTES && answer.headers['transfer-encoding'] === undefined) {
       // a small answer goes to the client whole: head and body in one write, without a pipe's listeners
       const chunks: Buffer[] = (held = []);
       answer.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -852,6 +870,29 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       cutShort();
       ended(stalled ? stalledText(ctx) : 'the answer was cut short');
     });
+  }
+
+  /**
+   * An answer whose head node will not send (answered): its head as it came, on the client's
+   * connection through the response's own raw write (queued behind an earlier answer), then its
+   * body, then the connection closes: the body goes as node's reading left it (chunks taken off), so
+   * it is framed by its Content-Length or by the close, as the head now says (`Connection: close`,
+   * no Transfer-Encoding). Read leniently, the target's connection was its own and closes too.
+   */
+  function relayRaw(answer: IncomingMessage): void {
+    rawRelay = true;
+    const writer = res as unknown as RawWriter;
+    // (Transfer-Encoding is hop-by-hop: endToEnd leaves it out)
+    writer._writeRaw(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
+    answer.on('data', (chunk: Buffer) => {
+      if (!writer._writeRaw(chunk)) {
+        answer.pause();
+        res.once('drain', () => answer.resume());
+      }
+    });
+    // once what was written went out (queued behind an earlier answer, the connection is not yet this one's)
+    answer.on('end', () => writer._writeRaw(Buffer.alloc(0), undefined, () => res.socket?.end()));
+    countStreamed(answer);
   }
 
   /** The target failed before an answer could be relayed: a 502 that says what failed. */

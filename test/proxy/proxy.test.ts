@@ -727,6 +727,21 @@ describe('Chromium through the proxy', () => {
       const security = await response!.securityDetails();
       assert.match(security!.issuer ?? '', /assessd proxy CA/);
       assert.ok(httpsSeen.some((s) => s.url === '/through-chromium'));
+      // a control character in a header's value, which node's server would not send: Chromium reads
+      // it from the target, and through the proxy the same
+      const odd = createTcpServer((socket) => {
+        socket.on('error', () => {});
+        socket.once('data', () => socket.end(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Odd: a\x01b\r\nContent-Length: 5\r\n\r\nhello', 'latin1')));
+      });
+      await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+      try {
+        const answer = await page.goto(`http://127.0.0.1:${(odd.address() as AddressInfo).port}/odd`);
+        assert.equal(answer!.status(), 200);
+        assert.equal(await answer!.headerValue('x-odd'), 'a\x01b');
+        assert.equal(await page.innerText('body'), 'hello');
+      } finally {
+        odd.close();
+      }
     } finally {
       await browser.close();
     }
