@@ -40,6 +40,25 @@ export interface ForwardContext {
   upstreamTimeoutMs: number;
   /** Whether an address and port are assessd's own (the API's, this proxy's) on this machine. */
   loops: (host: string, port: number) => boolean;
+  /**
+   * Origins (`http://host:port`) whose answers node's strict reading refused and a lenient one read
+   * (LENIENTLY_READ): their later requests, a POST too, go on connections of their own read leniently
+   * from the first (readsLeniently). The latest LENIENT_ORIGINS.
+   */
+  lenientOrigins: Set<string>;
+}
+
+/** Origins lenientOrigins remembers, the latest. */
+const LENIENT_ORIGINS = 1024;
+
+/** Whether `origin` answered in what node's strict reading refuses before (lenientOrigins). */
+const readsLeniently = (ctx: ForwardContext, origin: string) => ctx.lenientOrigins.has(origin);
+
+/** Remembers that `origin` answers in what only a lenient reading reads, as its latest. */
+function rememberLenient(ctx: ForwardContext, origin: string): void {
+  ctx.lenientOrigins.delete(origin);
+  ctx.lenientOrigins.add(origin);
+  if (ctx.lenientOrigins.size > LENIENT_ORIGINS) ctx.lenientOrigins.delete(ctx.lenientOrigins.values().next().value!);
 }
 
 /**
@@ -663,8 +682,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   let resent = 0;
   /** No byte moved for ctx.upstreamTimeoutMs (a target gone quiet, or a client that stopped reading): the proxy cut the request. */
   let stalled = false;
-  /** The answer is read leniently (readLeniently): node's strict reading refused it. */
-  let lenient = false;
+  /** The answer is read leniently: node's strict reading refused it (readLeniently), or the origin's before (readsLeniently). */
+  let lenient = readsLeniently(ctx, url.origin);
   let upstream = send();
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;
@@ -771,8 +790,10 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       // answered already: a 502 for what its head said (answered's refusals), the rest of its read then failed to parse
       if (res.headersSent || settled) return;
       // (the two want different errors: a reset, a bare LF)
-      if (readLeniently(err)) lenient = true;
-      else if (!resendable(sent, err)) return failed(err);
+      if (readLeniently(err)) {
+        lenient = true;
+        rememberLenient(ctx, url.origin);
+      } else if (!resendable(sent, err)) return failed(err);
       resent++;
       upstream = send();
     });

@@ -102,6 +102,7 @@ export async function startProxy(options: ProxyOptions): Promise<ProxyServer> {
     recording: new Set(),
     stopping: false,
     cutting: false,
+    lenientOrigins: new Set(),
   };
   const needsToken = options.token !== undefined && !isLoopback(options.host);
   const tokenOk = tokenMatcher(options.token);

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect as connectTls } from 'node:tls';
 import { openCa } from '../../src/proxy/ca.ts';
@@ -42,7 +42,7 @@ let connections = 0;
 /** A raw exchange through the proxy: what came back once the proxy ended the connection or `waitMs` passed. */
 const rawThroughProxy = (bytes: string | string[], waitMs = 3000, port = proxyPort) => rawExchange(port, bytes, waitMs);
 
-const get = (path: string, extra = '') => `GET http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nConnection: close\r\n${extra}\r\n`;
+const get = (path: string, extra = '', port = targetPort) => `GET http://127.0.0.1:${port}${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n${extra}\r\n`;
 
 async function healthy(): Promise<void> {
   const res = await request(assessd.url, '/debug/health');
@@ -50,18 +50,18 @@ async function healthy(): Promise<void> {
 }
 
 /** The target's proxy transaction for `path`, once stored (the proxy writes in batches). */
-async function stored(path: string): Promise<any> {
+async function stored(path: string, id = targetId): Promise<any> {
   for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-    const list = (await request(assessd.url, `/api/v1/targets/${targetId}/transactions/?limit=1000`)).json.data;
+    const list = (await request(assessd.url, `/api/v1/targets/${id}/transactions/?limit=1000`)).json.data;
     const found = list.find((t: any) => new URL(t.url).pathname === path);
-    if (found) return (await request(assessd.url, `/api/v1/targets/${targetId}/transactions/${found.id}`)).json.data;
+    if (found) return (await request(assessd.url, `/api/v1/targets/${id}/transactions/${found.id}`)).json.data;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   assert.fail(`no transaction for ${path}`);
 }
 
-before(async () => {
-  target = createServer((socket) => {
+/** The target: answers each request with `answers`' entry for its path. */
+function answerFrom(socket: Socket): void {
     let head = '';
     let answered = 0;
     /** Which of the target's connections this is: /which-connection answers it. */
@@ -95,7 +95,27 @@ before(async () => {
         }
       })();
     });
-  });
+}
+
+/**
+ * Another origin of the same target (a listener of its own, a target of its own in the store): what
+ * the proxy learns of one origin's answers (that only a lenient reading reads them) stays with it.
+ */
+async function anotherOrigin(): Promise<{ port: number; id: number }> {
+  const server = createServer(answerFrom);
+  others.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}/`;
+  const created = await request(assessd.url, '/api/v1/targets/', { method: 'POST', form: { target_url: url } });
+  assert.equal(created.status, 201, created.text);
+  const id = (await request(assessd.url, '/api/v1/targets/?limit=1000')).json.data.find((t: any) => t.target_url === url).id;
+  return { port, id };
+}
+const others: Server[] = [];
+
+before(async () => {
+  target = createServer(answerFrom);
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
   targetPort = (target.address() as AddressInfo).port;
   assessd = await spawnServer(['--port', '0', '--data-dir', await tempDir()]);
@@ -109,6 +129,7 @@ after(async () => {
   assessd?.proc.kill('SIGTERM');
   await assessd?.exited;
   target?.close();
+  for (const server of others) server.close();
 });
 
 describe('answers node would refuse to send', () => {
@@ -662,11 +683,13 @@ describe('answers with bare LF line ends (as some embedded servers send; browser
     answers.set('/bare-lf', 'HTTP/1.1 200 OK\nContent-Type: text/plain\nContent-Length: 5\n\nhello');
     answers.set('/bare-lf-mixed', 'HTTP/1.1 404 Not Here\r\nContent-Length: 4\n\r\ngone');
     for (const [path, status, body] of [['/bare-lf', '200 OK', 'hello'], ['/bare-lf-mixed', '404 Not Here', 'gone']] as const) {
-      const { text, ended } = await rawThroughProxy(get(path));
+      // an origin the proxy has not read leniently yet
+      const origin = await anotherOrigin();
+      const { text, ended } = await rawThroughProxy(get(path, '', origin.port));
       assert.ok(ended);
       assert.match(text, new RegExp(`^HTTP/1\\.1 ${status}\\r\\n[^]*\\r\\n\\r\\n${body}$`), JSON.stringify(text));
       assert.equal(reached(path), 2, `${path}: read strictly, then again leniently`);
-      const tx = await stored(path);
+      const tx = await stored(path, origin.id);
       assert.equal(tx.response_status, status);
       assert.equal(tx.error ?? null, null);
       assert.equal(tx.resent, 1, 'the record says it was sent again');
@@ -675,12 +698,14 @@ describe('answers with bare LF line ends (as some embedded servers send; browser
   });
 
   test('read leniently, both Content-Length and Transfer-Encoding are still refused: a 502 that says so, the server up', async () => {
+    // (each test that has the proxy read leniently does it on an origin of its own: anotherOrigin)
+    const origin = await anotherOrigin();
     answers.set('/bare-lf-framing', 'HTTP/1.1 200 OK\nContent-Length: 100\nTransfer-Encoding: chunked\n\n2\nok\n0\n\n');
-    const { text, ended } = await rawThroughProxy(get('/bare-lf-framing'));
+    const { text, ended } = await rawThroughProxy(get('/bare-lf-framing', '', origin.port));
     assert.ok(ended);
-    const failure = `invalid answer: 127.0.0.1:${targetPort} sent both Content-Length and Transfer-Encoding`;
+    const failure = `invalid answer: 127.0.0.1:${origin.port} sent both Content-Length and Transfer-Encoding`;
     assert.ok(text.startsWith('HTTP/1.1 502 Bad Gateway\r\n') && text.includes(`502 Bad Gateway: ${failure}\n`), JSON.stringify(text));
-    assert.equal((await stored('/bare-lf-framing')).error, failure);
+    assert.equal((await stored('/bare-lf-framing', origin.id)).error, failure);
     await healthy();
   });
 
@@ -692,11 +717,34 @@ describe('answers with bare LF line ends (as some embedded servers send; browser
     assert.equal(reached('/refused-then-garbage'), 1);
   });
 
-  test('a POST is not sent twice: a 502 that says the answer is not HTTP, as before', async () => {
+  test('a POST is not sent twice: to an origin the proxy has not read leniently, a 502 that says the answer is not HTTP; to one it has (a GET before), sent once on a connection of its own read leniently, relayed', async () => {
+    const origin = await anotherOrigin();
+    const post = (path: string) => `POST http://127.0.0.1:${origin.port}${path} HTTP/1.1\r\nHost: 127.0.0.1:${origin.port}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`;
     answers.set('/bare-lf-post', 'HTTP/1.1 200 OK\nContent-Length: 2\n\nok');
-    const { text } = await rawThroughProxy(`POST http://127.0.0.1:${targetPort}/bare-lf-post HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`);
+    const { text } = await rawThroughProxy(post('/bare-lf-post'));
     assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*sent what is not HTTP \(HPE_CR_EXPECTED\)/, JSON.stringify(text));
     assert.equal(reached('/bare-lf-post'), 1);
+    // a page first, as a browser loads one before it sends its form
+    answers.set('/bare-lf-page', 'HTTP/1.1 200 OK\nContent-Length: 4\n\nform');
+    assert.match((await rawThroughProxy(get('/bare-lf-page', '', origin.port))).text, /\r\n\r\nform$/);
+    assert.equal(reached('/bare-lf-page'), 2);
+    answers.set('/bare-lf-post-after', 'HTTP/1.1 201 Created\nContent-Length: 4\n\ndone');
+    answers.set('/control-post-after', 'HTTP/1.1 200 OK\r\nX-Odd: a\x01b\r\nContent-Length: 2\r\n\r\nok');
+    for (const [path, status, header, body] of [['/bare-lf-post-after', '201 Created', 'Content-Length: 4', 'done'], ['/control-post-after', '200 OK', 'X-Odd: a\x01b', 'ok']] as const) {
+      const after = await rawThroughProxy(post(path));
+      assert.ok(after.ended);
+      assert.ok(after.text.startsWith(`HTTP/1.1 ${status}\r\n`) && after.text.includes(`\r\n${header}\r\n`) && after.text.endsWith(`\r\n\r\n${body}`), `${path}: ${JSON.stringify(after.text)}`);
+      assert.equal(reached(path), 1, `${path}: sent once`);
+      const tx = await stored(path, origin.id);
+      assert.equal(tx.response_status, status);
+      assert.equal(tx.resent ?? 0, 0);
+      assert.equal(tx.request_body ?? 'hi', 'hi');
+    }
+    // what the proxy learnt is the origin's alone: to another, the same POST is still a 502
+    const other = await anotherOrigin();
+    const elsewhere = await rawThroughProxy(post('/bare-lf-post-after').replaceAll(String(origin.port), String(other.port)));
+    assert.match(elsewhere.text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*\(HPE_CR_EXPECTED\)/, JSON.stringify(elsewhere.text));
+    await healthy();
   });
 });
 
@@ -714,8 +762,10 @@ describe('a control character in a header\'s value (Chromium and curl read \\x01
     ] as const;
     for (const [path, answer, header, status, body] of cases) {
       answers.set(path, answer);
+      // an origin the proxy has not read leniently yet
+      const origin = await anotherOrigin();
       // kept alive by the client: the proxy closes the connection itself after the body
-      const { text, ended } = await rawThroughProxy(`GET http://127.0.0.1:${targetPort}${path} HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\n\r\n`);
+      const { text, ended } = await rawThroughProxy(`GET http://127.0.0.1:${origin.port}${path} HTTP/1.1\r\nHost: 127.0.0.1:${origin.port}\r\n\r\n`);
       assert.ok(ended, `${path}: the connection ends with the answer`);
       const [head, rest] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
       assert.ok(head.startsWith(`HTTP/1.1 ${status}\r\n`), `${path}: ${JSON.stringify(text)}`);
@@ -724,7 +774,7 @@ describe('a control character in a header\'s value (Chromium and curl read \\x01
       assert.ok(!/transfer-encoding/i.test(head), `${path}: no framing the body does not have: ${JSON.stringify(head)}`);
       assert.equal(rest, body, path);
       assert.equal(reached(path), 2, `${path}: read strictly, then again leniently`);
-      const tx = await stored(path);
+      const tx = await stored(path, origin.id);
       assert.equal(tx.response_status, status);
       assert.equal(tx.error ?? null, null);
       assert.equal(tx.resent, 1);
@@ -736,28 +786,30 @@ describe('a control character in a header\'s value (Chromium and curl read \\x01
   test('the raw answer queued behind an earlier one on a pipelined connection: both whole, in order', async () => {
     answers.set('/control-second', 'HTTP/1.1 200 OK\r\nX-Odd: \x01\r\nContent-Length: 6\r\n\r\nsecond');
     answers.set('/plain-first', ['HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfi', 'rst']);
-    const both = `GET http://127.0.0.1:${targetPort}/plain-first HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\n\r\n` +
-      `GET http://127.0.0.1:${targetPort}/control-second HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\n\r\n`;
+    const { port } = await anotherOrigin();
+    const both = `GET http://127.0.0.1:${port}/plain-first HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n` +
+      `GET http://127.0.0.1:${port}/control-second HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
     const { text, ended } = await rawThroughProxy(both);
     assert.ok(ended);
     assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nfirstHTTP\/1\.1 200 OK\r\nX-Odd: \x01\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecond$/, JSON.stringify(text));
     await healthy();
   });
 
-  test('a POST is not sent twice: a 502 that says the answer is not HTTP; a NUL is relayed as it came (Chromium then fails the page, as without the proxy)', async () => {
+  test('a POST to an origin the proxy has not read leniently is not sent twice: a 502 that says the answer is not HTTP; a NUL is relayed as it came (Chromium then fails the page, as without the proxy)', async () => {
+    const origin = await anotherOrigin();
     answers.set('/control-post', 'HTTP/1.1 200 OK\r\nX-Odd: a\x01b\r\nContent-Length: 2\r\n\r\nok');
-    const { text } = await rawThroughProxy(`POST http://127.0.0.1:${targetPort}/control-post HTTP/1.1\r\nHost: 127.0.0.1:${targetPort}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`);
+    const { text } = await rawThroughProxy(`POST http://127.0.0.1:${origin.port}/control-post HTTP/1.1\r\nHost: 127.0.0.1:${origin.port}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`);
     assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*sent what is not HTTP \(HPE_INVALID_HEADER_TOKEN\)/, JSON.stringify(text));
     assert.equal(reached('/control-post'), 1);
     answers.set('/control-nul', 'HTTP/1.1 200 OK\r\nX-Odd: a\x00b\r\nContent-Length: 2\r\n\r\nok');
-    const nul = await rawThroughProxy(get('/control-nul'));
+    const nul = await rawThroughProxy(get('/control-nul', '', origin.port));
     assert.ok(nul.text.includes('\r\nX-Odd: a\x00b\r\n'), JSON.stringify(nul.text));
     await healthy();
   });
 
   test('a control character in a header\'s name is refused read leniently too: a 502 that says the answer is not HTTP', async () => {
     answers.set('/control-name', 'HTTP/1.1 200 OK\r\nX-O\x01dd: b\r\nContent-Length: 2\r\n\r\nok');
-    const { text } = await rawThroughProxy(get('/control-name'));
+    const { text } = await rawThroughProxy(get('/control-name', '', (await anotherOrigin()).port));
     assert.match(text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*sent what is not HTTP \(HPE_INVALID_HEADER_TOKEN\)/, JSON.stringify(text));
     await healthy();
   });
