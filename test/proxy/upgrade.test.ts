@@ -319,6 +319,12 @@ describe('informational answers (1xx)', () => {
     assert.match(text, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhello$/, JSON.stringify(text));
   });
 
+  test('inside an intercepted CONNECT (https), an answer with a control character in a header\'s value goes to the client as it came, written on the TLS connection itself', async () => {
+    answers.set('/control-tls', 'HTTP/1.1 200 OK\r\nX-Odd: a\x01b\r\nContent-Length: 5\r\n\r\nhello');
+    const text = await throughTunnel('/control-tls');
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\nX-Odd: a\x01b\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello$/, JSON.stringify(text));
+  });
+
   test('an upgrade the target declines with an answer that stops coming: stored as cut short by the proxy\'s time limit, as a plain request\'s', async () => {
     answers.set('/declined-stalls', 'HTTP/1.1 403 Forbidden\r\nContent-Length: 10\r\n\r\npart');
     const { text, ended } = await exchange(quick.port, [handshake(rawPort, '/declined-stalls')]);
