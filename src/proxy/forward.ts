@@ -906,10 +906,13 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     // (Transfer-Encoding is hop-by-hop: endToEnd leaves it out)
     writer._writeRaw(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
     answer.on('data', (chunk: Buffer) => {
-      if (!writer._writeRaw(chunk)) {
-        answer.pause();
-        res.once('drain', () => answer.resume());
-      }
+      if (writer._writeRaw(chunk)) return;
+      // held back until the client takes more: the connection's own 'drain' (the response's is for
+      // its write(), not this), or, queued behind an earlier answer, once the connection is its
+      answer.pause();
+      const socket = res.socket;
+      if (socket) socket.once('drain', () => answer.resume());
+      else res.once('socket', () => answer.resume());
     });
     // once what was written went out (queued behind an earlier answer, the connection is not yet this one's)
     answer.on('end', () => writer._writeRaw(Buffer.alloc(0), undefined, () => res.socket?.end()));

@@ -783,6 +783,30 @@ describe('a control character in a header\'s value (Chromium and curl read \\x01
     await healthy();
   });
 
+  test('a large one to a client that reads slowly: held back while the client\'s connection is full, then whole, not cut', async () => {
+    const origin = await anotherOrigin();
+    const size = 16 * 1024 * 1024;
+    answers.set('/control-large', `HTTP/1.1 200 OK\r\nX-Odd: \x01\r\nContent-Length: ${size}\r\n\r\n${'a'.repeat(size)}`);
+    const socket = connect(proxyPort, '127.0.0.1');
+    socket.write(get('/control-large', '', origin.port));
+    // nothing read for a while: the proxy's writes fill the connection and wait for it
+    socket.pause();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    const ended = new Promise<boolean>((resolve) => {
+      socket.on('end', () => resolve(true));
+      socket.on('error', () => resolve(false));
+      setTimeout(() => resolve(false), 10_000);
+    });
+    socket.resume();
+    assert.ok(await ended, `the answer ends (${received} bytes came)`);
+    socket.destroy();
+    const head = `HTTP/1.1 200 OK\r\nX-Odd: \x01\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`;
+    assert.equal(received, head.length + size);
+    await healthy();
+  });
+
   test('the raw answer queued behind an earlier one on a pipelined connection: both whole, in order', async () => {
     answers.set('/control-second', 'HTTP/1.1 200 OK\r\nX-Odd: \x01\r\nContent-Length: 6\r\n\r\nsecond');
     answers.set('/plain-first', ['HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfi', 'rst']);
