@@ -4,7 +4,7 @@
  * 7.6.1 says, nothing answered from a cache (upgrades: upgrade.ts, with what is shared here). The
  * request comes from a plain proxy request (absolute form) or from inside an intercepted CONNECT.
  */
-import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
+import { request as httpRequest, validateHeaderName, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue } from '../evidence/record.js';
@@ -565,6 +565,25 @@ const MAX_RESENDS = 2;
  */
 const LENIENTLY_READ = new Set(['HPE_CR_EXPECTED', 'HPE_LF_EXPECTED', 'HPE_INVALID_HEADER_TOKEN']);
 
+const CRLF = Buffer.from('\r\n');
+const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+
+/**
+ * Whether every header name is a token (RFC 9110 5.1), as a lenient reading does not check: a raw
+ * relay must not send `Transfer-Encoding : chunked` (the name with its space), a framing its body no
+ * longer has, nor anything else node would refuse but the value's character.
+ */
+function namesAreTokens(raw: readonly string[]): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    try {
+      validateHeaderName(raw[i]!);
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** Whether a request has a body: only one that says so with Content-Length or Transfer-Encoding does (RFC 9112 6.3). */
 function hasBody(req: IncomingMessage): boolean {
   const { headers } = req;
@@ -697,7 +716,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     settled = true;
     upstream.destroy();
     releaseCaptures();
-    if (res.headersSent) return void res.destroy();
+    // (a raw relay has sent its head without node knowing: no second answer after it)
+    if (res.headersSent || rawRelay) return void res.destroy();
     const code = Number(status.split(' ')[0]);
     const body = `${code} ${text}\n`;
     res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
@@ -790,10 +810,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       // answered already: a 502 for what its head said (answered's refusals), the rest of its read then failed to parse
       if (res.headersSent || settled) return;
       // (the two want different errors: a reset, a bare LF)
-      if (readLeniently(err)) {
-        lenient = true;
-        rememberLenient(ctx, url.origin);
-      } else if (!resendable(sent, err)) return failed(err);
+      if (readLeniently(err)) lenient = true;
+      else if (!resendable(sent, err)) return failed(err);
       resent++;
       upstream = send();
     });
@@ -861,13 +879,15 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       res.statusMessage = '';
       // a control character in a header's value (read leniently, it is let through): node sends no
       // header with one, browsers and curl read it, so the head goes as it came (relayRaw)
-      raw = lenient && (err as NodeJS.ErrnoException).code === 'ERR_INVALID_CHAR';
+      raw = lenient && (err as NodeJS.ErrnoException).code === 'ERR_INVALID_CHAR' && namesAreTokens(answer.rawHeaders);
       if (!raw) {
         answer.socket.destroy();
         return failed(Object.assign(new Error(`a header the proxy cannot send on (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`), { code: 'UNRELAYABLE_HEAD' }));
       }
     }
     relayed = answer;
+    // read leniently and relayed: the origin's next requests are read so from the first
+    if (lenient) rememberLenient(ctx, url.origin);
     // read now (for the record): a kept-alive socket goes back to its pool once the answer has ended, a closed one says nothing
     const peer = target === undefined ? undefined : peerOf(answer.socket);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
@@ -894,19 +914,31 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   }
 
   /**
-   * An answer whose head node will not send (answered): its head as it came, on the client's
-   * connection through the response's own raw write (queued behind an earlier answer), then its
-   * body, then the connection closes: the body goes as node's reading left it (chunks taken off), so
-   * it is framed by its Content-Length or by the close, as the head now says (`Connection: close`,
-   * no Transfer-Encoding). Read leniently, the target's connection was its own and closes too.
+   * An answer whose head node will not send (answered): its head as it came (the status line as
+   * HTTP/1.1, hop-by-hop headers left out, `Connection: close` added), on the client's connection
+   * through the response's own raw write (queued behind an earlier answer), then its body as node's
+   * reading left it (chunks taken off), then the connection closes. A body without a length goes
+   * chunked again to an HTTP/1.1 client, so that one the target cuts short is seen cut (no last
+   * chunk), not ended. Read leniently, the target's connection was its own and closes too.
    */
   function relayRaw(answer: IncomingMessage): void {
     rawRelay = true;
     const writer = res as unknown as RawWriter;
+    const status = answer.statusCode ?? 0;
+    const bodiless = req.method === 'HEAD' || status === 204 || status === 304;
+    const chunked = !bodiless && answer.headers['content-length'] === undefined && req.httpVersion !== '1.0';
     // (Transfer-Encoding is hop-by-hop: endToEnd leaves it out)
-    writer._writeRaw(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
+    writer._writeRaw(rawHead(status, answer.statusMessage, endToEnd(answer.rawHeaders), `${chunked ? 'Transfer-Encoding: chunked\r\n' : ''}Connection: close\r\n`));
     answer.on('data', (chunk: Buffer) => {
-      if (writer._writeRaw(chunk)) return;
+      // (an empty one would be the last chunk)
+      if (chunk.length === 0) return;
+      let more: boolean;
+      if (chunked) {
+        writer._writeRaw(Buffer.from(`${chunk.length.toString(16)}\r\n`, 'latin1'));
+        writer._writeRaw(chunk);
+        more = writer._writeRaw(CRLF);
+      } else more = writer._writeRaw(chunk);
+      if (more) return;
       // held back until the client takes more: the connection's own 'drain' (the response's is for
       // its write(), not this), or, queued behind an earlier answer, once the connection is its
       answer.pause();
@@ -914,8 +946,14 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       if (socket) socket.once('drain', () => answer.resume());
       else res.once('socket', () => answer.resume());
     });
-    // once what was written went out (queued behind an earlier answer, the connection is not yet this one's)
-    answer.on('end', () => writer._writeRaw(Buffer.alloc(0), undefined, () => res.socket?.end()));
+    // once what was written went out (queued behind an earlier answer, the connection is not yet
+    // this one's), ended and closed, whether or not the client closes its side
+    answer.on('end', () =>
+      writer._writeRaw(chunked ? LAST_CHUNK : Buffer.alloc(0), undefined, () => {
+        const socket = res.socket;
+        socket?.end(() => socket.destroy());
+      }),
+    );
     countStreamed(answer);
   }
 
