@@ -742,6 +742,28 @@ describe('Chromium through the proxy', () => {
       } finally {
         odd.close();
       }
+      // a device that answers with bare LF line ends: its page, then its form posted (a POST the
+      // proxy cannot send twice, relayed since the page's answer was read leniently)
+      const device = createTcpServer((socket) => {
+        socket.on('error', () => {});
+        socket.once('data', (chunk: Buffer) => {
+          const page = chunk.toString('latin1').startsWith('POST /submit ')
+            ? 'submitted'
+            : '<!doctype html><title>device</title><form method="post" action="/submit"><input name="pin" value="1234"><button>Log in</button></form>';
+          socket.end(Buffer.from(`HTTP/1.1 200 OK\nContent-Type: text/html\nContent-Length: ${page.length}\n\n${page}`, 'latin1'));
+        });
+      });
+      await new Promise<void>((resolve) => device.listen(0, '127.0.0.1', resolve));
+      try {
+        const loaded = await page.goto(`http://127.0.0.1:${(device.address() as AddressInfo).port}/`);
+        assert.equal(loaded!.status(), 200);
+        const [posted] = await Promise.all([page.waitForNavigation(), page.click('button')]);
+        assert.equal(posted!.request().method(), 'POST');
+        assert.equal(posted!.status(), 200);
+        assert.equal(await page.innerText('body'), 'submitted');
+      } finally {
+        device.close();
+      }
     } finally {
       await browser.close();
     }
