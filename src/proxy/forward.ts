@@ -4,10 +4,10 @@
  * 7.6.1 says, nothing answered from a cache (upgrades: upgrade.ts, with what is shared here). The
  * request comes from a plain proxy request (absolute form) or from inside an intercepted CONNECT.
  */
-import { request as httpRequest, validateHeaderName, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
+import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { decodedBody, hasControlCharacter, headerText, headerValue } from '../evidence/record.js';
+import { decodedBody, hasControlCharacter, headerText, headerValue, TOKEN } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
 import { tls } from '../lazy-builtins.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
@@ -43,16 +43,13 @@ export interface ForwardContext {
   /**
    * Origins (`http://host:port`) whose answers node's strict reading refused and a lenient one read
    * (LENIENTLY_READ): their later requests, a POST too, go on connections of their own read leniently
-   * from the first (readsLeniently). The latest LENIENT_ORIGINS.
+   * from the first. The latest LENIENT_ORIGINS.
    */
   lenientOrigins: Set<string>;
 }
 
 /** Origins lenientOrigins remembers, the latest. */
 const LENIENT_ORIGINS = 1024;
-
-/** Whether `origin` answered in what node's strict reading refuses before (lenientOrigins). */
-const readsLeniently = (ctx: ForwardContext, origin: string) => ctx.lenientOrigins.has(origin);
 
 /** Remembers that `origin` answers in what only a lenient reading reads, as its latest. */
 function rememberLenient(ctx: ForwardContext, origin: string): void {
@@ -569,18 +566,11 @@ const CRLF = Buffer.from('\r\n');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 
 /**
- * Whether every header name is a token (RFC 9110 5.1), as a lenient reading does not check: a raw
- * relay must not send `Transfer-Encoding : chunked` (the name with its space), a framing its body no
- * longer has, nor anything else node would refuse but the value's character.
+ * Whether every header name is a token, as a lenient reading does not check: a raw relay must not
+ * send `Transfer-Encoding : chunked` (the name with its space), a framing its body no longer has.
  */
 function namesAreTokens(raw: readonly string[]): boolean {
-  for (let i = 0; i < raw.length; i += 2) {
-    try {
-      validateHeaderName(raw[i]!);
-    } catch {
-      return false;
-    }
-  }
+  for (let i = 0; i < raw.length; i += 2) if (!TOKEN.test(raw[i]!)) return false;
   return true;
 }
 
@@ -701,8 +691,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   let resent = 0;
   /** No byte moved for ctx.upstreamTimeoutMs (a target gone quiet, or a client that stopped reading): the proxy cut the request. */
   let stalled = false;
-  /** The answer is read leniently: node's strict reading refused it (readLeniently), or the origin's before (readsLeniently). */
-  let lenient = readsLeniently(ctx, url.origin);
+  /** The answer is read leniently: node's strict reading refused it (readLeniently), or the origin's before (ctx.lenientOrigins; its origin is made only when there is one). */
+  let lenient = ctx.lenientOrigins.size > 0 && ctx.lenientOrigins.has(url.origin);
   let upstream = send();
   const requestBody = target === undefined ? undefined : capture(req, ctx.bodyCap, ctx.captureBudget);
   let responseBody: Capture | undefined;

@@ -906,3 +906,32 @@ describe('a control character in a header\'s value (Chromium and curl read \\x01
     await healthy();
   });
 });
+
+describe('the origins the proxy reads leniently', () => {
+  test('it remembers the latest 1,024: the first of 1,025 is forgotten (its POST refused again), the last is not', async () => {
+    // 1,025 origins on one listener: 127.0.0.N on Linux are all this machine
+    const answers = (head: string) => (head.startsWith('POST ') ? 'HTTP/1.1 201 Created\nContent-Length: 4\n\ndone' : 'HTTP/1.1 200 OK\nContent-Length: 2\n\nok');
+    const server = createServer((socket) => {
+      socket.on('error', () => {});
+      let head = '';
+      socket.on('data', (chunk: Buffer) => {
+        head += chunk.toString('latin1');
+        if (head.includes('\r\n\r\n')) socket.end(Buffer.from(answers(head), 'latin1'));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const host = (n: number) => `127.0.${(n >> 8) + 1}.${n & 255}`;
+    const post = (n: number) => `POST http://${host(n)}:${port}/form HTTP/1.1\r\nHost: ${host(n)}:${port}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`;
+    try {
+      for (let n = 0; n < 1025; n++) {
+        const { text } = await rawThroughProxy(`GET http://${host(n)}:${port}/ HTTP/1.1\r\nHost: ${host(n)}:${port}\r\nConnection: close\r\n\r\n`);
+        assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, `${host(n)}: ${JSON.stringify(text)}`);
+      }
+      assert.match((await rawThroughProxy(post(1024))).text, /^HTTP\/1\.1 201 Created\r\n/, 'the latest is remembered');
+      assert.match((await rawThroughProxy(post(0))).text, /^HTTP\/1\.1 502 Bad Gateway\r\n[^]*\(HPE_CR_EXPECTED\)/, 'the first is forgotten');
+    } finally {
+      server.close();
+    }
+  });
+});

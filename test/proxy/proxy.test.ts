@@ -18,6 +18,7 @@ import { Readable } from 'node:stream';
 import { connect as connectTls } from 'node:tls';
 import { promisify } from 'node:util';
 import { launchChromium } from '../helpers/browser.ts';
+import { always, serveHostile } from '../helpers/hostile-target.ts';
 import { makeCertificates } from '../engine/fixtures/certs.ts';
 import { openCa } from '../../src/proxy/ca.ts';
 import { request, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
@@ -729,40 +730,32 @@ describe('Chromium through the proxy', () => {
       assert.ok(httpsSeen.some((s) => s.url === '/through-chromium'));
       // a control character in a header's value, which node's server would not send: Chromium reads
       // it from the target, and through the proxy the same
-      const odd = createTcpServer((socket) => {
-        socket.on('error', () => {});
-        socket.once('data', () => socket.end(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Odd: a\x01b\r\nContent-Length: 5\r\n\r\nhello', 'latin1')));
-      });
-      await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+      const odd = await serveHostile(always(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Odd: a\x01b\r\nContent-Length: 5\r\n\r\nhello', 'latin1')));
       try {
-        const answer = await page.goto(`http://127.0.0.1:${(odd.address() as AddressInfo).port}/odd`);
+        const answer = await page.goto(`${odd.url}odd`);
         assert.equal(answer!.status(), 200);
         assert.equal(await answer!.headerValue('x-odd'), 'a\x01b');
         assert.equal(await page.innerText('body'), 'hello');
       } finally {
-        odd.close();
+        await odd.close();
       }
       // a device that answers with bare LF line ends: its page, then its form posted (a POST the
       // proxy cannot send twice, relayed since the page's answer was read leniently)
-      const device = createTcpServer((socket) => {
-        socket.on('error', () => {});
-        socket.once('data', (chunk: Buffer) => {
-          const page = chunk.toString('latin1').startsWith('POST /submit ')
-            ? 'submitted'
-            : '<!doctype html><title>device</title><form method="post" action="/submit"><input name="pin" value="1234"><button>Log in</button></form>';
-          socket.end(Buffer.from(`HTTP/1.1 200 OK\nContent-Type: text/html\nContent-Length: ${page.length}\n\n${page}`, 'latin1'));
-        });
+      const device = await serveHostile((socket, head) => {
+        const page = head.startsWith('POST /submit ')
+          ? 'submitted'
+          : '<!doctype html><title>device</title><form method="post" action="/submit"><input name="pin" value="1234"><button>Log in</button></form>';
+        socket.end(Buffer.from(`HTTP/1.1 200 OK\nContent-Type: text/html\nContent-Length: ${page.length}\n\n${page}`, 'latin1'));
       });
-      await new Promise<void>((resolve) => device.listen(0, '127.0.0.1', resolve));
       try {
-        const loaded = await page.goto(`http://127.0.0.1:${(device.address() as AddressInfo).port}/`);
+        const loaded = await page.goto(device.url);
         assert.equal(loaded!.status(), 200);
         const [posted] = await Promise.all([page.waitForNavigation(), page.click('button')]);
         assert.equal(posted!.request().method(), 'POST');
         assert.equal(posted!.status(), 200);
         assert.equal(await page.innerText('body'), 'submitted');
       } finally {
-        device.close();
+        await device.close();
       }
     } finally {
       await browser.close();
