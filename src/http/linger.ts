@@ -65,6 +65,8 @@ export function answerThenDrain(req: IncomingMessage, res: ServerResponse, write
   req.once('end', wait.stop);
   req.once('error', wait.stop);
   res.once('close', wait.stop);
+  // a client that closes its side (it read the answer and gave up on the body) sends nothing more
+  req.socket?.once('end', wait.stop);
   req.resume();
 }
 

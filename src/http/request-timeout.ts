@@ -21,9 +21,12 @@ const watches = new WeakMap<IncomingMessage, Watch>();
 /** Calls `onTimeout` if `req` has not arrived whole within `ms`. Nothing for a request already whole. */
 export function timeRequest(req: IncomingMessage, ms: number, onTimeout: () => void): void {
   if (req.complete || !(ms > 0)) return;
+  const { socket } = req;
   const done = () => {
     clearTimeout(watch.timer);
     watches.delete(req);
+    req.off('close', done);
+    socket.off('close', done);
   };
   const watch: Watch = {
     timer: setTimeout(() => watch.look(), ms),
@@ -45,8 +48,11 @@ export function timeRequest(req: IncomingMessage, ms: number, onTimeout: () => v
     },
   };
   watches.set(req, watch);
-  // 'close' comes once the request is over, whole or not
+  // 'close' comes once the request is over, whole or not; but not for one whose answer went out
+  // before its body came (a 413) and whose connection then closed: node has let it go by then,
+  // and the timer would have kept it, its socket and its handler's closures for `ms`
   req.once('close', done);
+  socket.once('close', done);
 }
 
 /** From now on `req`'s body may take as long as it keeps coming: `idleMs` without a byte ends it. */

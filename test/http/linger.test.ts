@@ -8,7 +8,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
+import { LINGER } from '../../src/http/linger.ts';
+import { spawnServer, startServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
 const MiB = 1024 * 1024;
 let server: ChildServer;
@@ -152,4 +153,64 @@ test('Expect: 100-continue with a declared length over the limit: the 413 comes 
   // refused for its token, which needs no body: no 100 either
   const unauthorized = await rawAnswer(head(10).replace(/Authorization: [^\r]*\r\n/, ''));
   assert.match(unauthorized, /^HTTP\/1\.1 401 Unauthorized\r\n/, unauthorized);
+});
+
+test('a refused request whose body never came is let go once its connection closes: nothing of it is kept for the request time limit (30 s by default)', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const inProcess = await startServer({ maxBody: 1024 });
+  try {
+    const requests: WeakRef<object>[] = [];
+    inProcess.server.on('request', (req: object) => requests.push(new WeakRef(req)));
+    for (let i = 0; i < 3; i++) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(inProcess.port, '127.0.0.1');
+        let out = '';
+        socket.on('data', (c: Buffer) => (out += c.toString('latin1')));
+        socket.on('close', () => resolve(out));
+        socket.on('error', reject);
+        // a body declared over the limit, a part of it sent, then the connection closed
+        socket.write(`POST /api/v1/sessions/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${MiB}\r\n\r\nname=`);
+        socket.once('data', () => setImmediate(() => socket.destroy()));
+      });
+      assert.match(answer, /^HTTP\/1\.1 413 /);
+    }
+    assert.equal(requests.length, 3);
+    // the server's side of each connection closes too
+    const open = () => new Promise<number>((resolve, reject) => inProcess.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+    for (let tries = 0; tries < 100 && (await open()) > 0; tries++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await open(), 0);
+    await new Promise((r) => setImmediate(r));
+    gc();
+    assert.deepEqual(requests.map((r) => r.deref() === undefined), [true, true, true], 'a request kept after its connection closed');
+  } finally {
+    await inProcess.close();
+  }
+});
+
+test('a client that reads the 413 and closes its side is let go at once, not at the linger\'s limits (it sends nothing more)', { timeout: 15_000 }, async () => {
+  const saved = { ...LINGER };
+  // limits a test would time out on: only the client's FIN can end the linger in time
+  Object.assign(LINGER, { maxMs: 60_000, idleMs: 60_000 });
+  const inProcess = await startServer({ maxBody: 1024 });
+  try {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(inProcess.port, '127.0.0.1');
+      let out = '';
+      socket.on('data', (c: Buffer) => {
+        out += c.toString('latin1');
+        socket.end();
+      });
+      socket.on('close', () => resolve(out));
+      socket.on('error', reject);
+      socket.write(`POST /api/v1/sessions/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${MiB}\r\n\r\nname=`);
+    });
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    assert.ok(answer.endsWith('"message":"Request body too large","code":413}'), answer);
+  } finally {
+    Object.assign(LINGER, saved);
+    await inProcess.close();
+  }
 });
