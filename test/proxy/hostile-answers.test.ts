@@ -811,7 +811,8 @@ describe('a control character in a header\'s value (Chromium and curl read \\x01
     const ended = new Promise<boolean>((resolve) => {
       socket.on('end', () => resolve(true));
       socket.on('error', () => resolve(false));
-      setTimeout(() => resolve(false), 10_000);
+      // a bound on the wait that keeps no process alive once the answer has ended
+      setTimeout(() => resolve(false), 10_000).unref();
     });
     socket.resume();
     assert.ok(await ended, `the answer ends (${received} bytes came)`);
@@ -837,7 +838,8 @@ describe('a control character in a header\'s value (Chromium and curl read \\x01
     const ended = new Promise<boolean>((resolve) => {
       socket.on('end', () => resolve(true));
       socket.on('error', () => resolve(false));
-      setTimeout(() => resolve(false), 10_000);
+      // a bound on the wait that keeps no process alive once the answer has ended
+      setTimeout(() => resolve(false), 10_000).unref();
     });
     socket.resume();
     assert.ok(await ended);

@@ -256,7 +256,7 @@ describe('an upgrade request with a body', () => {
     client.write(h2cPost(quietPort, '/bad-chunks', 'Transfer-Encoding: chunked\r\n'));
     assert.ok(await eventually(() => [...quietOpen].some((socket) => !before.has(socket))), 'the proxy had connected to the target');
     client.write('zz\r\nabc\r\n');
-    const ended = await Promise.race([closed.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5000))]);
+    const ended = await Promise.race([closed.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
     client.destroy();
     assert.ok(ended);
     assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n[^]*the request's chunked body is not valid\n$/);
