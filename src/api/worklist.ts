@@ -128,6 +128,13 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     return success({ records_total: store.state.works.size, records_filtered: rows.length, data: page.map(view) });
   };
 
+  /** A plugin's code given as its name (upstream's name_to_code: a value no plugin has as its code) -> that code. */
+  function codeOrName(value: string): string {
+    const lower = value.toLowerCase();
+    if (catalogue.plugins.some((p) => p.code.toLowerCase() === lower)) return value;
+    return catalogue.plugins.find((p) => p.name.toLowerCase() === lower)?.code ?? value;
+  }
+
   /** The arguments, or those packed in `plugin_data` (a form-encoded string, as the upstream client sends them). */
   function queueArgs(args: Args): Args {
     const packed = args.get('plugin_data');
@@ -146,7 +153,13 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
       targets.push(id);
     }
     const force = boolArg(args, 'force_overwrite') ?? false;
-    const plugins = catalogue.filter({ group: listArg(args, 'group'), type: listArg(args, 'type'), code: listArg(args, 'code') });
+    // upstream's four filters, or the search's names for them: a filter a POST names is never dropped (which would queue every plugin)
+    const plugins = catalogue.filter({
+      group: either(args, 'group', 'plugin_group'),
+      type: either(args, 'type', 'plugin_type'),
+      code: either(args, 'code', 'plugin_code')?.map(codeOrName),
+      name: either(args, 'name', 'plugin_name'),
+    });
     if (plugins.length === 0) throw new HttpError(400, E.pluginListEmpty);
     if (targets.length === 0) throw new HttpError(400, E.targetListEmpty);
     const result = await store.change({ op: 'queueWorks', targets, plugins: plugins.map((p) => p.key), force });
@@ -232,7 +245,10 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     description: 'A pair already queued, or (without force_overwrite=true) already run, is skipped. The arguments may also come packed in one argument, plugin_data, a form-encoded string (as the upstream client sends them).',
     args: {
       id: { type: 'string', required: true, repeatable: true, description: 'Target ids: repeated, or comma-separated' },
-      ...filters,
+      group: { type: 'string', repeatable: true, description: 'Only plugins of this group (repeatable; also plugin_group)' },
+      type: { type: 'string', repeatable: true, description: 'Only plugins of this type (repeatable; also plugin_type)' },
+      code: { type: 'string', repeatable: true, description: "Only plugins of this code, or of the code of a plugin of this name, as upstream (repeatable, any case; also plugin_code)" },
+      name: { type: 'string', repeatable: true, description: 'Only plugins of this name (repeatable, any case; also plugin_name)' },
       force_overwrite: { type: 'boolean', description: 'Queue again plugins that already ran on the target (their output is replaced)' },
       plugin_data: { type: 'string', description: 'All of the above, form-encoded in one argument' },
       details: { type: 'boolean', description: 'In the query string (extension): the answer also says how many pairs were skipped, and why' },

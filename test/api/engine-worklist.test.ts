@@ -101,6 +101,32 @@ describe('POST /worklist/ queues', () => {
       assert.equal((await list(s)).length, expected);
     }));
 
+  test('name, upstream\'s fourth filter, queues the plugins of that name only (each of its types), without regard to case', () =>
+    withServer(async (s) => {
+      assert.equal(await queue(s, { id: '1', name: 'spiders_robots_and_crawlers' }), 4);
+      assert.deepEqual(pairs(await list(s)).sort(), ['1 external@OWTF-IG-001', '1 grep@OWTF-IG-001', '1 passive@OWTF-IG-001', '1 semi_passive@OWTF-IG-001']);
+      // with the others: all of them apply
+      assert.equal(await queue(s, { id: '2', name: 'Spiders_Robots_and_Crawlers', type: 'semi_passive' }), 1);
+      assertFail(await send(s, 'POST', '/api/v1/worklist/', { id: '2', name: 'No_Such_Plugin' }), 400, E.pluginListEmpty);
+    }));
+
+  test('a plugin\'s name where its code goes is taken for its code, as upstream does (its name_to_code)', () =>
+    withServer(async (s) => {
+      assert.equal(await queue(s, { id: '1', type: 'external', code: ['Spiders_Robots_and_Crawlers', IG2] }), 2);
+      assert.deepEqual(pairs(await list(s)).sort(), ['1 external@OWTF-IG-001', '1 external@OWTF-IG-002']);
+    }));
+
+  test('plugin_group, plugin_type, plugin_code and plugin_name (the search\'s names for the filters) filter too: such a POST never queues every plugin', () =>
+    withServer(async (s) => {
+      assert.equal(await queue(s, { id: '1', plugin_group: 'web', plugin_type: 'semi_passive' }), (await get(s, '/api/v1/plugins/?group=web&type=semi_passive')).length);
+      assert.ok((await list(s)).every((w) => w.plugin.type === 'semi_passive'), 'only semi_passive works');
+      assert.equal(await queue(s, { id: '2', plugin_code: IG1, plugin_type: 'external' }), 1);
+      assert.equal(await queue(s, { id: '2', plugin_name: 'Spiders_Robots_and_Crawlers', plugin_type: 'passive' }), 1);
+      // packed in plugin_data, as the upstream client sends its arguments
+      assert.equal(await queue(s, { plugin_data: new URLSearchParams({ id: '2', plugin_type: 'grep', plugin_code: IG1 }).toString() }), 1);
+      assert.deepEqual(pairs(await list(s)).filter((p) => p.startsWith('2 ')).sort(), ['2 external@OWTF-IG-001', '2 grep@OWTF-IG-001', '2 passive@OWTF-IG-001']);
+    }));
+
   test('a pair already queued is skipped (a repeated id counts once)', () =>
     withServer(async (s) => {
       assert.equal(await queue(s, { id: ['1', '1'], ...external(IG1) }), 1);
