@@ -159,7 +159,13 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
   const remove: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const [group, type, code] = restSegments(ctx.rest);
-    const result = await store.change({ op: 'deleteOutputs', target, ...(group ? { group } : {}), ...(type ? { type } : {}), ...(code ? { code } : {}) });
+    // the filters, as GET's (upstream's delete reads them so): only the outputs they select go
+    const filtered = FILTER_NAMES.some((name) => ctx.args.has(name));
+    const result = await store.change(
+      filtered
+        ? { op: 'deleteOutputKeys', target, keys: selected(ctx, target).map((o) => o.plugin_key) }
+        : { op: 'deleteOutputs', target, ...(group ? { group } : {}), ...(type ? { type } : {}), ...(code ? { code } : {}) },
+    );
     if (!result.ok) throw new HttpError(400, M.invalidTargetReference);
     await engine.removeOutputDirs(result.paths);
     return success();
@@ -174,6 +180,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     user_rank: { type: 'integer', repeatable: true, description: 'Only outputs the tester ranked so (-1..5, repeatable)' },
     owtf_rank: { type: 'integer', repeatable: true, description: 'Only outputs the engine ranked so (-1..5, repeatable)' },
   } as const;
+  const FILTER_NAMES = Object.keys(filters);
   router.add('GET', '/api/v1/targets/{target_id:int}/poutput/names', names, {
     summary: "A target's outputs (without their text) by code, with each test group's details",
     ok: { status: 200, description: '{<code>: {"data": [outputs], "details": <test group>}}, codes sorted', data: { type: 'object', additionalProperties: { type: 'object', properties: { data: arrayOf(ref('Output')), details: ref('TestGroup') } } } },
@@ -204,8 +211,9 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     fails: { 400: [M.invalidTargetReference, M.incorrectQueryParameters, M.invalidParameterType, E.invalidOutput], 404: [HTTP_MESSAGES.notFound] },
   });
   router.add('DELETE', '/api/v1/targets/{target_id:int}/poutput/*3', remove, {
-    summary: "Delete a target's outputs and their files: all, or of a group, type or code",
+    summary: "Delete a target's outputs and their files: all, or of a group, type or code, or those GET's filters select",
+    args: filters,
     ok: { status: 200, description: 'Deleted', data: EMPTY },
-    fails: { 400: [M.invalidTargetReference], 404: [HTTP_MESSAGES.notFound] },
+    fails: { 400: [M.invalidTargetReference, M.invalidParameterType], 404: [HTTP_MESSAGES.notFound] },
   });
 }

@@ -239,6 +239,25 @@ export function deleteOutputs(
   return { ok: true, paths };
 }
 
+/**
+ * Deletes the outputs of a target whose plugin keys are listed (what a DELETE's filters selected
+ * when it was asked; a key no output has any longer is passed over). Returns their output paths.
+ */
+export function deleteOutputKeys(state: State, op: { target: number; keys: string[] }): Result<'unknown-target', { paths: string[] }> {
+  // a journal edited by hand is refused whole, before anything changes
+  if (!Array.isArray(op.keys) || !op.keys.every((key) => typeof key === 'string')) throw new TypeError('"keys" must be an array of plugin keys');
+  if (!state.targets.has(op.target)) return refuse('unknown-target');
+  const keys = new Set(op.keys);
+  const paths: string[] = [];
+  for (const row of targetOutputs(state, op.target)) {
+    if (!keys.has(row.plugin_key)) continue;
+    if (row.output_path) paths.push(row.output_path);
+    deleteOutputRow(state, row);
+  }
+  updateTargetRanks(state, op.target);
+  return { ok: true, paths };
+}
+
 /** Everything of the engine's about a target that is being deleted: its works and outputs. */
 export function forgetTarget(state: State, targetId: number): void {
   for (const work of [...state.works.values()]) if (work.target === targetId) removeWork(state, work);

@@ -323,6 +323,37 @@ describe('DELETE /targets/<id>/poutput/...', () => {
       assert.equal(await queue(s, { id: String(id), code: TOOL }), 1);
     }));
 
+  test('DELETE applies the same filters as GET (upstream\'s delete does): only the outputs they name go, the tester\'s ranks and notes on the others stay; a restart finds the same', () =>
+    withServer(async (s) => {
+      const { id } = await fullTarget(s);
+      await ok(s, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-002`, { user_rank: '3', user_notes: 'kept' });
+      const keys = async () => (await outputs(s, id)).map((o) => o.plugin_key).sort();
+      const all = await keys();
+      // in the query, as upstream's client sends a DELETE's arguments
+      assert.deepEqual(await ok(s, 'DELETE', `/api/v1/targets/${id}/poutput/?owtf_rank=4&owtf_rank=2`), {});
+      assert.deepEqual(await keys(), all.filter((k) => !['semi_passive@USR-OUT-CORS', 'semi_passive@USR-OUT-FRAMING'].includes(k)));
+      assert.equal((await get(s, `/api/v1/targets/${id}`)).max_owtf_rank, 1, 'the max follows the deletion');
+      // with the path, and in a form body
+      assert.deepEqual(await ok(s, 'DELETE', `/api/v1/targets/${id}/poutput/web/external`, { user_rank: '-1' }), {});
+      assert.deepEqual(await ok(s, 'DELETE', `/api/v1/targets/${id}/poutput/`, { plugin_key: TOOL_KEY }), {});
+      const left = await outputs(s, id);
+      assert.deepEqual(left.map((o) => o.plugin_key).sort(), ['external@OWTF-IG-002', 'semi_passive@USR-OUT-ROBOTS']);
+      assert.equal(left.find((o) => o.plugin_key === 'external@OWTF-IG-002')!.user_notes, 'kept');
+      assert.equal(existsSync(join(s.dataDir, 'outputs', String(id), 'web', 'active', TOOL)), false, 'the deleted run\'s files are removed');
+      // a filter matching nothing deletes nothing; a bad rank is refused, nothing deleted
+      assert.deepEqual(await ok(s, 'DELETE', `/api/v1/targets/${id}/poutput/?status=Crashed`), {});
+      assertFail(await send(s, 'DELETE', `/api/v1/targets/${id}/poutput/?user_rank=9`), 400, M.invalidParameterType);
+      assert.equal((await outputs(s, id)).length, 2);
+      // replayed from the journal on a restart: the same two
+      await s.stop();
+      const again = await startServer({ workers: 0, dataDir: s.dataDir });
+      try {
+        assert.deepEqual((await get(again, `/api/v1/targets/${id}/poutput/`)).map((o: Output) => o.plugin_key).sort(), ['external@OWTF-IG-002', 'semi_passive@USR-OUT-ROBOTS']);
+      } finally {
+        await again.stop();
+      }
+    }));
+
   test('a path with an empty segment names no output: 404, and nothing is deleted (it was every output of the group, or of the target)', () =>
     withServer(async (s) => {
       const id = await addTarget(s, site.url);
