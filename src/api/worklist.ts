@@ -161,8 +161,14 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
       name: either(args, 'name', 'plugin_name'),
     });
     if (plugins.length === 0) throw new HttpError(400, E.pluginListEmpty);
-    if (targets.length === 0) throw new HttpError(400, E.targetListEmpty);
-    const result = await store.change({ op: 'queueWorks', targets, plugins: plugins.map((p) => p.key), force });
+    // upstream's target filters narrow the targets named (never widen them: no id, no target)
+    const [urls, hostNames, hostIps, scope] = [listArg(args, 'target_url'), listArg(args, 'host_name'), listArg(args, 'host_ip'), boolArg(args, 'scope')];
+    const chosen = targets.filter((id) => {
+      const t = store.state.targets.get(id)!.target;
+      return (!urls || urls.includes(t.target_url)) && (!hostNames || hostNames.includes(t.host_name)) && (!hostIps || hostIps.includes(t.host_ip)) && (scope === undefined || t.scope === scope);
+    });
+    if (chosen.length === 0) throw new HttpError(400, E.targetListEmpty);
+    const result = await store.change({ op: 'queueWorks', targets: chosen, plugins: plugins.map((p) => p.key), force });
     // a target deleted between the check and now
     if (!result.ok) throw new HttpError(400, M.invalidTargetReference);
     engine.kick();
@@ -249,6 +255,10 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
       type: { type: 'string', repeatable: true, description: 'Only plugins of this type (repeatable; also plugin_type)' },
       code: { type: 'string', repeatable: true, description: "Only plugins of this code, or of the code of a plugin of this name, as upstream (repeatable, any case; also plugin_code)" },
       name: { type: 'string', repeatable: true, description: 'Only plugins of this name (repeatable, any case; also plugin_name)' },
+      target_url: { type: 'string', repeatable: true, description: 'Only the targets named by id that have this URL (repeatable)' },
+      host_name: { type: 'string', repeatable: true, description: 'Only the targets named by id on this host name (repeatable)' },
+      host_ip: { type: 'string', repeatable: true, description: 'Only the targets named by id at this address (repeatable)' },
+      scope: { type: 'boolean', description: 'Only the targets named by id in scope (true) or out of it (false)' },
       force_overwrite: { type: 'boolean', description: 'Queue again plugins that already ran on the target (their output is replaced)' },
       plugin_data: { type: 'string', description: 'All of the above, form-encoded in one argument' },
       details: { type: 'boolean', description: 'In the query string (extension): the answer also says how many pairs were skipped, and why' },

@@ -122,9 +122,23 @@ describe('POST /worklist/ queues', () => {
       assert.ok((await list(s)).every((w) => w.plugin.type === 'semi_passive'), 'only semi_passive works');
       assert.equal(await queue(s, { id: '2', plugin_code: IG1, plugin_type: 'external' }), 1);
       assert.equal(await queue(s, { id: '2', plugin_name: 'Spiders_Robots_and_Crawlers', plugin_type: 'passive' }), 1);
+      // a group no IG-001 plugin is in: nothing matches, nothing queued (the group dropped, its four types would be)
+      assertFail(await send(s, 'POST', '/api/v1/worklist/', { id: '2', plugin_group: 'network', plugin_code: IG1 }), 400, E.pluginListEmpty);
       // packed in plugin_data, as the upstream client sends its arguments
       assert.equal(await queue(s, { plugin_data: new URLSearchParams({ id: '2', plugin_type: 'grep', plugin_code: IG1 }).toString() }), 1);
       assert.deepEqual(pairs(await list(s)).filter((p) => p.startsWith('2 ')).sort(), ['2 external@OWTF-IG-001', '2 grep@OWTF-IG-001', '2 passive@OWTF-IG-001']);
+    }));
+
+  test('upstream\'s target filters (target_url, host_name, host_ip, scope) narrow the targets named by id; one that leaves none is 400 Target list should not be empty, nothing queued', () =>
+    withServer(async (s) => {
+      assert.equal(await queue(s, { id: '1,2', target_url: A, ...external(IG1) }), 1);
+      assert.equal(await queue(s, { id: '1,2', host_name: 'b.example', ...external(IG1) }), 1);
+      assert.equal(await queue(s, { id: '1', scope: 'true', ...external(IG2) }), 1);
+      assert.deepEqual(pairs(await list(s)).sort(), ['1 external@OWTF-IG-001', '1 external@OWTF-IG-002', '2 external@OWTF-IG-001']);
+      for (const form of [{ target_url: 'http://c.example/' }, { host_ip: '192.0.2.1' }, { scope: 'false' }] as Record<string, string>[]) {
+        assertFail(await send(s, 'POST', '/api/v1/worklist/', { id: '1,2', ...form, ...external(IG2) }), 400, E.targetListEmpty);
+      }
+      assert.equal((await list(s)).length, 3);
     }));
 
   test('a pair already queued is skipped (a repeated id counts once)', () =>
