@@ -4,7 +4,7 @@ import { badFileName, listOutputFiles, MAX_LISTED, openOutputFile } from '../eng
 import type { Engine } from '../engine/scheduler.js';
 import { outputText, outputView } from '../engine/output-text.js';
 import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
-import { MAX_NOTES, targetOutputs } from '../store/engine.js';
+import { MAX_NOTES, outputMatches, targetOutputs, type OutputFilter } from '../store/engine.js';
 import type { OutputRow } from '../store/state.js';
 import type { Store } from '../store/store.js';
 import type { Handler, RequestContext } from './context.js';
@@ -30,30 +30,33 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     return id;
   };
 
-  /** The outputs the path (group/type/code) and the filters name. */
-  function selected(ctx: RequestContext, target: number): OutputRow[] {
+  /** What the path (group/type/code) and the filters name. */
+  function outputFilter(ctx: RequestContext): OutputFilter {
     const [group, type, code] = restSegments(ctx.rest);
     const filter = (name: string) => listArg(ctx.args, name);
-    const keys = filter('plugin_key');
-    const types = filter('plugin_type');
-    const groups = filter('plugin_group');
-    const codes = filter('plugin_code');
-    const statuses = filter('status');
     const userRanks = filter('user_rank')?.map((r) => rankValue(r, 'user_rank'));
     const owtfRanks = filter('owtf_rank')?.map((r) => rankValue(r, 'owtf_rank'));
-    return targetOutputs(store.state, target).filter(
-      (o) =>
-        (group === undefined || o.plugin_group === group) &&
-        (type === undefined || o.plugin_type === type) &&
-        (code === undefined || o.plugin_code === code) &&
-        (!keys || keys.includes(o.plugin_key)) &&
-        (!types || types.includes(o.plugin_type)) &&
-        (!groups || groups.includes(o.plugin_group)) &&
-        (!codes || codes.includes(o.plugin_code)) &&
-        (!statuses || statuses.includes(o.status)) &&
-        (!userRanks || userRanks.includes(o.user_rank)) &&
-        (!owtfRanks || owtfRanks.includes(o.owtf_rank)),
-    );
+    const chosen: OutputFilter = {
+      group,
+      type,
+      code,
+      keys: filter('plugin_key'),
+      types: filter('plugin_type'),
+      groups: filter('plugin_group'),
+      codes: filter('plugin_code'),
+      statuses: filter('status'),
+      userRanks,
+      owtfRanks,
+    };
+    // what a journal record holds: no absent field written as null
+    for (const key of Object.keys(chosen) as (keyof OutputFilter)[]) if (chosen[key] === undefined) delete chosen[key];
+    return chosen;
+  }
+
+  /** The outputs the path and the filters name. */
+  function selected(ctx: RequestContext, target: number): OutputRow[] {
+    const filter = outputFilter(ctx);
+    return targetOutputs(store.state, target).filter((o) => outputMatches(o, filter));
   }
 
   const list: Handler = async (ctx) => {
@@ -161,9 +164,10 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     const [group, type, code] = restSegments(ctx.rest);
     // the filters, as GET's (upstream's delete reads them so): only the outputs they select go
     const filtered = FILTER_NAMES.some((name) => ctx.args.has(name));
+    // chosen when the op applies, on the state it applies to (as a replay chooses)
     const result = await store.change(
       filtered
-        ? { op: 'deleteOutputKeys', target, keys: selected(ctx, target).map((o) => o.plugin_key) }
+        ? { op: 'deleteOutputsWhere', target, ...outputFilter(ctx) }
         : { op: 'deleteOutputs', target, ...(group ? { group } : {}), ...(type ? { type } : {}), ...(code ? { code } : {}) },
     );
     if (!result.ok) throw new HttpError(400, M.invalidTargetReference);

@@ -240,17 +240,59 @@ export function deleteOutputs(
 }
 
 /**
- * Deletes the outputs of a target whose plugin keys are listed (what a DELETE's filters selected
- * when it was asked; a key no output has any longer is passed over). Returns their output paths.
+ * Which of a target's outputs a request names: the path's group, type and code, and the filters
+ * (each any of its values; absent, no condition). GET reads with it; a DELETE's op carries it, so
+ * that what is deleted is chosen when the op applies, on the state it applies to (a replay too).
  */
-export function deleteOutputKeys(state: State, op: { target: number; keys: string[] }): Result<'unknown-target', { paths: string[] }> {
+export interface OutputFilter {
+  group?: string;
+  type?: string;
+  code?: string;
+  keys?: string[];
+  types?: string[];
+  groups?: string[];
+  codes?: string[];
+  statuses?: string[];
+  userRanks?: number[];
+  owtfRanks?: number[];
+}
+
+const TEXT_FILTERS = ['keys', 'types', 'groups', 'codes', 'statuses'] as const;
+const RANK_FILTERS = ['userRanks', 'owtfRanks'] as const;
+
+export function outputMatches(o: OutputRow, f: OutputFilter): boolean {
+  return (
+    (f.group === undefined || o.plugin_group === f.group) &&
+    (f.type === undefined || o.plugin_type === f.type) &&
+    (f.code === undefined || o.plugin_code === f.code) &&
+    (!f.keys || f.keys.includes(o.plugin_key)) &&
+    (!f.types || f.types.includes(o.plugin_type)) &&
+    (!f.groups || f.groups.includes(o.plugin_group)) &&
+    (!f.codes || f.codes.includes(o.plugin_code)) &&
+    (!f.statuses || f.statuses.includes(o.status)) &&
+    (!f.userRanks || f.userRanks.includes(o.user_rank)) &&
+    (!f.owtfRanks || f.owtfRanks.includes(o.owtf_rank))
+  );
+}
+
+/** Deletes the outputs of a target that `op` selects (outputMatches). Returns their output paths. */
+export function deleteOutputsWhere(state: State, op: { target: number } & OutputFilter): Result<'unknown-target', { paths: string[] }> {
   // a journal edited by hand is refused whole, before anything changes
-  if (!Array.isArray(op.keys) || !op.keys.every((key) => typeof key === 'string')) throw new TypeError('"keys" must be an array of plugin keys');
+  for (const field of ['group', 'type', 'code'] as const) {
+    if (op[field] !== undefined && typeof op[field] !== 'string') throw new TypeError(`"${field}" must be a string`);
+  }
+  for (const field of TEXT_FILTERS) {
+    const values: unknown = op[field];
+    if (values !== undefined && !(Array.isArray(values) && values.every((v) => typeof v === 'string'))) throw new TypeError(`"${field}" must be an array of strings`);
+  }
+  for (const field of RANK_FILTERS) {
+    const values: unknown = op[field];
+    if (values !== undefined && !(Array.isArray(values) && values.every((v) => Number.isInteger(v)))) throw new TypeError(`"${field}" must be an array of integers`);
+  }
   if (!state.targets.has(op.target)) return refuse('unknown-target');
-  const keys = new Set(op.keys);
   const paths: string[] = [];
   for (const row of targetOutputs(state, op.target)) {
-    if (!keys.has(row.plugin_key)) continue;
+    if (!outputMatches(row, op)) continue;
     if (row.output_path) paths.push(row.output_path);
     deleteOutputRow(state, row);
   }

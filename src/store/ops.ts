@@ -7,8 +7,8 @@ import { createTargets, deleteTarget, setTargetAddresses, type HostAddresses } f
 import { importSession, type ImportedOutput, type ImportedSegment } from './import.js';
 import { addTransactions, deleteTransaction, forgetSegments, rewriteSegment, salvageSegment } from './transactions.js';
 import {
-  deleteError, deleteOutputKeys, deleteOutputs, deleteWork, endRun, patchError, queueWorks, rankOutput, requeueRun, runStarted, setWorkActive, startRun,
-  type PluginRef, type RunEnd,
+  deleteError, deleteOutputs, deleteOutputsWhere, deleteWork, endRun, patchError, queueWorks, rankOutput, requeueRun, runStarted, setWorkActive, startRun,
+  type OutputFilter, type PluginRef, type RunEnd,
 } from './engine.js';
 
 /** `at`: when the change was asked for (ms since the epoch), carried in the op so that a replay is exact. */
@@ -41,9 +41,9 @@ const APPLY = {
   requeueRun: (state: State, op: { output: number; at: number; reason: string; crashed?: boolean }) => requeueRun(state, op),
   rankOutput: (state: State, op: { target: number; key: string; userRank?: number; notes?: string }) => rankOutput(state, op),
   deleteOutputs: (state: State, op: { target: number; group?: string; type?: string; code?: string }) => deleteOutputs(state, op),
-  // a DELETE with filters: the outputs it selected, by key (an op of its own: a build that does not
-  // know it refuses the journal rather than take it for the deletion of every output)
-  deleteOutputKeys: (state: State, op: { target: number; keys: string[] }) => deleteOutputKeys(state, op),
+  // a DELETE with filters (an op of its own: a build that does not know it refuses the journal
+  // rather than take it for the deletion of every output)
+  deleteOutputsWhere: (state: State, op: { target: number } & OutputFilter) => deleteOutputsWhere(state, op),
   patchError: (state: State, op: { id: number; message: string }) => patchError(state, op),
   deleteError: (state: State, op: { id: number }) => deleteError(state, op),
   addTransactions: (state: State, op: { target: number; segment: number; count: number }) => addTransactions(state, op),

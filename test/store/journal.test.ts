@@ -206,6 +206,9 @@ test('a complete last line this build cannot read is corruption, not a torn writ
   for (const [line, problem] of [
     ['{"seq":1,"ops":[{"op":"renameSession","id":1}]}\n', /line 1 is not a journal record/],
     ['{"seq":1,"ops":[{"op":"createSession"}]}\n', /record 1: a malformed createSession/],
+    // a filtered delete whose filter is no list: refused, not read as no filter (every output deleted)
+    ['{"seq":1,"ops":[{"op":"deleteOutputsWhere","target":1,"statuses":"Skipped"}]}\n', /record 1: a malformed deleteOutputsWhere/],
+    ['{"seq":1,"ops":[{"op":"deleteOutputsWhere","target":1,"userRanks":["5"]}]}\n', /record 1: a malformed deleteOutputsWhere/],
   ] as const) {
     const dir = await tempDir();
     await (await openStore({ dir, defaults: DEFAULTS })).close();
