@@ -259,6 +259,7 @@ export interface OutputFilter {
 
 const TEXT_FILTERS = ['keys', 'types', 'groups', 'codes', 'statuses'] as const;
 const RANK_FILTERS = ['userRanks', 'owtfRanks'] as const;
+const FILTER_FIELDS = new Set<string>(['group', 'type', 'code', ...TEXT_FILTERS, ...RANK_FILTERS]);
 
 export function outputMatches(o: OutputRow, f: OutputFilter): boolean {
   return (
@@ -277,7 +278,10 @@ export function outputMatches(o: OutputRow, f: OutputFilter): boolean {
 
 /** Deletes the outputs of a target that `op` selects (outputMatches). Returns their output paths. */
 export function deleteOutputsWhere(state: State, op: { target: number } & OutputFilter): Result<'unknown-target', { paths: string[] }> {
-  // a journal edited by hand is refused whole, before anything changes
+  // a journal edited by hand is refused whole, before anything changes: a field misspelled, or
+  // none at all, would read as no filter (every output of the target: the server writes none such)
+  const fields = Object.keys(op).filter((key) => key !== 'op' && key !== 'target');
+  if (fields.length === 0 || fields.some((key) => !FILTER_FIELDS.has(key))) throw new TypeError(`a filter of ${[...FILTER_FIELDS].join(', ')} is needed`);
   for (const field of ['group', 'type', 'code'] as const) {
     if (op[field] !== undefined && typeof op[field] !== 'string') throw new TypeError(`"${field}" must be a string`);
   }

@@ -209,6 +209,9 @@ test('a complete last line this build cannot read is corruption, not a torn writ
     // a filtered delete whose filter is no list: refused, not read as no filter (every output deleted)
     ['{"seq":1,"ops":[{"op":"deleteOutputsWhere","target":1,"statuses":"Skipped"}]}\n', /record 1: a malformed deleteOutputsWhere/],
     ['{"seq":1,"ops":[{"op":"deleteOutputsWhere","target":1,"userRanks":["5"]}]}\n', /record 1: a malformed deleteOutputsWhere/],
+    // a field misspelled, or no filter: refused too (the server writes neither)
+    ['{"seq":1,"ops":[{"op":"deleteOutputsWhere","target":1,"status":["Crashed"]}]}\n', /record 1: a malformed deleteOutputsWhere/],
+    ['{"seq":1,"ops":[{"op":"deleteOutputsWhere","target":1}]}\n', /record 1: a malformed deleteOutputsWhere/],
   ] as const) {
     const dir = await tempDir();
     await (await openStore({ dir, defaults: DEFAULTS })).close();
