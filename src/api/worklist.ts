@@ -153,6 +153,8 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
       targets.push(id);
     }
     const force = boolArg(args, 'force_overwrite') ?? false;
+    // read with force_overwrite, before the lists are checked: a bad value is a bad value first
+    const [urls, hostNames, hostIps, scope] = [listArg(args, 'target_url'), listArg(args, 'host_name'), listArg(args, 'host_ip'), boolArg(args, 'scope')];
     // upstream's four filters, or the search's names for them: a filter a POST names is never dropped (which would queue every plugin)
     const plugins = catalogue.filter({
       group: either(args, 'group', 'plugin_group'),
@@ -162,7 +164,6 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     });
     if (plugins.length === 0) throw new HttpError(400, E.pluginListEmpty);
     // upstream's target filters narrow the targets named (never widen them: no id, no target)
-    const [urls, hostNames, hostIps, scope] = [listArg(args, 'target_url'), listArg(args, 'host_name'), listArg(args, 'host_ip'), boolArg(args, 'scope')];
     const chosen = targets.filter((id) => {
       const t = store.state.targets.get(id)!.target;
       return (!urls || urls.includes(t.target_url)) && (!hostNames || hostNames.includes(t.host_name)) && (!hostIps || hostIps.includes(t.host_ip)) && (scope === undefined || t.scope === scope);

@@ -139,6 +139,8 @@ describe('POST /worklist/ queues', () => {
         assertFail(await send(s, 'POST', '/api/v1/worklist/', { id: '1,2', ...form, ...external(IG2) }), 400, E.targetListEmpty);
       }
       assert.equal((await list(s)).length, 3);
+      // a scope that is no boolean is a bad value whatever else is wrong, as force_overwrite is
+      assertFail(await send(s, 'POST', '/api/v1/worklist/', { id: '1', scope: 'maybe', code: 'NOPE' }), 400, M.invalidParameterType);
     }));
 
   test('a pair already queued is skipped (a repeated id counts once)', () =>
