@@ -5,6 +5,7 @@ import type { Plugin } from '../engine/types.js';
 import type { Args } from '../http/args.js';
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
+import { targetFilter } from '../store/target-query.js';
 import type { Target, WorkRow } from '../store/state.js';
 import type { Handler } from './context.js';
 import { ENGINE_MESSAGES as E, MESSAGES as M } from './messages.js';
@@ -154,7 +155,7 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     }
     const force = boolArg(args, 'force_overwrite') ?? false;
     // read with force_overwrite, before the lists are checked: a bad value is a bad value first
-    const [urls, hostNames, hostIps, scope] = [listArg(args, 'target_url'), listArg(args, 'host_name'), listArg(args, 'host_ip'), boolArg(args, 'scope')];
+    const matches = targetFilter({ target_url: listArg(args, 'target_url'), host_name: listArg(args, 'host_name'), host_ip: listArg(args, 'host_ip'), scope: boolArg(args, 'scope') });
     // upstream's four filters, or the search's names for them: a filter a POST names is never dropped (which would queue every plugin)
     const plugins = catalogue.filter({
       group: either(args, 'group', 'plugin_group'),
@@ -164,10 +165,7 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     });
     if (plugins.length === 0) throw new HttpError(400, E.pluginListEmpty);
     // upstream's target filters narrow the targets named (never widen them: no id, no target)
-    const chosen = targets.filter((id) => {
-      const t = store.state.targets.get(id)!.target;
-      return (!urls || urls.includes(t.target_url)) && (!hostNames || hostNames.includes(t.host_name)) && (!hostIps || hostIps.includes(t.host_ip)) && (scope === undefined || t.scope === scope);
-    });
+    const chosen = matches ? targets.filter((id) => matches(store.state.targets.get(id)!.target)) : targets;
     if (chosen.length === 0) throw new HttpError(400, E.targetListEmpty);
     const result = await store.change({ op: 'queueWorks', targets: chosen, plugins: plugins.map((p) => p.key), force });
     // a target deleted between the check and now

@@ -226,17 +226,7 @@ export function deleteOutputs(
   state: State,
   op: { target: number; group?: string; type?: string; code?: string },
 ): Result<'unknown-target', { paths: string[] }> {
-  if (!state.targets.has(op.target)) return refuse('unknown-target');
-  const paths: string[] = [];
-  for (const row of targetOutputs(state, op.target)) {
-    if (op.group !== undefined && row.plugin_group !== op.group) continue;
-    if (op.type !== undefined && row.plugin_type !== op.type) continue;
-    if (op.code !== undefined && row.plugin_code !== op.code) continue;
-    if (row.output_path) paths.push(row.output_path);
-    deleteOutputRow(state, row);
-  }
-  updateTargetRanks(state, op.target);
-  return { ok: true, paths };
+  return deleteMatching(state, op.target, { group: op.group, type: op.type, code: op.code });
 }
 
 /**
@@ -293,14 +283,19 @@ export function deleteOutputsWhere(state: State, op: { target: number } & Output
     const values: unknown = op[field];
     if (values !== undefined && !(Array.isArray(values) && values.every((v) => Number.isInteger(v)))) throw new TypeError(`"${field}" must be an array of integers`);
   }
-  if (!state.targets.has(op.target)) return refuse('unknown-target');
+  return deleteMatching(state, op.target, op);
+}
+
+/** Deletes the outputs of `target` that `filter` selects; their output paths, for their files. */
+function deleteMatching(state: State, target: number, filter: OutputFilter): Result<'unknown-target', { paths: string[] }> {
+  if (!state.targets.has(target)) return refuse('unknown-target');
   const paths: string[] = [];
-  for (const row of targetOutputs(state, op.target)) {
-    if (!outputMatches(row, op)) continue;
+  for (const row of targetOutputs(state, target)) {
+    if (!outputMatches(row, filter)) continue;
     if (row.output_path) paths.push(row.output_path);
     deleteOutputRow(state, row);
   }
-  updateTargetRanks(state, op.target);
+  updateTargetRanks(state, target);
   return { ok: true, paths };
 }
 

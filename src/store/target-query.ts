@@ -87,6 +87,16 @@ function anyOf<T>(values: T[] | undefined): ((value: T) => boolean) | undefined 
   return (value) => set.has(value);
 }
 
+/** The filters of a target query as one test: any of each list's values, and the scope; undefined when none is given. */
+export function targetFilter(query: Pick<TargetQuery, 'target_url' | 'host_name' | 'host_ip' | 'id' | 'scope'>): ((target: Target) => boolean) | undefined {
+  const [url, host, ip, byId] = [anyOf(query.target_url), anyOf(query.host_name), anyOf(query.host_ip), anyOf(query.id)];
+  const { scope } = query;
+  if (!url && !host && !ip && !byId && scope === undefined) return undefined;
+  return (target) =>
+    (!url || url(target.target_url)) && (!host || host(target.host_name)) && (!ip || ip(target.host_ip)) &&
+    (!byId || byId(target.id)) && (scope === undefined || target.scope === scope);
+}
+
 /**
  * One page of a session's targets, and how many match in all. `searched`, when given, is the
  * session's ids already ordered and searched for this query (a caller may keep it between pages).
@@ -94,11 +104,10 @@ function anyOf<T>(values: T[] | undefined): ((value: T) => boolean) | undefined 
 export function queryTargets(state: State, query: TargetQuery, searched?: number[]): TargetPage {
   if (!state.sessions.has(query.sessionId)) return { total: 0, page: [] };
   const ids = searched ?? searchTargets(state, orderSessionTargets(state, query.sessionId, query.sort), query.q);
-  const [url, host, ip, byId] = [anyOf(query.target_url), anyOf(query.host_name), anyOf(query.host_ip), anyOf(query.id)];
-  const filtered = url || host || ip || byId || query.scope !== undefined;
+  const matches = targetFilter(query);
   const offset = query.offset ?? 0;
   const end = query.limit === undefined ? Infinity : offset + query.limit;
-  if (!filtered) {
+  if (!matches) {
     const page = ids.slice(offset, end).map((id) => state.targets.get(id)!.target);
     return { total: ids.length, page };
   }
@@ -106,10 +115,7 @@ export function queryTargets(state: State, query: TargetQuery, searched?: number
   let total = 0;
   for (const id of ids) {
     const target = state.targets.get(id)!.target;
-    if (
-      (!url || url(target.target_url)) && (!host || host(target.host_name)) && (!ip || ip(target.host_ip)) &&
-      (!byId || byId(target.id)) && (query.scope === undefined || target.scope === query.scope)
-    ) {
+    if (matches(target)) {
       if (total >= offset && total < end) page.push(target);
       total++;
     }

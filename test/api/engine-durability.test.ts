@@ -251,6 +251,32 @@ describe('after a crash of the compiled server (kill -9)', () => {
     }
   });
 
+  test('a DELETE of outputs with filters survives kill -9 and the restart that replays it: only what it selected is gone, ranks and notes on the rest kept', async () => {
+    const dataDir = await pluginDir();
+    let first: (ChildServer & Api) | undefined;
+    let second: (ChildServer & Api) | undefined;
+    try {
+      first = await child(dataDir, '1');
+      const id = await addTarget(first, 'http://a.example/');
+      const codes = ['OWTF-IG-001', 'OWTF-IG-002', 'OWTF-IG-003'];
+      await queue(first, { id: String(id), type: 'external', code: codes });
+      for (const code of codes) await waitForOutput(first, id, `external@${code}`, ['Successful']);
+      await ok(first, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-002`, { user_rank: '3', user_notes: 'ranked' });
+      // every output the tester has not ranked
+      await ok(first, 'DELETE', `/api/v1/targets/${id}/poutput/?user_rank=-1`);
+      first.proc.kill('SIGKILL');
+      await first.exited;
+      second = await child(dataDir, '0');
+      const left = await outputs(second, id);
+      assert.deepEqual(left.map((o) => [o.plugin_key, o.user_rank, o.user_notes]), [['external@OWTF-IG-002', 3, 'ranked']]);
+      assert.equal((await get(second, `/api/v1/targets/${id}`)).max_user_rank, 3);
+    } finally {
+      first?.proc.kill('SIGKILL');
+      await stopChild(second);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('a work found running after a crash is run again by the next start (with workers)', async () => {
     const dataDir = await pluginDir();
     let first: (ChildServer & Api) | undefined;

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { LINGER } from '../../src/http/linger.ts';
+import { exposedGc } from '../helpers/gc.ts';
 import { spawnServer, startServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
 const MiB = 1024 * 1024;
@@ -156,10 +157,7 @@ test('Expect: 100-continue with a declared length over the limit: the 413 comes 
 });
 
 test('a refused request whose body never came is let go once its connection closes: nothing of it is kept for the request time limit (30 s by default)', async () => {
-  const { setFlagsFromString } = await import('node:v8');
-  const { runInNewContext } = await import('node:vm');
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
+  const gc = exposedGc();
   const inProcess = await startServer({ maxBody: 1024 });
   try {
     const requests: WeakRef<object>[] = [];

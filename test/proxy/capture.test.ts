@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { capture, type CaptureBudget } from '../../src/proxy/capture.ts';
+import { exposedGc } from '../helpers/gc.ts';
 
 const flowing = () => {
   const stream = new PassThrough();
@@ -43,11 +44,7 @@ test('a body that goes on after its exchange was recorded (a target that answere
 });
 
 test('tiny chunks are copied, not kept as they came: a kept 1-byte chunk no longer holds its 64 KiB socket read (a target sending 1-byte chunks held gigabytes)', async () => {
-  const { setFlagsFromString } = await import('node:v8');
-  const { runInNewContext } = await import('node:vm');
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  setFlagsFromString('--no-expose-gc');
+  const gc = exposedGc();
   const budget: CaptureBudget = { limit: 64 * 1024 * 1024, used: 0 };
   const stream = flowing();
   const body = capture(stream, 16 * 1024 * 1024, budget);
