@@ -17,7 +17,8 @@
  *              holds 400,000 sessions, a health prober beside them; quick: 5,000 sessions)
  * --startup-only  only the start-up measure (default 15 start-ups), and with --compare DIR another
  *              build's (a copy of its dist/) side by side: bare, this build and that one started in
- *              turn, each on a fresh copy of the primed 1,000-session data directory
+ *              turn, each on a fresh copy of the primed 1,000-session data directory (a build older
+ *              than dist/assessd.cjs: its dist/main.js, with this build's node flags and environment)
  * --out FILE   also write the markdown report to FILE
  * --dist DIR   measure the compiled server in DIR instead of ./dist (a copy of an earlier build; still
  *              started with the node flags of this package.json's start script)
@@ -377,12 +378,17 @@ const MAIN = join(APP, 'dist', 'assessd.cjs');
 /** --compare: another build, frozen the same way, for the side-by-side start-up measure. */
 const COMPARE_MAIN = flags.compare ? freezeBuild(resolve(flags.compare), join(work, 'compare')) : undefined;
 
-/** Copies a dist/ (and what its server reads beside it) into `app`; answers its assessd.cjs. */
+/**
+ * Copies a dist/ (and what its server reads beside it) into `app`; answers its entry point:
+ * assessd.cjs, or main.js for a build made before assessd.cjs (2026-11-26), which its `npm start` ran.
+ * Either is started with this build's node flags and environment.
+ */
 function freezeBuild(/** @type {string} */ dist, /** @type {string} */ app) {
-  if (!existsSync(join(dist, 'assessd.cjs'))) throw new Error(`${join(dist, 'assessd.cjs')} is missing`);
+  const entry = ['assessd.cjs', 'main.js'].find((name) => existsSync(join(dist, name)));
+  if (!entry) throw new Error(`neither ${join(dist, 'assessd.cjs')} nor ${join(dist, 'main.js')} is there`);
   for (const file of ['package.json', join('data', 'default-configuration.json')]) cpSync(join(ROOT, file), join(app, file));
   cpSync(dist, join(app, 'dist'), { recursive: true });
-  return join(app, 'dist', 'assessd.cjs');
+  return join(app, 'dist', entry);
 }
 /** The node flags the build's `npm start` gives its server (its package.json's start script): measured as users run it. */
 const START_FLAGS = startFlags(APP);
