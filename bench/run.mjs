@@ -22,6 +22,8 @@
  * --out FILE   also write the markdown report to FILE
  * --dist DIR   measure the compiled server in DIR instead of ./dist (a copy of an earlier build; still
  *              started with the node flags of this package.json's start script)
+ * --env-as-is  start the servers with this environment's NODE_EXTRA_CA_CERTS (left out by default:
+ *              node reads that bundle at every start, ~50 ms, which no server pays unless its user sets it)
  * --quiet-wait S  before each measurement, wait up to S seconds (default 30; quick: 0) for other
  *              processes to use less than a fifth of a core; how busy they were is reported anyway
  *
@@ -70,6 +72,7 @@ const { values: flags } = parseArgs({
     tmp: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'quiet-wait': { type: 'string' },
+    'env-as-is': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -96,6 +99,20 @@ const opts = {
   startups: Math.round(positive(flags.startups, quick ? 2 : flags['startup-only'] ? 15 : 5, 'startups')),
   quietWaitMs: flags['quiet-wait'] === '0' ? 0 : Math.round(positive(flags['quiet-wait'], quick ? 0 : 30, 'quiet-wait') * 1000),
 };
+/**
+ * NODE_EXTRA_CA_CERTS: node reads the bundle it names at every start, before the first line of
+ * JavaScript (~50 ms for Debian's ca-certificates.crt on the project's machine, 2026-11-28: `node -e
+ * 0` in 80 ms instead of 30), the same for every server. An environment that sets it (the project's
+ * sandbox does) gave the bare server and the build those 50 ms alike, which made their start-up
+ * ratio look better than a user's `npm start` without it. The servers the bench starts go without
+ * it unless --env-as-is.
+ */
+const caBundleNote = process.env.NODE_EXTRA_CA_CERTS === undefined
+  ? 'NODE_EXTRA_CA_CERTS not set'
+  : flags['env-as-is']
+    ? `NODE_EXTRA_CA_CERTS=${process.env.NODE_EXTRA_CA_CERTS} kept (--env-as-is): node reads that bundle at every start of every server, ~50 ms each here`
+    : `NODE_EXTRA_CA_CERTS=${process.env.NODE_EXTRA_CA_CERTS} left out of the servers' environment (node would read it at every start, ~50 ms each here; --env-as-is keeps it)`;
+if (!flags['env-as-is']) delete process.env.NODE_EXTRA_CA_CERTS;
 const warmupMs = Math.min(1000, Math.max(100, Math.round(opts.durationMs / 5)));
 /** Writes warm up by count, so the store barely grows before the measurement. */
 const writeWarmupRequests = quick ? 50 : 200;
@@ -649,6 +666,7 @@ function machine(background) {
     `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
     `- Node ${process.version}, Linux ${release()}`,
     `- Data directories: ${tmpRoot} on ${tmpFs.type} (${disk})`,
+    `- Environment: ${caBundleNote}`,
     `- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/assessd.cjs'].join(' ')}\``,
     `- Other processes' CPU during the measured windows: median ${median(background).toFixed(0)}%, ` +
       `max ${Math.max(...background).toFixed(0)}% of one core; waited ${Math.round(quietWaitedMs / 1000)} s in all for them to quieten ` +
@@ -792,6 +810,7 @@ async function startupOnly() {
   });
   const report = [`## Start-up side by side\n\n- Build: ${build}; run as its \`npm start\` runs it: \`node ${[...START_FLAGS, 'dist/assessd.cjs'].join(' ')}\``,
     `- Spawn to the first 200 on /debug/health, median of ${opts.startups}, ${BASE.label} in the data directory (a restart)`,
+    `- Environment: ${caBundleNote}`,
     '- Paired: the median over the rounds of its start-up minus the bare server\'s in the same round, and the speed that gives (bare / (bare + that))\n',
     table(['Server', 'Start-up ms', 'Speed vs bare (bare ms / its ms)', 'Time vs bare', 'Paired: ms more than bare', 'Paired speed vs bare'], rows)].join('\n');
   console.log(report);
