@@ -28,7 +28,7 @@ import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { answerHalfClosed, answerThenDrain, answerThenLinger, continueWhenRead, stillLingering } from './http/linger.js';
-import { timeRequest, whileStreaming } from './http/request-timeout.js';
+import { endsWithConnection, timeRequest, whileStreaming } from './http/request-timeout.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
 import { DEFAULT_MAX_BODY, DEFAULT_MAX_HAR_BODY, DEFAULT_MAX_IMPORT_BODY } from './options.js';
@@ -302,7 +302,10 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
   function answer(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
     // the 408 went instead (the handler saw its body cut)
     if (timedOut.has(req)) return;
-    if (reply.headers?.Connection !== 'close' || !hasBody(req) || req.complete) return send(res, reply);
+    if (!hasBody(req) || req.complete) return send(res, reply);
+    // answered before its body came: its time limit ends with the connection too
+    endsWithConnection(req);
+    if (reply.headers?.Connection !== 'close') return send(res, reply);
     answerThenDrain(req, res, () => send(res, reply, false));
   }
 

@@ -14,6 +14,8 @@ interface Watch {
   seen: number;
   idleMs: number;
   look(): void;
+  /** Ends the watch: the timer cleared, its listeners taken off. */
+  done(): void;
 }
 
 const watches = new WeakMap<IncomingMessage, Watch>();
@@ -46,13 +48,22 @@ export function timeRequest(req: IncomingMessage, ms: number, onTimeout: () => v
       done();
       onTimeout();
     },
+    done,
   };
   watches.set(req, watch);
-  // 'close' comes once the request is over, whole or not; but not for one whose answer went out
-  // before its body came (a 413) and whose connection then closed: node has let it go by then,
-  // and the timer would have kept it, its socket and its handler's closures for `ms`
+  // 'close' comes once the request is over, whole or not (but see endsWithConnection)
   req.once('close', done);
-  socket.once('close', done);
+}
+
+/**
+ * For a request answered before its body came (a 413, a 401): its watch ends with the connection
+ * too. Node lets such a request go without a 'close' once the answer is out and the connection
+ * then closes, and the timer would have kept it, its socket and its handler's closures for its
+ * time. Only such requests pay the socket's listener, not every request.
+ */
+export function endsWithConnection(req: IncomingMessage): void {
+  const watch = watches.get(req);
+  if (watch) req.socket.once('close', watch.done);
 }
 
 /** From now on `req`'s body may take as long as it keeps coming: `idleMs` without a byte ends it. */

@@ -50,6 +50,16 @@ async function pluginDir(): Promise<string> {
   return dataDir;
 }
 
+/** The sleeping tool queued on a new target, once its program runs: the target's id and the program's group. */
+async function runningTool(server: Api, groups: number[] = []): Promise<{ id: number; pid: number }> {
+  await configure(server, { TOOL_WAFW00F: sleeper });
+  const id = await addTarget(server, 'http://a.example/');
+  await queue(server, { id: String(id), code: TOOL });
+  const { worker: pid } = await waitForProgram(server, TOOL_KEY);
+  groups.push(pid);
+  return { id, pid };
+}
+
 describe('a restart (stop, then start on the same data directory)', () => {
   test('keeps queued works in order, paused works paused, ranks, notes and the target\'s max ranks', async () => {
     const dataDir = await pluginDir();
@@ -89,10 +99,8 @@ describe('a restart (stop, then start on the same data directory)', () => {
     let s: TestServer | undefined = await startServer({ dataDir, workers: 1 });
     let pid = 0;
     try {
-      await configure(s, { TOOL_WAFW00F: sleeper });
-      const id = await addTarget(s, 'http://a.example/');
-      await queue(s, { id: String(id), code: TOOL });
-      ({ worker: pid } = await waitForProgram(s, TOOL_KEY));
+      let id: number;
+      ({ id, pid } = await runningTool(s));
       await ok(s, 'PATCH', '/api/v1/workers/0/pause');
       await queue(s, { id: String(id), type: 'external', code: ['OWTF-IG-001', 'OWTF-IG-002'] });
       const behind = await get(s, '/api/v1/worklist/');
@@ -162,150 +170,132 @@ async function stopChild(c: ChildServer | undefined): Promise<void> {
   await c.exited;
 }
 
+/**
+ * A crash as a user's machine has it: the compiled server with `workers[0]` workers on a fresh
+ * plugin directory, `before` on it, kill -9, `between` (what the dead server left, before a start
+ * sees it), a restart on the same directory with `workers[1]` workers, `after` on it. The program
+ * groups put in `groups` are ended if still alive; both servers and the directory go either way.
+ */
+async function acrossKill<T>(
+  workers: [string, string],
+  steps: {
+    before: (first: ChildServer & Api, groups: number[]) => Promise<T>;
+    between?: (kept: T) => Promise<void>;
+    after: (second: ChildServer & Api, kept: T, groups: number[]) => Promise<void>;
+  },
+): Promise<void> {
+  const dataDir = await pluginDir();
+  const groups: number[] = [];
+  let first: (ChildServer & Api) | undefined;
+  let second: (ChildServer & Api) | undefined;
+  try {
+    first = await child(dataDir, workers[0]);
+    const kept = await steps.before(first, groups);
+    first.proc.kill('SIGKILL');
+    await first.exited;
+    await steps.between?.(kept);
+    second = await child(dataDir, workers[1]);
+    await steps.after(second, kept, groups);
+  } finally {
+    for (const pid of groups) if (await groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+    first?.proc.kill('SIGKILL');
+    await stopChild(second);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
 describe('after a crash of the compiled server (kill -9)', () => {
-  test('the next start ends the program group the dead server left running and puts its work back', async () => {
-    const dataDir = await pluginDir();
-    let first: (ChildServer & Api) | undefined;
-    let second: (ChildServer & Api) | undefined;
-    let pid = 0;
-    try {
-      first = await child(dataDir, '1');
-      await configure(first, { TOOL_WAFW00F: sleeper });
-      const id = await addTarget(first, 'http://a.example/');
-      await queue(first, { id: String(id), code: TOOL });
-      ({ worker: pid } = await waitForProgram(first, TOOL_KEY));
-      const target = await get(first, `/api/v1/targets/${id}`);
-      first.proc.kill('SIGKILL');
-      await first.exited;
-      // give the run's record a moment: the pid was recorded when the program started
-      assert.equal(await alive(pid), true, 'the program outlived its server (it runs in its own group)');
-      second = await child(dataDir, '0');
-      assert.equal(await groupAlive(pid), false, 'the start ended the group the dead server left');
-      const works = await get(second, '/api/v1/worklist/');
-      assert.equal(works.length, 1, JSON.stringify(works));
-      assert.equal(works[0].plugin.key, TOOL_KEY);
-      assert.deepEqual(works[0].target, target);
-      const [out] = await outputs(second, id);
-      assert.equal(out!.status, 'Aborted', JSON.stringify(out));
-      assert.deepEqual(await get(second, '/api/v1/workers/'), []);
-    } finally {
-      if (pid && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
-      first?.proc.kill('SIGKILL');
-      await stopChild(second);
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+  test('the next start ends the program group the dead server left running and puts its work back', () =>
+    acrossKill(['1', '0'], {
+      before: async (first, groups) => {
+        const { id, pid } = await runningTool(first, groups);
+        return { id, pid, target: await get(first, `/api/v1/targets/${id}`) };
+      },
+      between: async ({ pid }) => {
+        // give the run's record a moment: the pid was recorded when the program started
+        assert.equal(await alive(pid), true, 'the program outlived its server (it runs in its own group)');
+      },
+      after: async (second, { id, pid, target }) => {
+        assert.equal(await groupAlive(pid), false, 'the start ended the group the dead server left');
+        const works = await get(second, '/api/v1/worklist/');
+        assert.equal(works.length, 1, JSON.stringify(works));
+        assert.equal(works[0].plugin.key, TOOL_KEY);
+        assert.deepEqual(works[0].target, target);
+        const [out] = await outputs(second, id);
+        assert.equal(out!.status, 'Aborted', JSON.stringify(out));
+        assert.deepEqual(await get(second, '/api/v1/workers/'), []);
+      },
+    }));
 
-  test('a paused (stopped) program left by a crash is ended too', async () => {
-    const dataDir = await pluginDir();
-    let first: (ChildServer & Api) | undefined;
-    let second: (ChildServer & Api) | undefined;
-    let pid = 0;
-    try {
-      first = await child(dataDir, '1');
-      await configure(first, { TOOL_WAFW00F: sleeper });
-      const id = await addTarget(first, 'http://a.example/');
-      await queue(first, { id: String(id), code: TOOL });
-      ({ worker: pid } = await waitForProgram(first, TOOL_KEY));
-      await ok(first, 'PATCH', '/api/v1/workers/0/pause');
-      await waitFor('stopped', async () => groupStopped(pid), 5000);
-      first.proc.kill('SIGKILL');
-      await first.exited;
-      second = await child(dataDir, '0');
-      assert.equal(await groupAlive(pid), false);
-      assert.equal((await get(second, '/api/v1/worklist/')).length, 1);
-    } finally {
-      if (pid && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
-      first?.proc.kill('SIGKILL');
-      await stopChild(second);
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+  test('a paused (stopped) program left by a crash is ended too', () =>
+    acrossKill(['1', '0'], {
+      before: async (first, groups) => {
+        const { pid } = await runningTool(first, groups);
+        await ok(first, 'PATCH', '/api/v1/workers/0/pause');
+        await waitFor('stopped', async () => groupStopped(pid), 5000);
+        return pid;
+      },
+      after: async (second, pid) => {
+        assert.equal(await groupAlive(pid), false);
+        assert.equal((await get(second, '/api/v1/worklist/')).length, 1);
+      },
+    }));
 
-  test('acknowledged writes survive kill -9: queued and paused works, ranks and notes', async () => {
-    const dataDir = await pluginDir();
-    let first: (ChildServer & Api) | undefined;
-    let second: (ChildServer & Api) | undefined;
-    try {
-      first = await child(dataDir, '1');
-      const id = await addTarget(first, 'http://a.example/');
-      await queue(first, { id: String(id), type: 'external', code: 'OWTF-IG-001' });
-      await waitForOutput(first, id, 'external@OWTF-IG-001', ['Successful']);
-      await ok(first, 'PATCH', '/api/v1/workers/0/pause');
-      await queue(first, { id: String(id), type: 'external', code: ['OWTF-IG-002', 'OWTF-IG-003'] });
-      const works = await get(first, '/api/v1/worklist/');
-      await ok(first, 'PATCH', `/api/v1/worklist/${works[0].id}/pause`);
-      await ok(first, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-001`, { user_rank: '2', user_notes: 'acknowledged' });
-      first.proc.kill('SIGKILL');
-      await first.exited;
-      second = await child(dataDir, '0');
-      const after = await get(second, '/api/v1/worklist/');
-      assert.deepEqual(after.map((w: { id: number; active: boolean }) => [w.id, w.active]), [[works[0].id, false], [works[1].id, true]]);
-      const [out] = await outputs(second, id);
-      assert.deepEqual([out!.status, out!.user_rank, out!.user_notes], ['Successful', 2, 'acknowledged']);
-      assert.equal((await get(second, `/api/v1/targets/${id}`)).max_user_rank, 2);
-    } finally {
-      first?.proc.kill('SIGKILL');
-      await stopChild(second);
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+  test('acknowledged writes survive kill -9: queued and paused works, ranks and notes', () =>
+    acrossKill(['1', '0'], {
+      before: async (first) => {
+        const id = await addTarget(first, 'http://a.example/');
+        await queue(first, { id: String(id), type: 'external', code: 'OWTF-IG-001' });
+        await waitForOutput(first, id, 'external@OWTF-IG-001', ['Successful']);
+        await ok(first, 'PATCH', '/api/v1/workers/0/pause');
+        await queue(first, { id: String(id), type: 'external', code: ['OWTF-IG-002', 'OWTF-IG-003'] });
+        const works = await get(first, '/api/v1/worklist/');
+        await ok(first, 'PATCH', `/api/v1/worklist/${works[0].id}/pause`);
+        await ok(first, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-001`, { user_rank: '2', user_notes: 'acknowledged' });
+        return { id, works };
+      },
+      after: async (second, { id, works }) => {
+        const after = await get(second, '/api/v1/worklist/');
+        assert.deepEqual(after.map((w: { id: number; active: boolean }) => [w.id, w.active]), [[works[0].id, false], [works[1].id, true]]);
+        const [out] = await outputs(second, id);
+        assert.deepEqual([out!.status, out!.user_rank, out!.user_notes], ['Successful', 2, 'acknowledged']);
+        assert.equal((await get(second, `/api/v1/targets/${id}`)).max_user_rank, 2);
+      },
+    }));
 
-  test('a DELETE of outputs with filters survives kill -9 and the restart that replays it: only what it selected is gone, ranks and notes on the rest kept', async () => {
-    const dataDir = await pluginDir();
-    let first: (ChildServer & Api) | undefined;
-    let second: (ChildServer & Api) | undefined;
-    try {
-      first = await child(dataDir, '1');
-      const id = await addTarget(first, 'http://a.example/');
-      const codes = ['OWTF-IG-001', 'OWTF-IG-002', 'OWTF-IG-003'];
-      await queue(first, { id: String(id), type: 'external', code: codes });
-      for (const code of codes) await waitForOutput(first, id, `external@${code}`, ['Successful']);
-      await ok(first, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-002`, { user_rank: '3', user_notes: 'ranked' });
-      // every output the tester has not ranked
-      await ok(first, 'DELETE', `/api/v1/targets/${id}/poutput/?user_rank=-1`);
-      first.proc.kill('SIGKILL');
-      await first.exited;
-      second = await child(dataDir, '0');
-      const left = await outputs(second, id);
-      assert.deepEqual(left.map((o) => [o.plugin_key, o.user_rank, o.user_notes]), [['external@OWTF-IG-002', 3, 'ranked']]);
-      assert.equal((await get(second, `/api/v1/targets/${id}`)).max_user_rank, 3);
-    } finally {
-      first?.proc.kill('SIGKILL');
-      await stopChild(second);
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+  test('a DELETE of outputs with filters survives kill -9 and the restart that replays it: only what it selected is gone, ranks and notes on the rest kept', () =>
+    acrossKill(['1', '0'], {
+      before: async (first) => {
+        const id = await addTarget(first, 'http://a.example/');
+        const codes = ['OWTF-IG-001', 'OWTF-IG-002', 'OWTF-IG-003'];
+        await queue(first, { id: String(id), type: 'external', code: codes });
+        for (const code of codes) await waitForOutput(first, id, `external@${code}`, ['Successful']);
+        await ok(first, 'PATCH', `/api/v1/targets/${id}/poutput/web/external/OWTF-IG-002`, { user_rank: '3', user_notes: 'ranked' });
+        // every output the tester has not ranked
+        await ok(first, 'DELETE', `/api/v1/targets/${id}/poutput/?user_rank=-1`);
+        return id;
+      },
+      after: async (second, id) => {
+        const left = await outputs(second, id);
+        assert.deepEqual(left.map((o) => [o.plugin_key, o.user_rank, o.user_notes]), [['external@OWTF-IG-002', 3, 'ranked']]);
+        assert.equal((await get(second, `/api/v1/targets/${id}`)).max_user_rank, 3);
+      },
+    }));
 
-  test('a work found running after a crash is run again by the next start (with workers)', async () => {
-    const dataDir = await pluginDir();
-    let first: (ChildServer & Api) | undefined;
-    let second: (ChildServer & Api) | undefined;
-    const pids: number[] = [];
-    try {
-      first = await child(dataDir, '1');
-      await configure(first, { TOOL_WAFW00F: sleeper });
-      const id = await addTarget(first, 'http://a.example/');
-      await queue(first, { id: String(id), code: TOOL });
-      pids.push((await waitForProgram(first, TOOL_KEY)).worker);
-      first.proc.kill('SIGKILL');
-      await first.exited;
-      second = await child(dataDir, '1');
-      const again = await waitForProgram(second, TOOL_KEY);
-      pids.push(again.worker);
-      assert.notEqual(again.worker, pids[0]);
-      assert.equal(await groupAlive(pids[0]!), false);
-      assert.deepEqual(await get(second, '/api/v1/worklist/'), []);
-      await ok(second, 'PATCH', '/api/v1/workers/0/abort');
-      const out = await waitForOutput(second, id, TOOL_KEY);
-      assert.equal(out.status, 'Aborted');
-    } finally {
-      for (const pid of pids) if (await groupAlive(pid)) process.kill(-pid, 'SIGKILL');
-      first?.proc.kill('SIGKILL');
-      await stopChild(second);
-      await rm(dataDir, { recursive: true, force: true });
-    }
-  });
+  test('a work found running after a crash is run again by the next start (with workers)', () =>
+    acrossKill(['1', '1'], {
+      before: (first, groups) => runningTool(first, groups),
+      after: async (second, { id, pid }, groups) => {
+        const again = await waitForProgram(second, TOOL_KEY);
+        groups.push(again.worker);
+        assert.notEqual(again.worker, pid);
+        assert.equal(await groupAlive(pid), false);
+        assert.deepEqual(await get(second, '/api/v1/worklist/'), []);
+        await ok(second, 'PATCH', '/api/v1/workers/0/abort');
+        const out = await waitForOutput(second, id, TOOL_KEY);
+        assert.equal(out.status, 'Aborted');
+      },
+    }));
 });
 
 describe('the compiled server\'s engine options', () => {
