@@ -1,5 +1,4 @@
 /** start(options): open the store, listen, and hand back the server's URL and a way to close it. */
-import { once } from 'node:events';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { lazyWebAssets, type WebAssets } from './api/page.js';
@@ -12,8 +11,9 @@ import { startProxy, type ProxyServer } from './proxy/index.js';
 import { checkWebBuilt, defaultConfiguration, version, webFiles } from './paths.js';
 import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
+import { listenEarly } from './http/early-listen.js';
 import { parseDefaults } from './store/defaults.js';
-import { openStore } from './store/store.js';
+import { openStore, type Store } from './store/store.js';
 import { openEvidence, type Evidence } from './evidence/store.js';
 import { fileLogins } from './store/logins.js';
 import { loadOrCreateToken, TOKEN_FILE } from './store/token-file.js';
@@ -60,7 +60,16 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   }
   const { text, file } = defaultConfiguration(dataDir);
   const defaults = parseDefaults(text, file);
-  const store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
+  // bound now, taken over once the server is ready: a client that connects meanwhile waits for its
+  // answer instead of being refused (a bind's error is thrown there, after the data directory's own)
+  const early = listenEarly(resolved.port, host);
+  let store: Store;
+  try {
+    store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
+  } catch (err) {
+    await early.close();
+    throw err;
+  }
   let server: ReturnType<typeof createServer> | undefined;
   let engine: Engine | undefined;
   let proxy: ProxyServer | undefined;
@@ -108,9 +117,9 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       ...(proxyView ? { proxy: proxyView } : {}),
       log,
     });
-    server.listen(resolved.port, host);
-    await once(server, 'listening');
+    await early.adopt(server);
   } catch (err) {
+    await early.close();
     server?.close(() => {});
     await proxy?.close();
     await engine?.close();
