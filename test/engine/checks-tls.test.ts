@@ -10,7 +10,8 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { caFilesOf, fingerprintOf, trustStore } from '../../src/engine/checks/trust.ts';
-import { signatureAlgorithmOid } from '../../src/engine/checks/certificate-strength.ts';
+import { finiteFieldSecurityBits, signatureAlgorithmOid, strengthOf } from '../../src/engine/checks/certificate-strength.ts';
+import type { DetailedPeerCertificate } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeCertificates, type KeyPair, type TestCertificates } from './fixtures/certs.ts';
@@ -148,7 +149,7 @@ describe('the tls check (OWTF-CM-001)', () => {
   test('a chain that verifies with an RSA key of 1024 bits: rank 3 "key too weak"', async () => {
     const findings = findingsOf(await checkTls(trustingTestCa(await serve({ ...certs.weakKey, ...weakLevel }))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Certificate key too weak: RSA 1024 bits']]);
-    assert.match(findings[0]!.detail, /needs 2048 bits for RSA and DSA, 224 for EC \("EE certificate key too weak"\)$/);
+    assert.match(findings[0]!.detail, /needs 2048 bits for RSA and DSA \(a DSA subgroup q of 224\), 224 for EC \("EE certificate key too weak"\)$/);
   });
 
   test('the good chain names its signature and key in the summary', async () => {
@@ -279,6 +280,52 @@ describe('a certificate\'s signature algorithm, read from its DER', () => {
       const oid = signatureAlgorithmOid(bytes);
       assert.ok(oid === undefined || /^\d+(\.\d+)+$/.test(oid), oid);
     }
+  });
+});
+
+describe("a DSA key's strength: its modulus and its subgroup, as openssl judges them", () => {
+  test('a 2048-bit DSA key with a 160-bit q is too weak (openssl verify: "EE certificate key too weak"); with a 224-bit q it is not', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'assessd-dsa-'));
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+    try {
+      openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=dsa test CA', '-days', '2',
+        '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign');
+      const leaf = (q: number) => {
+        openssl('genpkey', '-genparam', '-algorithm', 'DSA', '-pkeyopt', 'dsa_paramgen_bits:2048', '-pkeyopt', `dsa_paramgen_q_bits:${q}`, '-out', `p${q}.pem`);
+        openssl('genpkey', '-paramfile', `p${q}.pem`, '-out', `k${q}.pem`);
+        openssl('req', '-new', '-key', `k${q}.pem`, '-subj', '/CN=localhost', '-out', `l${q}.csr`);
+        openssl('x509', '-req', '-in', `l${q}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-out', `l${q}.crt`);
+        const verdict = (() => {
+          try {
+            // the level s_client applies by default (Debian's openssl.cnf: 2); verify alone applies none
+            return openssl('verify', '-auth_level', '2', '-CAfile', 'ca.crt', `l${q}.crt`);
+          } catch (err) {
+            return String((err as { stdout?: Buffer }).stdout) + String((err as { stderr?: Buffer }).stderr);
+          }
+        })();
+        const der = Buffer.from(readFileSync(join(dir, `l${q}.crt`), 'utf8').replace(/-----[^-]+-----|\s/g, ''), 'base64');
+        return { verdict, strength: strengthOf({ raw: der } as DetailedPeerCertificate) };
+      };
+      const weak = leaf(160);
+      assert.match(weak.verdict, /EE certificate key too weak/, 'the truth: openssl at its default level');
+      assert.deepEqual(weak.strength, { signature: 'ecdsa-with-SHA256', weakSignature: false, key: 'DSA 2048 bits (q 160 bits)', weakKey: true });
+      const fine = leaf(224);
+      assert.match(fine.verdict, /: OK$/m);
+      assert.deepEqual(fine.strength, { signature: 'ecdsa-with-SHA256', weakSignature: false, key: 'DSA 2048 bits (q 224 bits)', weakKey: false });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("openssl's bits of security for a finite-field key: the modulus's, or half the subgroup's when less", () => {
+    assert.equal(finiteFieldSecurityBits(2048, 160), 80);
+    assert.equal(finiteFieldSecurityBits(2048, 224), 112);
+    assert.equal(finiteFieldSecurityBits(2048, 256), 112);
+    assert.equal(finiteFieldSecurityBits(3072, 256), 128);
+    assert.equal(finiteFieldSecurityBits(1024, 160), 80);
+    assert.equal(finiteFieldSecurityBits(2048, 150), 0, 'a subgroup under 160 bits: none');
+    assert.equal(finiteFieldSecurityBits(512, 160), 0);
+    assert.equal(finiteFieldSecurityBits(4096, undefined), 128);
   });
 });
 

@@ -3,8 +3,8 @@
  * verifies, and the tls check's own connection accepts (it asks for level 0, to reach any lab
  * server): a certificate signed with MD2, MD4, MD5 or SHA-1 (verify error 68, "CA signature digest
  * algorithm too weak"; browsers refuse such a certificate too), and a public key under 112 bits of
- * security: RSA or DSA under 2048 bits, EC under 224 (66 "EE certificate key too weak", 67 "CA
- * certificate key too weak"). The trust anchor's own signature is not checked, as openssl does not
+ * security: RSA or DSA under 2048 bits, a DSA subgroup under 224 bits, EC under 224 (66 "EE
+ * certificate key too weak", 67 "CA certificate key too weak"). The trust anchor's own signature is not checked, as openssl does not
  * check it: a root is trusted for being in the store, not for its self-signature.
  */
 import type { DetailedPeerCertificate } from 'node:tls';
@@ -47,6 +47,20 @@ const PSS_DEFAULT_HASH = '1.3.14.3.2.26';
 
 /** The fewest bits openssl's level 2 takes, by key type. */
 const LEAST_BITS: Record<string, number> = { rsa: 2048, 'rsa-pss': 2048, dsa: 2048, dh: 2048, ec: 224 };
+/** Bits of security openssl's level 2 takes. */
+const LEVEL_2_SECURITY = 112;
+
+/**
+ * The bits of security openssl gives a finite-field key (DSA, DH) of an `l`-bit modulus and an
+ * `n`-bit subgroup (its BN_security_bits): the modulus's, or half the subgroup's when that is less
+ * (none under 80). A 2048-bit DSA key with a 160-bit q is 80 bits: refused at level 2.
+ */
+export function finiteFieldSecurityBits(l: number, n: number | undefined): number {
+  const fromModulus = l >= 15360 ? 256 : l >= 7680 ? 192 : l >= 3072 ? 128 : l >= 2048 ? 112 : l >= 1024 ? 80 : 0;
+  if (n === undefined || fromModulus === 0) return fromModulus;
+  const fromSubgroup = Math.floor(n / 2);
+  return fromSubgroup < 80 ? 0 : Math.min(fromModulus, fromSubgroup);
+}
 
 export interface Strength {
   /** `sha256WithRSAEncryption`, or the object identifier of an algorithm not named here. */
@@ -76,9 +90,13 @@ export function strengthOf(cert: DetailedPeerCertificate): Strength {
     // the peer certificate's `bits` is the size of an EC key's curve; Node's key details name the curve only
     const bits = publicKey.asymmetricKeyDetails?.modulusLength ?? (type === 'ec' ? cert.bits : undefined);
     if (type !== undefined) {
+      const subgroup = publicKey.asymmetricKeyDetails?.divisorLength;
       key = bits === undefined ? type.toUpperCase() : `${type.toUpperCase()} ${bits} bits`;
+      if (bits !== undefined && subgroup !== undefined) key += ` (q ${subgroup} bits)`;
       const least = LEAST_BITS[type];
       weakKey = least !== undefined && bits !== undefined && bits < least;
+      // a DSA key is as strong as its subgroup allows too
+      if (bits !== undefined && subgroup !== undefined && finiteFieldSecurityBits(bits, subgroup) < LEVEL_2_SECURITY) weakKey = true;
     }
   } catch {
     // a certificate Node cannot read: its key is not said

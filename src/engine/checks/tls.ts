@@ -95,7 +95,7 @@ function strengthFindings(leaf: DetailedPeerCertificate, store: TrustStore): Fin
       findings.push({
         rank: 3,
         title: `Certificate key too weak: ${strength.key}`,
-        detail: `${capital(which)} has a ${strength.key} key; rule: openssl's default security level needs 2048 bits for RSA and DSA, 224 for EC ("${i === 0 ? 'EE' : 'CA'} certificate key too weak")`,
+        detail: `${capital(which)} has a ${strength.key} key; rule: openssl's default security level needs 2048 bits for RSA and DSA (a DSA subgroup q of 224), 224 for EC ("${i === 0 ? 'EE' : 'CA'} certificate key too weak")`,
       });
     }
   }
