@@ -20,7 +20,11 @@ export interface EarlyListener {
   close(): Promise<void>;
 }
 
-/** Connections kept waiting at most; past them a connection is closed at once, as a full backlog would refuse it. */
+/**
+ * Connections kept waiting at most; past them a connection is closed at once, as a full backlog
+ * would refuse it. A waiting connection is not read, so one its client gave up still counts until
+ * the server takes the port (or the start fails).
+ */
 export const MAX_WAITING = 1024;
 
 export function listenEarly(port: number, host: string, maxWaiting = MAX_WAITING): EarlyListener {
@@ -53,16 +57,20 @@ export function listenEarly(port: number, host: string, maxWaiting = MAX_WAITING
       settled = 'adopted';
       // the same socket (node takes a server's handle): connections go to `server` from now on
       server.listen(early);
+      // its 'listening' sets up what tracks connections (node's headers timeout, closeIdleConnections);
+      // it comes on the next tick, before any I/O: no connection comes in between
+      await once(server, 'listening');
       // before any that comes after
       for (const socket of waiting) {
         socket.off('close', forget);
         socket.off('error', ignore);
         if (socket.destroyed) continue;
+        // counted as the server's own: its close() waits for them as for any other
+        moveCount(socket, early, server);
         server.emit('connection', socket);
         socket.resume();
       }
       waiting.clear();
-      await once(server, 'listening');
     },
     async close() {
       if (settled !== 'open') return;
@@ -72,4 +80,14 @@ export function listenEarly(port: number, host: string, maxWaiting = MAX_WAITING
       if (await bound.then(() => true, () => false)) await new Promise((resolve) => early.close(resolve));
     },
   };
+}
+
+/** node's count of a server's open connections (net.Server's own fields): what its close() waits on. */
+type Counted = Server & { _connections: number };
+
+/** Moves `socket` from `from`'s count to `to`'s, as if `to` had taken it: its close is counted there. */
+function moveCount(socket: Socket, from: Server, to: Server): void {
+  (from as Counted)._connections--;
+  (to as Counted)._connections++;
+  (socket as Socket & { _server: Server | null })._server = to;
 }

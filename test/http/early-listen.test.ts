@@ -191,3 +191,29 @@ test('a client library request sent while the port waits resolves once the serve
     server.close();
   }
 });
+
+test("a connection that waited is the server's own: node's headers timeout ends a slow one, and close() closes an idle one", { timeout: 15_000 }, async () => {
+  const port = await freePort();
+  const early = listenEarly(port, HOST);
+  // a head that never ends
+  const slow = connect(port, HOST);
+  await once(slow, 'connect');
+  slow.write(`GET /slow HTTP/1.1\r\nHost: ${HOST}\r\n`);
+  let slowText = '';
+  slow.on('data', (chunk: Buffer) => (slowText += chunk.toString('latin1')));
+  // a kept-alive connection: answered, then idle
+  const idle = connect(port, HOST);
+  await once(idle, 'connect');
+  idle.write(`GET /idle HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+  let idleText = '';
+  idle.on('data', (chunk: Buffer) => (idleText += chunk.toString('latin1')));
+  const server = createHttpServer({ headersTimeout: 1000, requestTimeout: 0, connectionsCheckingInterval: 200 }, (req, res) => res.end(`answered ${req.url}`));
+  await early.adopt(server);
+  await once(slow, 'close');
+  assert.match(slowText, /^HTTP\/1\.1 408 /);
+  for (const deadline = Date.now() + 5000; !idleText.includes('answered /idle') && Date.now() < deadline; ) await settle(10);
+  assert.match(idleText, /answered \/idle$/);
+  const closed = new Promise((resolve) => server.close(resolve));
+  await once(idle, 'close');
+  await closed;
+});

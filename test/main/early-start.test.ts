@@ -37,8 +37,12 @@ test('a client that connects while the server reads a large data directory waits
   const dataDir = await largeDataDir(200_000);
   const port = await freePort();
   let ready = false;
+  let readyAt = 0;
   const started = spawnServer(['--host', HOST, '--port', String(port), '--proxy-port', '0', '--data-dir', dataDir]);
-  void started.then(() => (ready = true), () => {});
+  void started.then(() => {
+    ready = true;
+    readyAt = performance.now();
+  }, () => {});
   // as a script that waits for the server does: it tries until a connection is taken
   let socket: ReturnType<typeof connect> | undefined;
   while (!socket && !ready) {
@@ -48,11 +52,15 @@ test('a client that connects while the server reads a large data directory waits
     else await new Promise((resolve) => setTimeout(resolve, 5));
   }
   assert.ok(socket, 'a connection was taken before the server said it listens');
+  const connectedAt = performance.now();
   let text = '';
   socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
   socket.write(`GET /debug/health HTTP/1.1\r\nHost: ${HOST}:${port}\r\nConnection: close\r\n\r\n`);
   const server = await started;
   try {
+    // well before: reading 200,000 sessions takes most of a second (a server that only listens once
+    // ready would take the connection just before its start-up line)
+    assert.ok(readyAt - connectedAt >= 250, `connected ${Math.round(readyAt - connectedAt)} ms before the start-up line`);
     await once(socket, 'end');
     assert.match(text, /^HTTP\/1\.1 200 /);
     assert.match(text, /\r\n\r\n\{"status":"success","data":\{"status":"ok"\}\}$/);
