@@ -4,8 +4,9 @@
  * server): a certificate signed with MD2, MD4, MD5 or SHA-1 (verify error 68, "CA signature digest
  * algorithm too weak"; browsers refuse such a certificate too), and a public key under 112 bits of
  * security: RSA or DSA under 2048 bits, a DSA subgroup under 224 bits, EC under 224 (66 "EE
- * certificate key too weak", 67 "CA certificate key too weak"). The trust anchor's own signature is not checked, as openssl does not
- * check it: a root is trusted for being in the store, not for its self-signature.
+ * certificate key too weak", 67 "CA certificate key too weak"). The trust anchor's own signature
+ * is not checked, as openssl does not check it: a root is trusted for being in the store, not for
+ * its self-signature.
  */
 import type { DetailedPeerCertificate } from 'node:tls';
 import { crypto } from '../../lazy-builtins.js';
