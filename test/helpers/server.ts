@@ -7,7 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { loadWebAssets, type WebAssets } from '../../src/api/page.ts';
 import { defaultConfiguration, PROJECT_ROOT, webFiles } from '../../src/paths.ts';
 import { createServer, type AssessdHttpServer, type ServerOptions } from '../../src/server.ts';
@@ -54,6 +55,15 @@ export interface StartOptions extends Partial<Omit<ServerOptions, 'store' | 'web
 }
 
 let web: WebAssets | undefined;
+
+/** A port that was free a moment ago on `host` (the caller binds it next). */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const probe = createNetServer().listen(0, host);
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 export async function tempDir(prefix = 'assessd-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));

@@ -2,38 +2,50 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer as createHttpServer, request, type Server } from 'node:http';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { listenEarly } from '../../src/http/early-listen.ts';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { listenEarly, type EarlyListener } from '../../src/http/early-listen.ts';
+import { freePort } from '../helpers/server.ts';
 
 const HOST = '127.0.0.1';
 
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, HOST);
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** A connection that is open (the kernel accepted it), `path` asked for on it, and the answer or the error it ends with. */
-async function asking(port: number, path: string): Promise<{ socket: Socket; answer: Promise<string> }> {
+/**
+ * A connection that is open (the kernel accepted it), `bytes` sent on it: what came back so far
+ * (`text()`), and all of it once the other side ends (`answer`, or the error it ends with).
+ */
+async function sending(port: number, bytes: string): Promise<{ socket: Socket; text: () => string; answer: Promise<string> }> {
   const socket = connect(port, HOST);
   await once(socket, 'connect');
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n\r\n`);
+  socket.write(bytes);
   let text = '';
   socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
   const answer = new Promise<string>((resolve, reject) => {
     socket.once('end', () => resolve(text));
     socket.once('error', reject);
   });
-  return { socket, answer };
+  return { socket, text: () => text, answer };
 }
 
-function echoServer(answered: string[]): Server {
+/** `path` asked for on a connection of its own, closed after the answer. */
+function asking(port: number, path: string): ReturnType<typeof sending> {
+  return sending(port, `GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n\r\n`);
+}
+
+function echoServer(answered: string[] = []): Server {
   return createHttpServer((req, res) => {
     answered.push(req.url!);
     res.end(`answered ${req.url}`);
   });
+}
+
+/** Runs `body` with `server` (an echo server by default) given the early port, and closes it after, its connections too. */
+async function whileAdopted(early: EarlyListener, body: (server: Server) => Promise<void>, server: Server = echoServer()): Promise<void> {
+  await early.adopt(server);
+  try {
+    await body(server);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
 }
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -48,9 +60,7 @@ test('connections made before the server takes the port wait, unread, and are an
   await settle(50);
   assert.equal(answeredEarly, false, 'nothing is answered before the server takes the port');
   const answered: string[] = [];
-  const server = echoServer(answered);
-  await early.adopt(server);
-  try {
+  await whileAdopted(early, async (server) => {
     assert.match(await first.answer, /^HTTP\/1\.1 200 [\s\S]*answered \/first$/);
     assert.match(await second.answer, /answered \/second$/);
     assert.deepEqual(answered, ['/first', '/second']);
@@ -60,10 +70,7 @@ test('connections made before the server takes the port wait, unread, and are an
     assert.match(await later.answer, /answered \/later$/);
     await early.close(); // nothing once adopted: the port stays the server's
     assert.match(await (await asking(port, '/still')).answer, /answered \/still$/);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  }, echoServer(answered));
   // closing the server closed the port
   await assert.rejects(once(connect(port, HOST), 'connect'), { code: 'ECONNREFUSED' });
 });
@@ -77,15 +84,10 @@ test('a connection the client closes while it waits is left out; the others are 
   const kept = await asking(port, '/kept');
   await settle(20);
   const answered: string[] = [];
-  const server = echoServer(answered);
-  await early.adopt(server);
-  try {
+  await whileAdopted(early, async () => {
     assert.match(await kept.answer, /answered \/kept$/);
     assert.deepEqual(answered, ['/kept']);
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
+  }, echoServer(answered));
 });
 
 test('close() (a start that failed) ends the waiting connections and frees the port; adopt() is refused after it', { timeout: 10_000 }, async () => {
@@ -98,32 +100,27 @@ test('close() (a start that failed) ends the waiting connections and frees the p
   const ended = await waiting.answer.then((text) => `end: ${text}`, (err: NodeJS.ErrnoException) => err.code);
   assert.ok(ended === 'end: ' || ended === 'ECONNRESET', ended);
   await assert.rejects(once(connect(port, HOST), 'connect'), { code: 'ECONNREFUSED' });
-  await assert.rejects(early.adopt(echoServer([])), /closed already/);
+  await assert.rejects(early.adopt(echoServer()), /closed already/);
   // the port is free for whoever comes next
-  const again = listenEarly(port, HOST);
-  const server = echoServer([]);
-  await again.adopt(server);
-  server.close();
+  await whileAdopted(listenEarly(port, HOST), async () => {});
 });
 
 test('close() right after listenEarly(), before the bind is done, still frees the port', { timeout: 10_000 }, async () => {
   const port = await freePort();
   await listenEarly(port, HOST).close();
-  const again = listenEarly(port, HOST);
-  const server = echoServer([]);
-  await again.adopt(server);
-  assert.equal((server.address() as AddressInfo).port, port);
-  server.close();
+  await whileAdopted(listenEarly(port, HOST), async (server) => {
+    assert.equal((server.address() as AddressInfo).port, port);
+  });
 });
 
 test("a port that cannot be bound: adopt() rejects with the bind's own error, close() is quiet", { timeout: 10_000 }, async () => {
-  const holder = createServer().listen(0, HOST);
+  const holder = echoServer().listen(0, HOST);
   await once(holder, 'listening');
   const { port } = holder.address() as AddressInfo;
   try {
     const early = listenEarly(port, HOST);
     await settle(10);
-    await assert.rejects(early.adopt(echoServer([])), { code: 'EADDRINUSE' });
+    await assert.rejects(early.adopt(echoServer()), { code: 'EADDRINUSE' });
     await early.close();
     const other = listenEarly(port, HOST);
     await other.close();
@@ -140,33 +137,20 @@ test('past maxWaiting connections, one more is closed at once; those that wait a
   const ended = await extra.answer.then((text) => `end: ${text}`, (err: NodeJS.ErrnoException) => err.code);
   assert.ok(ended === 'end: ' || ended === 'ECONNRESET', ended);
   const answered: string[] = [];
-  const server = echoServer(answered);
-  await early.adopt(server);
-  try {
+  await whileAdopted(early, async () => {
     for (const { answer } of kept) assert.match(await answer, /^HTTP\/1\.1 200 /);
     assert.deepEqual(answered, ['/a', '/b']);
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
+  }, echoServer(answered));
 });
 
 test('a request line sent before the server takes the port is parsed by it: a bad one gets its 400', { timeout: 10_000 }, async () => {
   const port = await freePort();
   const early = listenEarly(port, HOST);
-  const socket = connect(port, HOST);
-  await once(socket, 'connect');
-  socket.write('NOT A REQUEST\r\n\r\n');
-  let text = '';
-  socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
-  const server = echoServer([]);
-  await early.adopt(server);
-  try {
-    await once(socket, 'close');
-    assert.match(text, /^HTTP\/1\.1 400 /);
-  } finally {
-    server.close();
-  }
+  const bad = await sending(port, 'NOT A REQUEST\r\n\r\n');
+  await whileAdopted(early, async () => {
+    await once(bad.socket, 'close');
+    assert.match(bad.text(), /^HTTP\/1\.1 400 /);
+  });
 });
 
 // request() from node:http, as a client library would: it connects, sends, and waits
@@ -182,38 +166,25 @@ test('a client library request sent while the port waits resolves once the serve
     req.end();
   });
   await settle(30);
-  const server = echoServer([]);
-  await early.adopt(server);
-  try {
+  await whileAdopted(early, async () => {
     assert.equal(await response, 200);
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
+  });
 });
 
 test("a connection that waited is the server's own: node's headers timeout ends a slow one, and close() closes an idle one", { timeout: 15_000 }, async () => {
   const port = await freePort();
   const early = listenEarly(port, HOST);
   // a head that never ends
-  const slow = connect(port, HOST);
-  await once(slow, 'connect');
-  slow.write(`GET /slow HTTP/1.1\r\nHost: ${HOST}\r\n`);
-  let slowText = '';
-  slow.on('data', (chunk: Buffer) => (slowText += chunk.toString('latin1')));
+  const slow = await sending(port, `GET /slow HTTP/1.1\r\nHost: ${HOST}\r\n`);
   // a kept-alive connection: answered, then idle
-  const idle = connect(port, HOST);
-  await once(idle, 'connect');
-  idle.write(`GET /idle HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
-  let idleText = '';
-  idle.on('data', (chunk: Buffer) => (idleText += chunk.toString('latin1')));
+  const idle = await sending(port, `GET /idle HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
   const server = createHttpServer({ headersTimeout: 1000, requestTimeout: 0, connectionsCheckingInterval: 200 }, (req, res) => res.end(`answered ${req.url}`));
   await early.adopt(server);
-  await once(slow, 'close');
-  assert.match(slowText, /^HTTP\/1\.1 408 /);
-  for (const deadline = Date.now() + 5000; !idleText.includes('answered /idle') && Date.now() < deadline; ) await settle(10);
-  assert.match(idleText, /answered \/idle$/);
+  await once(slow.socket, 'close');
+  assert.match(slow.text(), /^HTTP\/1\.1 408 /);
+  for (const deadline = Date.now() + 5000; !idle.text().includes('answered /idle') && Date.now() < deadline; ) await settle(10);
+  assert.match(idle.text(), /answered \/idle$/);
   const closed = new Promise((resolve) => server.close(resolve));
-  await once(idle, 'close');
+  await once(idle.socket, 'close');
   await closed;
 });

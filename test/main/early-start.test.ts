@@ -7,21 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { start } from '../../src/index.ts';
-import { spawnServer, tempDir } from '../helpers/server.ts';
+import { freePort, spawnServer, tempDir } from '../helpers/server.ts';
 
 const HOST = '127.0.0.1';
 const quiet = { log: () => {} };
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, HOST);
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A sessions snapshot of `count` sessions: a start that reads it takes a while. */
 async function largeDataDir(count: number): Promise<string> {
