@@ -2,8 +2,9 @@
  * The CLI keeps V8's young generation at its start size (1 MB semi-spaces): under concurrent load
  * V8 grows it to 16 MB ones, which hold 20-40 MB more RSS for the same write rate and tails
  * (docs/PERFORMANCE.md). Reads are faster with 2 MB ones, but only node's command line can bound it
- * there (`--max-semi-space-size`), and that flag cost the server's start-up a sixth; where a user
- * gives it anyway (NODE_OPTIONS), their bound is left to V8.
+ * there (`--max-semi-space-size`), and that flag cost the server's start-up a sixth (V8 then
+ * refuses the code cache of node's own modules); where a user gives it anyway (NODE_OPTIONS), their
+ * bound is left to V8.
  *
  * The setting is V8's process-wide growth factor set to 1, which V8 puts back to 2 whenever it
  * configures a new heap, that is for every worker thread: from the first compaction on
