@@ -140,7 +140,7 @@ test('http-methods: every probe is a transaction; the write-method finding names
   const output = await runCheck(api, target, 'OWTF-CM-008');
   assert.equal(output.owtf_rank, 2);
   const all = await list(api, target);
-  assert.deepEqual(all.map((t) => t.method).sort(), ['DELETE', 'OPTIONS', 'PROPFIND', 'PUT', 'TRACE']);
+  assert.deepEqual(all.map((t) => t.method).sort(), ['ASSESSD-NO-SUCH-METHOD', 'DELETE', 'OPTIONS', 'PROPFIND', 'PUT', 'TRACE']);
   const handled = output.findings.find((f) => f.rank === 2)!;
   const shown = await Promise.all(handled.transactions!.map((id) => one(api, target, id)));
   assert.deepEqual(shown.map((t) => `${t.method} ${t.response_status}`), ['PUT 201 Created', 'DELETE 204 No Content']);

@@ -20,6 +20,7 @@ import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM, launchChromium } from '../helpers/browser.ts';
 import { CHECK_RANKS, CHECKS, highestRank } from '../../src/engine/checks/index.ts';
 import { probeOrigins, type ProbeKind } from '../../src/engine/checks/cors.ts';
+import { CONTROL_METHOD } from '../../src/engine/checks/http-methods.ts';
 import type { CheckName } from '../../src/engine/checks/names.ts';
 import type { CheckInput, CheckResult, Finding } from '../../src/engine/types.ts';
 import { makeCertificates, type KeyPair } from './fixtures/certs.ts';
@@ -168,6 +169,9 @@ const ROWS: Row[] = [
   { name: 'Apache mod_dav on one directory, the target that directory', check: 'http-methods', server: 'apache', dirs: ['uploads'], path: 'uploads/',
     config: `TraceEnable off\n  <Directory {docroot}/uploads>\n    Dav On\n  </Directory>`,
     truth: { server: [['PUT', '*', 405], ['PUT', '/uploads/*', 201], ['DELETE', '/uploads/*', 204]] }, rank: 2, says: 'Write method handled: PUT' },
+  { name: 'nginx answering every method from `return 200` (and 412 to any If-Match)', check: 'http-methods', server: 'nginx',
+    config: `location / { return 200 "ok\\n"; }`,
+    truth: { server: [['PUT', '*', 200], ['GET', '*', 200, 'ok'], [CONTROL_METHOD, '*', 200]] }, rank: 0, says: 'PUT: 412, DELETE: 412, as ASSESSD-NO-SUCH-METHOD, a method no server has, got 412' },
   { name: 'nginx serving files (hardened)', check: 'http-methods', server: 'nginx', config: '',
     truth: { server: [['PUT', '*', 405], ['DELETE', '/index.html', 405], ['TRACE', '/', 405]] }, rank: 0, says: '' },
   { name: 'Apache serving files, TraceEnable off', check: 'http-methods', server: 'apache', config: 'TraceEnable off',

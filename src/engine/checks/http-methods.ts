@@ -5,7 +5,10 @@
  * directory (`https://h/dav/` is probed at `/dav/<random>/<random>/`), each with an `If-Match`
  * of a random entity tag: a server that implements PUT answers 412 (Apache mod_dav checks
  * If-Match) or 409 (nginx's dav module ignores If-Match, and refuses to PUT a collection or into a
- * missing directory); nothing exists there to delete.
+ * missing directory); nothing exists there to delete. Beside them, the same request with a method
+ * no server has (CONTROL_METHOD): a server that answers it as it answers the PUT (nginx's `return
+ * 200` answers any method 200, and 412 to any If-Match; an application that answers everything)
+ * shows that the answer says nothing of the method.
  */
 import { abortError, fetchPage, headerLinesNamed, headerValue, type FetchPage, type Page } from './client.js';
 import { describeRequest, lineHolding, quote, shownBy, successful, unlessNoAnswer } from './outcome.js';
@@ -17,10 +20,12 @@ export const TRACE_MARK_HEADER = 'X-Assessd-Trace';
 
 /** Methods that change the server's content, as `Allow` may advertise them. */
 export const WRITE_METHODS = ['PUT', 'DELETE', 'PATCH', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK'];
+/** A method no server implements: the control the write probes' answers are compared with. */
+export const CONTROL_METHOD = 'ASSESSD-NO-SUCH-METHOD';
 /** What a server that does not implement a method answers (RFC 9110). */
 const REFUSED = new Set([405, 501]);
 
-type Probe = 'OPTIONS' | 'TRACE' | 'PROPFIND' | 'PUT' | 'DELETE';
+type Probe = 'OPTIONS' | 'TRACE' | 'PROPFIND' | 'PUT' | 'DELETE' | typeof CONTROL_METHOD;
 
 export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage): Promise<CheckResult> {
   return unlessNoAnswer(input, async () => {
@@ -38,6 +43,7 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
       ['PROPFIND', fetch(url, { ...ask, method: 'PROPFIND', headers: { depth: '0' } })],
       ['PUT', fetch(nowhere, { ...ask, method: 'PUT', headers: { ...unmatched, 'content-length': '0' } })],
       ['DELETE', fetch(nowhere, { ...ask, method: 'DELETE', headers: unmatched })],
+      [CONTROL_METHOD, fetch(nowhere, { ...ask, method: CONTROL_METHOD, headers: { ...unmatched, 'content-length': '0' } })],
     ];
     // All at once: none depends on another, and a silent target costs the time limit once.
     const answers = await Promise.allSettled(probes.map(([, answer]) => answer));
@@ -50,7 +56,7 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
         pages.set(method, answer.value);
         return describeRequest(answer.value);
       }
-      return `${method} ${method === 'PUT' || method === 'DELETE' ? nowhere : url}: no answer (${(answer.reason as Error).message})`;
+      return `${method} ${method === 'PUT' || method === 'DELETE' || method === CONTROL_METHOD ? nowhere : url}: no answer (${(answer.reason as Error).message})`;
     });
     return successful(methodFindings(pages, mark), summary);
   });
@@ -77,11 +83,16 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): C
   const refused: string[] = [];
   const handledPages: Page[] = [];
   const refusedPages: Page[] = [];
+  // answered as a method no server has is answered: an answer that says nothing of the method
+  const control = pages.get(CONTROL_METHOD);
+  const alike: string[] = [];
   for (const method of ['PUT', 'DELETE'] as const) {
     const page = pages.get(method);
     if (!page) continue;
     const how = writeAnswer(method, page.status);
-    if (how === 'handled') {
+    if (how === 'handled' && control?.status === page.status) {
+      alike.push(`${method}: ${page.status}`);
+    } else if (how === 'handled') {
       handled.push(`${method} ${page.url}: ${page.status} (${HANDLED_MEANING[page.status] ?? 'a success'})`);
       handledPages.push(page);
     } else if (how === 'refused') {
@@ -89,6 +100,7 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): C
       refusedPages.push(page);
     }
   }
+  const alikeText = alike.length > 0 ? `${alike.join(', ')}, as ${CONTROL_METHOD}, a method no server has, got ${control!.status}: the answer says nothing of the method` : undefined;
   const propfind = pages.get('PROPFIND');
   const dav = propfind?.status === 207 ? `PROPFIND ${propfind.url} (Depth: 0): 207 Multi-Status: WebDAV answers` : undefined;
   if (handled.length > 0) {
@@ -96,7 +108,7 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): C
     findings.push({
       rank: 2,
       title: `Write method handled: ${handled.map((line) => line.split(' ')[0]).join(' and ')}${notAdvertised}`,
-      detail: `${handled.join('\n')}${dav ? `\n${dav}` : ''}\n${allowText}\nRule: an answer that only an implemented method gives (2xx, 412 to the If-Match, 409 to the PUT of a collection), whatever Allow says`,
+      detail: `${handled.join('\n')}${dav ? `\n${dav}` : ''}\n${allowText}\nRule: an answer that only an implemented method gives (2xx, 412 to the If-Match, 409 to the PUT of a collection, and not what ${CONTROL_METHOD}, a method no server has, got${control ? `: ${control.status}` : ''}), whatever Allow says`,
       ...shownBy(...handledPages, dav ? propfind : undefined),
     });
   } else if (advertised.length > 0 || dav) {
@@ -104,9 +116,16 @@ export function methodFindings(pages: ReadonlyMap<Probe, Page>, mark: string): C
     const probes = refused.length > 0 ? `the probes were refused (${refused.join(', ')})` : 'no probe showed a write method handled';
     findings.push({
       rank: 1,
-      title: `${what}, but refused`,
-      detail: `${allowText}${dav ? `\n${dav}` : ''}\n${capital(probes)}\nRule: advertised is not handled; only the answers decide`,
-      ...shownBy(...allowPages, dav ? propfind : undefined, ...refusedPages),
+      title: `${what}, but ${alike.length > 0 && refused.length === 0 ? 'not shown handled' : 'refused'}`,
+      detail: `${allowText}${dav ? `\n${dav}` : ''}\n${capital(probes)}${alikeText ? `\n${alikeText}` : ''}\nRule: advertised is not handled; only the answers decide`,
+      ...shownBy(...allowPages, dav ? propfind : undefined, ...refusedPages, ...(alikeText ? [control] : [])),
+    });
+  } else if (alikeText) {
+    findings.push({
+      rank: 0,
+      title: 'Every method answered alike',
+      detail: `${alikeText}${allowLines.length > 0 ? `\n${allowText}` : ''}\nRule: an answer counts as a write method handled only when a method no server has is not answered so`,
+      ...shownBy(control, ...allowPages),
     });
   } else if (allowLines.length > 0) {
     findings.push({ rank: 0, title: 'Allowed methods', detail: `${allowText}${refused.length > 0 ? `\nWrite probes refused: ${refused.join(', ')}` : ''}\nRule: no write method advertised, none handled`, ...shownBy(...allowPages, ...refusedPages) });
