@@ -30,11 +30,12 @@ import { targetFields } from './fixtures/targets.ts';
 const certs = makeCertificates();
 
 /** Who frames the target in Chromium: a page of another site, a named partner, the target's own origin. */
-type Framer = 'another site' | 'partner' | 'itself';
+type Framer = 'another site' | 'partner' | 'itself' | 'its host on port 80';
 const FRAMERS: Record<Framer, (target: string) => string> = {
   'another site': () => 'https://framer.example',
   partner: () => 'https://partner.example',
   itself: (target) => new URL(target).origin,
+  'its host on port 80': (target) => `http://${new URL(target).hostname}`,
 };
 
 type Truth =
@@ -102,6 +103,12 @@ const ROWS: Row[] = [
   { name: 'frame-ancestors naming a partner', check: 'framing', server: 'nginx',
     config: `add_header Content-Security-Policy "frame-ancestors 'self' https://partner.example" always;`,
     truth: { frames: { partner: true, 'another site': false, itself: true } }, rank: 1, says: 'named third-party origins\nCSP frame-ancestors: https://partner.example' },
+  { name: 'frame-ancestors naming the host without a port (its scheme\'s default port, not the page\'s)', check: 'framing', server: 'nginx',
+    config: `add_header Content-Security-Policy "frame-ancestors localhost" always;`,
+    truth: { frames: { itself: false, 'its host on port 80': true, 'another site': false } }, rank: 1, says: 'named third-party origins\nCSP frame-ancestors: localhost' },
+  { name: 'frame-ancestors naming a partner with a path', check: 'framing', server: 'nginx',
+    config: `add_header Content-Security-Policy "frame-ancestors https://partner.example/app/" always;`,
+    truth: { frames: { partner: false, 'another site': false, itself: false } }, rank: 0, says: 'CSP frame-ancestors allows no site; sources with a path match no page, as an ancestor is matched by its origin alone: https://partner.example/app/' },
   { name: 'no framing header (misconfigured)', check: 'framing', server: 'nginx', config: '',
     truth: { frames: { 'another site': true } }, rank: 2, says: 'No X-Frame-Options header and no Content-Security-Policy frame-ancestors' },
   { name: "DENY and frame-ancestors 'none' (hardened)", check: 'framing', server: 'nginx',

@@ -74,11 +74,19 @@ async function cspVerdict(policies: AncestorSources[], origin: string, tick: Tic
   }
   const isOwn = ownSource(origin);
   const others = new Set<string>();
+  const pathed = new Set<string>();
   // a site must be allowed by every restrictive policy; a policy with no foreign source allows none
   let everyAllowsOthers = true;
+  let someAllowsNone = false;
   for (const policy of restrictive) {
     let allowsOthers = false;
+    let allowsAny = false;
     for (const source of policy.valid) {
+      if (matchesNoAncestor(source)) {
+        pathed.add(source);
+        continue;
+      }
+      allowsAny = true;
       if (!isOwn(source)) {
         allowsOthers = true;
         others.add(source);
@@ -87,13 +95,27 @@ async function cspVerdict(policies: AncestorSources[], origin: string, tick: Tic
       if (wait) await wait;
     }
     everyAllowsOthers &&= allowsOthers;
+    someAllowsNone ||= !allowsAny;
   }
+  const unmatched = pathed.size > 0 ? `; sources with a path match no page, as an ancestor is matched by its origin alone: ${[...pathed].join(' ')}` : '';
   if (everyAllowsOthers && others.size > 0) {
-    return { rank: 1, title: 'Page may be framed by named third-party origins', rule: `CSP frame-ancestors: ${[...others].join(' ')}${ignored}` };
+    return { rank: 1, title: 'Page may be framed by named third-party origins', rule: `CSP frame-ancestors: ${[...others].join(' ')}${ignored}${unmatched}` };
   }
-  const none = restrictive.some((p) => p.valid.length === 0);
+  const none = someAllowsNone;
   const what = none ? 'CSP frame-ancestors allows no site' : 'CSP frame-ancestors allows only the page\'s own origin';
-  return { rank: 0, title: 'Framing restricted', rule: `${what}${ignored}` };
+  return { rank: 0, title: 'Framing restricted', rule: `${what}${ignored}${unmatched}` };
+}
+
+/**
+ * A host-source whose path is more than `/`: CSP matches an ancestor by its origin, whose URL's
+ * path is `/`, and a path-part matches only itself or, ending in `/`, what it starts (CSP Level 3,
+ * "path-part matches"): `https://partner.example/app/` lets no page frame, not even one under /app/.
+ */
+function matchesNoAncestor(source: string): boolean {
+  if (source.startsWith("'") || SCHEME_SOURCE.test(source)) return false;
+  const afterScheme = source.indexOf('://');
+  const path = source.indexOf('/', afterScheme === -1 ? 0 : afterScheme + 3);
+  return path !== -1 && source.slice(path) !== '/';
 }
 
 export interface AncestorSources {
@@ -139,7 +161,11 @@ export async function frameAncestors(policy: string, tick: Tick = pace()): Promi
   return undefined;
 }
 
-/** `'self'`, or a host-source naming exactly the page's origin; made once per page, asked per source. */
+/**
+ * `'self'`, or a host-source naming exactly the page's origin; made once per page, asked per source.
+ * A source without a port names its scheme's default port (CSP Level 3, "port-part matches"):
+ * `localhost` on a page of `http://localhost:8080` names `http://localhost`, another origin.
+ */
 function ownSource(origin: string): (source: string) => boolean {
   const page = new URL(origin);
   const pagePort = page.port || (page.protocol === 'https:' ? '443' : '80');
@@ -151,7 +177,7 @@ function ownSource(origin: string): (source: string) => boolean {
     const [, scheme, host, port] = match;
     if (host!.includes('*') || host!.toLowerCase() !== pageHost) return false;
     if (scheme && `${scheme.toLowerCase()}:` !== page.protocol) return false;
-    return port === undefined || port === pagePort;
+    return port === undefined ? pagePort === (page.protocol === 'https:' ? '443' : '80') : port === pagePort;
   };
 }
 
