@@ -43,6 +43,8 @@ type Truth =
   | { frames: Partial<Record<Framer, boolean>> }
   /** The probe origins from which Chromium's fetch reads the page, with and without credentials. */
   | { reads: { withCredentials: ProbeKind[]; withoutCredentials: ProbeKind[] } }
+  /** The cookies Chromium sends with a form another site posts to the target (a top-level cross-site POST), of those the page set. */
+  | { postedFromAnotherSite: string[] }
   /** `openssl s_client` verifies the certificate, or fails with this error. */
   | { openssl: 'verifies' | RegExp }
   /** Node's own https.get, as NODE_EXTRA_CA_CERTS is Node's variable. */
@@ -86,6 +88,8 @@ const credentialed = (origin: string) => `set $cors "";
     if ($http_origin ~ "${origin}") { set $cors $http_origin; }
     add_header Access-Control-Allow-Origin $cors always;
     add_header Access-Control-Allow-Credentials true always;`;
+/** nginx: /echo answers the Cookie header the request carried. */
+const COOKIE_ECHO = 'location = /echo { default_type text/plain; return 200 "cookies: $http_cookie"; }';
 const ATTACKERS: ProbeKind[] = ['foreign', 'null', 'suffix', 'prefix'];
 const EVERY_HTTP_PROBE: ProbeKind[] = [...ATTACKERS, 'subdomain'];
 
@@ -126,6 +130,17 @@ const ROWS: Row[] = [
   { name: 'X-Frame-Options: "DENY" (quoted)', check: 'framing', server: 'nginx',
     config: `add_header X-Frame-Options '"DENY"' always;`,
     truth: { frames: { 'another site': true } }, rank: 2, says: '""deny"" is not a value browsers act on' },
+
+  // cookies (OWTF-SM-002): SameSite as browsers read it; the page's /echo answers the Cookie header it got
+  { name: 'a cookie with SameSite=None', check: 'cookies', server: 'nginx', tls: certs.valid, caFile: LAB_CA,
+    config: `add_header Set-Cookie "sid=1; Path=/; Secure; HttpOnly; SameSite=None" always;\n    ${COOKIE_ECHO}`,
+    truth: { postedFromAnotherSite: ['sid'] }, rank: 2, says: "Cookie sid lacks SameSite=Lax or Strict (SameSite=None: sent with other sites' requests)" },
+  { name: 'a cookie with SameSite=Bogus, beside one without SameSite', check: 'cookies', server: 'nginx', tls: certs.valid, caFile: LAB_CA,
+    config: `add_header Set-Cookie "bogus=1; Path=/; Secure; HttpOnly; SameSite=Bogus" always;\n    add_header Set-Cookie "unset=1; Path=/; Secure; HttpOnly" always;\n    ${COOKIE_ECHO}`,
+    truth: { postedFromAnotherSite: ['bogus', 'unset'] }, rank: 2, says: 'Cookie bogus lacks SameSite (SameSite=Bogus is not a value browsers know: as if absent)' },
+  { name: 'a cookie with SameSite=Lax, Secure, HttpOnly (hardened)', check: 'cookies', server: 'nginx', tls: certs.valid, caFile: LAB_CA,
+    config: `add_header Set-Cookie "lax=1; Path=/; Secure; HttpOnly; SameSite=Lax" always;\n    ${COOKIE_ECHO}`,
+    truth: { postedFromAnotherSite: [] }, rank: 0, says: 'Cookie lax has its flags' },
 
   // cors (OWTF-WGP-002): six probe origins; every Access-Control-Allow-Origin line read
   { name: 'a proxy adding ACAO $http_origin in front of an app that reflects it (two lines)', check: 'cors', server: 'nginx',
@@ -329,6 +344,7 @@ function describeTruth(truth: Truth): string {
     const { withCredentials: w, withoutCredentials: wo } = truth.reads;
     return `Chromium reads it with credentials from ${w.join(', ') || 'no probe origin'}, without from ${wo.join(', ') || 'none'}`;
   }
+  if ('postedFromAnotherSite' in truth) return `Chromium sends ${truth.postedFromAnotherSite.join(', ') || 'none of its cookies'} with another site's form POST`;
   if ('openssl' in truth) return truth.openssl === 'verifies' ? 'openssl verifies it' : `openssl fails: ${truth.openssl.source}`;
   if ('node' in truth) return 'Node verifies it';
   return `the server answers ${truth.server.map(([m, , s]) => `${m} ${s}`).join(', ')}`;
@@ -352,6 +368,8 @@ async function assertTruth(row: Row, site: Site): Promise<void> {
       }
     });
     assert.deepEqual(seen, truth.reads, 'what Chromium reads');
+  } else if ('postedFromAnotherSite' in truth) {
+    await withPage(async (page) => assert.deepEqual(await postedFromAnotherSite(page, site), truth.postedFromAnotherSite, 'the cookies Chromium sent'));
   } else if ('openssl' in truth) {
     const said = await opensslVerify(site.port, row.caFile, row.env);
     if (truth.openssl === 'verifies') assert.equal(said.code, 0, said.text);
@@ -373,10 +391,13 @@ async function assertTruth(row: Row, site: Site): Promise<void> {
 async function withPage(use: (page: Page) => Promise<void>): Promise<void> {
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   context.setDefaultTimeout(10_000);
-  await context.route((url) => url.pathname === '/__framer' || url.pathname === '/__probe', (route) => {
+  await context.route((url) => url.pathname === '/__framer' || url.pathname === '/__probe' || url.pathname === '/__poster', (route) => {
     const url = new URL(route.request().url());
     const target = url.searchParams.get('target') ?? '';
-    const body = url.pathname === '/__framer' ? `<!doctype html><title>framer</title><iframe src="${target}"></iframe>` : '<!doctype html><title>probe</title>';
+    const body =
+      url.pathname === '/__framer' ? `<!doctype html><title>framer</title><iframe src="${target}"></iframe>`
+      : url.pathname === '/__poster' ? `<!doctype html><title>poster</title><form method="post" action="${target}"><input name="a" value="1"></form>`
+      : '<!doctype html><title>probe</title>';
     return route.fulfill({ status: 200, contentType: 'text/html', body });
   });
   try {
@@ -393,6 +414,18 @@ async function framedIn(page: Page, framerOrigin: string, site: Site): Promise<b
   // a refused frame shows Chromium's error page (chrome-error://chromewebdata/)
   if (!frame || frame.url() !== site.url) return false;
   return (await frame.locator('#site').textContent({ timeout: 10_000 }).catch(() => null)) === site.id;
+}
+
+/** The cookies (names, sorted) Chromium sends with a form https://framer.example posts to the site's /echo, after a visit to the site set them. */
+async function postedFromAnotherSite(page: Page, site: Site): Promise<string[]> {
+  await page.goto(site.url);
+  // set, so that one not sent was kept from the POST, not refused
+  assert.notEqual((await page.context().cookies(site.url)).length, 0, 'Chromium stored no cookie of the page');
+  await page.goto(`https://framer.example/__poster?target=${encodeURIComponent(new URL('echo', site.url).href)}`);
+  await Promise.all([page.waitForURL(new URL('echo', site.url).href), page.evaluate(() => document.forms[0]!.submit())]);
+  const echoed = (await page.locator('body').textContent())!.trim();
+  assert.match(echoed, /^cookies:/);
+  return echoed.slice('cookies:'.length).split(';').map((pair) => pair.split('=')[0]!.trim()).filter(Boolean).sort();
 }
 
 /** Whether a script of `origin` (`null`: a sandboxed iframe's) reads the site's page with fetch, with credentials and without. */

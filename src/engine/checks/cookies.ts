@@ -29,17 +29,30 @@ export function checkCookies(input: CheckInput, fetch: FetchPage = fetchPage): P
   });
 }
 
-const COOKIE_RULE = 'a cookie needs HttpOnly (no script reads it) and SameSite (not sent by other sites\' requests)';
+const COOKIE_RULE =
+  "a cookie needs HttpOnly (no script reads it) and SameSite=Lax or Strict (not sent with other sites' requests; SameSite=None is sent with them, and a value browsers do not know counts as none)";
 const COOKIE_RULE_HTTPS = `${COOKIE_RULE}, and over https Secure (never sent over http)`;
 
-/** The flags a `Set-Cookie: ...` line lacks: HttpOnly, SameSite, and Secure when served over https. */
+/**
+ * What a `Set-Cookie: ...` line lacks: HttpOnly, a SameSite that keeps it from other sites'
+ * requests, and Secure when served over https. Attributes as RFC 6265bis reads them: names
+ * compared without case, the last SameSite the one that counts, its value one of Strict, Lax or
+ * None (any other, or none, is ignored: the cookie is then as without it).
+ */
 export function missingFlags(line: string, https: boolean): string[] {
-  const attributes = new Set(
-    line
-      .split(';')
-      .slice(1)
-      .map((part) => part.split('=')[0]!.trim().toLowerCase()),
-  );
-  const wanted = ['HttpOnly', 'SameSite', ...(https ? ['Secure'] : [])];
-  return wanted.filter((flag) => !attributes.has(flag.toLowerCase()));
+  const names = new Set<string>();
+  let sameSite: string | undefined;
+  for (const part of line.split(';').slice(1)) {
+    const at = part.indexOf('=');
+    const name = (at === -1 ? part : part.slice(0, at)).trim().toLowerCase();
+    names.add(name);
+    if (name === 'samesite') sameSite = at === -1 ? '' : part.slice(at + 1).trim();
+  }
+  const missing = names.has('httponly') ? [] : ['HttpOnly'];
+  const known = sameSite?.toLowerCase();
+  if (sameSite === undefined) missing.push('SameSite');
+  else if (known === 'none') missing.push("SameSite=Lax or Strict (SameSite=None: sent with other sites' requests)");
+  else if (known !== 'lax' && known !== 'strict') missing.push(`SameSite (${sameSite === '' ? 'SameSite without a value' : `SameSite=${sameSite.length > 40 ? `${sameSite.slice(0, 40)}…` : sameSite}`} is not a value browsers know: as if absent)`);
+  if (https && !names.has('secure')) missing.push('Secure');
+  return missing;
 }
