@@ -222,6 +222,8 @@ const ROWS: Row[] = [
     truth: { openssl: /certificate is not yet valid/ }, rank: 3, says: 'Certificate not yet valid' },
   { name: 'a certificate for another host', check: 'tls', server: 'nginx', tls: certs.wrongHost, config: '', caFile: LAB_CA,
     truth: { openssl: /hostname mismatch/ }, rank: 3, says: 'Certificate is not for localhost' },
+  { name: 'a certificate naming the host in its CN alone, no subjectAltName (openssl matches the CN; Chromium refuses it: ERR_CERT_COMMON_NAME_INVALID)', check: 'tls', server: 'nginx', tls: certs.cnOnly, config: '', caFile: LAB_CA,
+    truth: { openssl: 'verifies' }, rank: 0, says: 'No Subject Alternative Name: browsers refuse it' },
   { name: 'a self-signed certificate', check: 'tls', server: 'nginx', tls: certs.selfSigned, config: '',
     truth: { openssl: /self-signed certificate/ }, rank: 3, says: 'Self-signed certificate' },
   { name: 'the same self-signed certificate, named in TLS_CA_FILES', check: 'tls', server: 'nginx', site: 'a self-signed certificate', config: '', caFile: SELF,

@@ -1,7 +1,8 @@
 /**
  * OWTF-CM-001: the certificate an https target presents (dates, host, chain) and the protocol.
  * Trusted is what openssl on the box trusts, Node's roots, NODE_EXTRA_CA_CERTS and the tester's CA
- * files (trust.ts): a certificate that verifies against them, for the host, has no finding.
+ * files (trust.ts): a certificate that verifies against them, for the host, has no finding above
+ * rank 0 (one that names the host in its CN alone is said, at 0: browsers refuse it).
  */
 import { checkServerIdentity, type DetailedPeerCertificate, type PeerCertificate } from 'node:tls';
 import { bareHost } from '../../evidence/scope.js';
@@ -66,6 +67,16 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
     }
   }
   findings.push(...strengthFindings(cert, store));
+  const namesInSan = /(?:^|, )(?:DNS|IP Address):/.test(cert.subjectaltname ?? '');
+  if (!namesInSan && checkServerIdentity(host, cert) === undefined) {
+    // openssl (and curl) match the host against the subject's CN when there is no name to match it
+    // in: the contract ranks by what openssl verifies; browsers have refused such certificates since 2017
+    findings.push({
+      rank: 0,
+      title: 'No Subject Alternative Name: browsers refuse it',
+      detail: `Subject: ${subject} names ${host} in its CN alone; rule: openssl and curl match the CN when the certificate has no DNS or IP name, browsers match the Subject Alternative Name only (Chromium: NET::ERR_CERT_COMMON_NAME_INVALID; RFC 6125, the CA/Browser Forum's requirements). Ranked 0: openssl verifies it`,
+    });
+  }
   if (tls.protocol && LEGACY_PROTOCOLS.has(tls.protocol)) {
     // The contract ranks only the certificate; an old protocol is said, for the tester to rank.
     findings.push({ rank: 0, title: `Legacy protocol ${tls.protocol}`, detail: `Negotiated ${tls.protocol}, deprecated by RFC 8996` });
