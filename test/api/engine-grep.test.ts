@@ -221,6 +221,23 @@ test('an https target without HSTS: the finding that it is absent, listing the r
   ]);
 });
 
+test('HSTS with max-age=0 turns it off (RFC 6797): rank 2; a SameSite browsers ignore is as none, SameSite=None is ranked as the built-in check ranks it', async () => {
+  const target = await addTarget(api, 'https://off.example/');
+  await importHar(server.url, target, harOfEntries([entryOf({
+    url: 'https://off.example/',
+    responseHeaders: [['Strict-Transport-Security', 'max-age=0'], ['Set-Cookie', 'a=1; Path=/; Secure; HttpOnly; SameSite=Bogus'], ['Set-Cookie', 'b=1; Path=/; Secure; HttpOnly; SameSite=None'], ['Set-Cookie', 'c=1; Path=/; Secure; HttpOnly; SameSite=Lax']],
+  })]));
+  const outputs = await runGrep(target, ['OWTF-CM-001', 'OWTF-SM-002']);
+  const hsts = outputs.get('OWTF-CM-001')!;
+  assert.equal(hsts.owtf_rank, 2);
+  assert.ok(find(hsts, 'HSTS turned off (max-age=0): Strict-Transport-Security: max-age=0'));
+  const cookies = outputs.get('OWTF-SM-002')!;
+  assert.deepEqual(cookies.findings.map((f) => [f.rank, f.title]).sort(), [
+    [2, 'Cookie with SameSite=None: Set-Cookie: b=…; Path=/; Secure; HttpOnly; SameSite=None'],
+    [2, 'Cookie without SameSite: Set-Cookie: a=…; Path=/; Secure; HttpOnly; SameSite=Bogus'],
+  ]);
+});
+
 test('a target with no transactions: the grep run is skipped and says what to do', async () => {
   const target = await addTarget(api, 'https://nothing.example/');
   const out = (await runGrep(target, ['OWTF-IG-004'])).get('OWTF-IG-004')!;
