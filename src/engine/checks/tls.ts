@@ -74,7 +74,7 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
     findings.push({
       rank: 0,
       title: 'No Subject Alternative Name: browsers refuse it',
-      detail: `Subject: ${subject} names ${host} in its CN alone; rule: openssl and curl match the CN when the certificate has no DNS or IP name, browsers match the Subject Alternative Name only (Chromium: NET::ERR_CERT_COMMON_NAME_INVALID; RFC 6125, the CA/Browser Forum's requirements). Ranked 0: openssl verifies it`,
+      detail: `Subject: ${subject} names ${host} in its CN alone; rule: openssl and curl match the CN when the certificate has no DNS or IP name, browsers match the Subject Alternative Name only (Chromium: NET::ERR_CERT_COMMON_NAME_INVALID; RFC 6125, the CA/Browser Forum's requirements)${tls.authorized ? '. Ranked 0: openssl verifies it' : ''}`,
     });
   }
   if (tls.protocol && LEGACY_PROTOCOLS.has(tls.protocol)) {
