@@ -127,6 +127,8 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     return { ...success(views), headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}) } };
   };
 
+  /** The search's own arguments (extensions): a request that gives one gets `last_id`. */
+  const SEARCH_EXTENSION_ARGS = ['q', 'after_id', 'order', 'raw', 'exact'];
   const search: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const filter = searchFilter(ctx);
@@ -141,8 +143,9 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       records_total: found.total,
       records_filtered: found.filtered,
       data,
-      // extension: the target's highest id when the search began, for a view's next after_id
-      last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0),
+      // extension: the target's highest id when the search began, for a view's next after_id; only
+      // to a request that uses an extension (an upstream one gets upstream's answer, no more)
+      ...(SEARCH_EXTENSION_ARGS.some((name) => ctx.args.get(name) !== null) ? { last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0) } : {}),
       ...(found.exact ? {} : { records_filtered_exact: false }),
       ...(found.timedOut ? { timed_out: true } : {}),
     });
@@ -347,7 +350,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
           records_filtered: { type: 'integer' },
           data: arrayOf(TRANSACTION),
           records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search (exact=false) stopped before counting every match' },
-          last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next" },
+          last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next. Only when the request gives an extension argument (q, after_id, order, raw, exact)" },
           timed_out: { type: 'boolean', description: 'Extension: the search ran out of time' },
         },
       },

@@ -129,6 +129,8 @@ test('upstream bug not copied: search looks into response bodies, keeps its orde
   assert.equal(limited.records_filtered, 8);
   const all = (await get('/api/v1/targets/1/transactions/search/')).json.data;
   assert.equal(all.data.length, 8, 'limit defaults to 10: all eight');
+  // an upstream request gets upstream's answer, no key more (the contract: no change to what an existing request answers)
+  assert.deepEqual(Object.keys(all).sort(), ['data', 'records_filtered', 'records_total']);
 });
 
 test('upstream bug not copied: search escapes % and _ (they match themselves)', async () => {
@@ -308,6 +310,9 @@ test('extensions after_id and order: what arrived since a view last looked, newe
   // a search that reads bodies, newest first, and only what is new
   const search = await get(`/api/v1/targets/1/transactions/search/?order=newest&limit=2&q=${encodeURIComponent('~bs .')}`);
   assert.deepEqual(ids(search.json.data.data), [8, 7]);
+  // a request using an extension gets last_id too, for its next after_id
+  assert.equal(search.json.data.last_id, 8);
+  assert.equal((await get('/api/v1/targets/1/transactions/search/?raw=false&after_id=20')).json.data.last_id, 20);
   assert.deepEqual(ids((await get(`/api/v1/targets/1/transactions/search/?after_id=3&limit=10&q=${encodeURIComponent('~bs .')}`)).json.data.data), [4, 5, 6, 7, 8]);
   assert.equal((await get('/api/v1/targets/1/transactions/?order=sideways')).status, 400);
   assert.equal((await get('/api/v1/targets/1/transactions/?after_id=-1')).status, 400);
