@@ -28,6 +28,7 @@ import { registerTargets } from './api/targets.js';
 import { hasBody, isFormContentType, parseFormArgs, readBody, type Args } from './http/args.js';
 import { errorReply, HttpError, HTTP_MESSAGES, type Reply } from './http/jsend.js';
 import { answerHalfClosed, answerThenDrain, answerThenLinger, continueWhenRead, stillLingering } from './http/linger.js';
+import { answerConnect, ignoreUnknownExpectations } from './http/node-answers.js';
 import { endsWithConnection, timeRequest, whileStreaming } from './http/request-timeout.js';
 import { rawResponse, send } from './http/respond.js';
 import { createRouter, type RouteEntry } from './http/router.js';
@@ -323,6 +324,8 @@ export function createServer(options: ServerOptions): AssessdHttpServer {
 
   answerHalfClosed(server);
   continueWhenRead(server);
+  ignoreUnknownExpectations(server);
+  answerConnect(server);
   server.on('listening', () => (cookieName = `assessd-${(server.address() as AddressInfo).port}`));
   return Object.assign(server, { routes: () => router.routes() });
 }
