@@ -170,7 +170,11 @@ function headers(list: unknown, field: string, index: number): Header[] {
     }
     if (typeof value !== 'string') throw new HarError(index, `${at}.value`, 'must be a string');
     if (Buffer.byteLength(value) > MAX_HEADER_VALUE) throw new HarError(index, `${at}.value`, `is longer than ${MAX_HEADER_VALUE / 1024} KiB`);
-    for (const line of value.split('\n')) out.push([name, line.replace(/[\r\u0000]/g, ' ')]);
+    // a value's lines are headers of their own: they count against the same bound (a value of
+    // 256 KiB of line breaks made 262,144 of them, and a HAR of such values an import that filled the memory)
+    const lines = value.split('\n');
+    if (out.length + lines.length > MAX_HEADERS) throw new HarError(index, field, `has more than ${MAX_HEADERS} headers (each line of a value is one)`);
+    for (const line of lines) out.push([name, line.replace(/[\r\u0000]/g, ' ')]);
   });
   return out;
 }

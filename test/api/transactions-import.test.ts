@@ -195,6 +195,21 @@ test("Firefox's way of repeating Set-Cookie (one value, lines joined by newlines
   assert.deepEqual(JSON.parse(t.session_tokens).map((c: { name: string }) => c.name), ['a', 'b']);
 });
 
+// the time limit catches only a freeze: the import takes well under a second, and took ~2 min when
+// a regex trimmed the URL (quadratic over a run of spaces inside it)
+test('a value\'s lines count as headers against the bound of 1,000 (262,144 line breaks in one value filled the memory); a URL with a long run of spaces inside it imports', { timeout: 30_000 }, async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://lines.example/' } });
+  const id = (await request(server.url, '/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://lines.example/').id as number;
+  const tooMany = await importHar(server.url, id, harOf([{ url: 'https://lines.example/', responseHeaders: [['X-Lines', 'a\n'.repeat(1000)]] }]));
+  assert.equal(tooMany.status, 400, tooMany.text);
+  assert.match(tooMany.json.message, /entries\[0\]\.response\.headers: has more than 1000 headers \(each line of a value is one\)/);
+  const spaced = `https://lines.example/a${' '.repeat(400_000)}b`;
+  const fine = await importHar(server.url, id, harOf([{ url: spaced, responseHeaders: [['X-Lines', 'a\nb']] }]));
+  assert.equal(fine.status, 201, fine.text);
+  const [row] = await list(id);
+  assert.ok(row.url === new URL(spaced).href, `${row.url.slice(0, 60)}... (${row.url.length} characters)`);
+});
+
 test('a HAR must come as application/json: anything else is a 415', async () => {
   const res = await request(server.url, '/api/v1/targets/3/transactions/', { method: 'POST', body: harOf([{ url: 'https://b.example/' }]), headers: { 'content-type': 'text/plain' } });
   assert.equal(res.status, 415);

@@ -352,3 +352,14 @@ test('script findings that are listed nowhere (a port not open) take no place of
   assert.equal(findings.filter((f) => f.title.startsWith('CVE-2019-')).length, 999);
   assert.equal(findings.filter((f) => f.title.startsWith('CVE-2020-')).length, 0);
 });
+
+// the time limit catches only a freeze: the parse takes milliseconds, and took ~1 min when a regex
+// read the IDs line (quadratic over spaces then a terminator `.` does not take)
+test('a vulns block\'s IDs line: its value up to a line terminator; spaces then a U+2028 read in linear time', { timeout: 20_000 }, () => {
+  const xml = (ids: string) =>
+    `<nmaprun><host><status state="up"/><address addr="10.0.0.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="445"><state state="open"/><service name="microsoft-ds"/>` +
+    `<script id="smb-vuln-ms17-010" output="&#xa;  VULNERABLE:&#xa;  Remote Code Execution vulnerability&#xa;    State: VULNERABLE&#xa;    IDs:${ids}&#xa;"/></port></ports></host></nmaprun>`;
+  const title = (ids: string) => parseNmapXml(xml(ids)).findings.find((f) => f.title.includes('smb-vuln'))?.title;
+  assert.equal(title('  CVE:CVE-2017-0143\u2028rest'), 'Remote Code Execution vulnerability (smb-vuln-ms17-010: VULNERABLE, CVE:CVE-2017-0143) on 445/tcp');
+  assert.equal(title(`${' '.repeat(250_000)}\u2028`), 'Remote Code Execution vulnerability (smb-vuln-ms17-010: VULNERABLE) on 445/tcp');
+});
