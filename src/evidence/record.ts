@@ -123,12 +123,22 @@ export function onTheWire(text: string): string {
   return /[^\x00-\x7f]/.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
 }
 
-/** Without the spaces and tabs at either end, HTTP's whitespace (a loop: a regex anchored at the end backtracks over long runs). */
+/** Without the spaces and tabs at either end, HTTP's whitespace. */
 export function trimSpacesAndTabs(text: string): string {
+  return trimWhere(text, (code) => code === 0x20 || code === 0x09);
+}
+
+/** Without the C0 controls and spaces at either end, what a URL parser removes first (WHATWG URL). */
+export function trimControlsAndSpaces(text: string): string {
+  return trimWhere(text, (code) => code <= 0x20);
+}
+
+/** Without the characters `trimmed` takes at either end: a loop, as a regex anchored at the end is tried at every position of a long run (quadratic). */
+function trimWhere(text: string, trimmed: (code: number) => boolean): string {
   let start = 0;
   let end = text.length;
-  while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
-  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+  while (start < end && trimmed(text.charCodeAt(start))) start++;
+  while (end > start && trimmed(text.charCodeAt(end - 1))) end--;
   return text.slice(start, end);
 }
 

@@ -1,4 +1,5 @@
 /** Scope: a transaction is in its target's scope when its host and port are the target's. */
+import { trimControlsAndSpaces } from './record.js';
 
 /** A host (a URL's, or an authority's host part) as a socket takes it: an IPv6 address without its brackets. */
 export function bareHost(host: string | URL): string {
@@ -39,13 +40,9 @@ export function pathAsWritten(target: string): string {
   // What a URL parser removes before it reads anything (WHATWG URL): leading and trailing C0
   // controls and spaces, then every tab and newline. Kept, `\x01http://h/x` gave the path
   // `//h/x` (the authority read twice) while the host came from the parser.
-  // (trimmed by index: `[\x00-\x20]+$` is tried at every position of a run, quadratic over a
-  // URL with a long run of spaces inside it, which a HAR may hold: 5 s for 80,000)
-  let start = 0;
-  let end = target.length;
-  while (start < end && target.charCodeAt(start) <= 0x20) start++;
-  while (end > start && target.charCodeAt(end - 1) <= 0x20) end--;
-  let path = target.slice(start, end).replace(/[\t\n\r]/g, '');
+  // (not with a regex: `[\x00-\x20]+$` was quadratic over a URL with a long run of spaces inside
+  // it, which a HAR may hold: 5 s for 80,000)
+  let path = trimControlsAndSpaces(target).replace(/[\t\n\r]/g, '');
   if (!path.startsWith('/')) {
     // Absolute form: the path starts where the authority ends. As a URL parser reads an http(s)
     // URL, the scheme is followed by any run of `/` and `\` (none too: `http:host/x`), and the

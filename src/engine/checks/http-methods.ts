@@ -36,27 +36,27 @@ export function checkHttpMethods(input: CheckInput, fetch: FetchPage = fetchPage
     const nowhere = new URL(`${crypto().randomBytes(8).toString('hex')}/${crypto().randomBytes(8).toString('hex')}/`, url).href;
     const unmatched = { 'if-match': `"${crypto().randomBytes(8).toString('hex')}"` };
     const ask = { timeoutMs: input.timeoutMs, signal: input.signal, maxRedirects: 0, maxBytes: 64 * 1024 };
-    const probes: Array<[Probe, Promise<Page>]> = [
-      ['OPTIONS', fetch(url, { ...ask, method: 'OPTIONS' })],
-      ['TRACE', fetch(url, { ...ask, method: 'TRACE', headers: { [TRACE_MARK_HEADER]: mark } })],
+    const probes: Array<[Probe, string, Record<string, string>]> = [
+      ['OPTIONS', url, {}],
+      ['TRACE', url, { [TRACE_MARK_HEADER]: mark }],
       // no body: allprop, of the page alone
-      ['PROPFIND', fetch(url, { ...ask, method: 'PROPFIND', headers: { depth: '0' } })],
-      ['PUT', fetch(nowhere, { ...ask, method: 'PUT', headers: { ...unmatched, 'content-length': '0' } })],
-      ['DELETE', fetch(nowhere, { ...ask, method: 'DELETE', headers: unmatched })],
-      [CONTROL_METHOD, fetch(nowhere, { ...ask, method: CONTROL_METHOD, headers: { ...unmatched, 'content-length': '0' } })],
+      ['PROPFIND', url, { depth: '0' }],
+      ['PUT', nowhere, { ...unmatched, 'content-length': '0' }],
+      ['DELETE', nowhere, unmatched],
+      [CONTROL_METHOD, nowhere, { ...unmatched, 'content-length': '0' }],
     ];
     // All at once: none depends on another, and a silent target costs the time limit once.
-    const answers = await Promise.allSettled(probes.map(([, answer]) => answer));
+    const answers = await Promise.allSettled(probes.map(([method, to, headers]) => fetch(to, { ...ask, method, headers })));
     if (input.signal?.aborted) throw abortError(input.signal);
     if (answers.every((a) => a.status === 'rejected')) throw (answers[0] as PromiseRejectedResult).reason;
     const pages = new Map<Probe, Page>();
     const summary = answers.map((answer, i) => {
-      const [method] = probes[i]!;
+      const [method, to] = probes[i]!;
       if (answer.status === 'fulfilled') {
         pages.set(method, answer.value);
         return describeRequest(answer.value);
       }
-      return `${method} ${method === 'PUT' || method === 'DELETE' || method === CONTROL_METHOD ? nowhere : url}: no answer (${(answer.reason as Error).message})`;
+      return `${method} ${to}: no answer (${(answer.reason as Error).message})`;
     });
     return successful(methodFindings(pages, mark), summary);
   });

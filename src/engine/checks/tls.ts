@@ -48,6 +48,7 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
   const cert = tls.certificate;
   const subject = distinguishedName(cert.subject);
   const findings: Finding[] = [];
+  const mismatch = checkServerIdentity(host, cert);
   if (!tls.authorized) {
     if (now.getTime() > Date.parse(cert.valid_to)) {
       findings.push({ rank: 3, title: 'Certificate expired', detail: `Not After: ${cert.valid_to} (subject ${subject}); rule: the current time is after Not After` });
@@ -55,7 +56,6 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
     if (now.getTime() < Date.parse(cert.valid_from)) {
       findings.push({ rank: 3, title: 'Certificate not yet valid', detail: `Not Before: ${cert.valid_from} (subject ${subject}); rule: the current time is before Not Before` });
     }
-    const mismatch = checkServerIdentity(host, cert);
     if (mismatch) {
       const names = cert.subjectaltname ? `Subject Alternative Name: ${cert.subjectaltname}` : `Subject: ${subject}`;
       findings.push({ rank: 3, title: `Certificate is not for ${host}`, detail: `${names} (${mismatch.message}); rule: RFC 6125 name matching, as openssl -verify_hostname` });
@@ -68,7 +68,7 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
   }
   findings.push(...strengthFindings(cert, store));
   const namesInSan = /(?:^|, )(?:DNS|IP Address):/.test(cert.subjectaltname ?? '');
-  if (!namesInSan && checkServerIdentity(host, cert) === undefined) {
+  if (!namesInSan && mismatch === undefined) {
     // openssl (and curl) match the host against the subject's CN when there is no name to match it
     // in: the contract ranks by what openssl verifies; browsers have refused such certificates since 2017
     findings.push({
