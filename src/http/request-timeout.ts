@@ -74,4 +74,6 @@ export function whileStreaming(req: IncomingMessage, idleMs: number): void {
   watch.idleMs = idleMs;
   watch.seen = req.socket.bytesRead;
   watch.timer = setTimeout(() => watch.look(), idleMs);
+  // a streamed body's request may end without a 'close' of its own once the socket goes
+  req.socket.once('close', watch.done);
 }

@@ -1,6 +1,7 @@
 /** HAR import: real exports (Chromium, mitmproxy's savehar shape), hostile documents refused whole, the size limit, the CLI. */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -164,6 +165,30 @@ test('a HAR over --max-har-body is a 413, whether it says its length or not; --m
     }, reject);
   });
   assert.equal(chunked.status, 413);
+});
+
+test('a program embedding the server exits once close() resolves, after a HAR refused mid-body (its request time limit held the process 30 s: the request never closed)', { timeout: 60_000 }, async () => {
+  const dir = await tempDir();
+  const program = `
+    import { start } from './src/index.ts';
+    const server = await start({ host: '127.0.0.1', port: 0, dataDir: ${JSON.stringify(dir)}, noToken: true, noProxy: true, log: () => {} });
+    const post = (path, body, type) => fetch(server.url + path, { method: 'POST', body, headers: { 'content-type': type } });
+    await post('/api/v1/targets/', 'target_url=https://a.example/', 'application/x-www-form-urlencoded');
+    // a header of 10 MB is refused while the body still comes: the client sends it whole all the same
+    const har = JSON.stringify({ log: { entries: [{ startedDateTime: '2026-01-01T00:00:00Z', request: { method: 'GET', url: 'https://a.example/', headers: [{ name: 'X-Big', value: 'x'.repeat(10 * 1024 * 1024) }] } }] } });
+    const res = await post('/api/v1/targets/1/transactions/', har, 'application/json');
+    await res.text();
+    await server.close();
+    console.log(res.status, JSON.stringify(process.getActiveResourcesInfo().filter((r) => r === 'Timeout')));
+  `;
+  // the time limit only catches the 30 s hold: the program takes ~2 s
+  const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], { cwd: join(import.meta.dirname, '..', '..'), timeout: 20_000 }, (err, out, errOut) => {
+      if (err) reject(new Error(`${err.message}: ${errOut}`));
+      else resolve({ stdout: out });
+    });
+  });
+  assert.equal(stdout.trim(), '400 []', 'the HAR refused, and no timer left once closed');
 });
 
 test('an invalid HAR refused at its first byte: a client sending its whole body first still reads the 400 (the rest is read and dropped, never a reset)', async () => {
