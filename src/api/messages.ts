@@ -1,7 +1,7 @@
 /** Every user-facing message of the contract, in one place: handlers and tests import them from here. */
 import { PLUGIN_GROUPS } from '../engine/types.js';
 import {
-  BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_OUTPUTS_PER_TARGET, MAX_BUNDLE_TARGETS, MAX_FINDING_DETAIL, MAX_FINDING_TITLE, MAX_OUTPUT_ERROR,
+  BUNDLE_FORMAT, BUNDLE_VERSION, MAX_BUNDLE_DEPTH, MAX_BUNDLE_OUTPUTS_PER_TARGET, MAX_BUNDLE_TARGETS, MAX_OPEN_VALUES, MAX_FINDING_DETAIL, MAX_FINDING_TITLE, MAX_OUTPUT_ERROR,
   type BundleProblem, type OutputField,
 } from '../store/bundle.js';
 import { MAX_FINDINGS, MAX_NOTES, MAX_SUMMARY } from '../store/engine.js';
@@ -46,6 +46,8 @@ export const BUNDLE_MESSAGES = {
   notUtf8: 'Bundle is not valid UTF-8',
   notJson: 'Bundle is not valid JSON',
   notObject: 'Bundle must be a JSON object',
+  tooDeep: `Bundle nests arrays and objects more than ${MAX_BUNDLE_DEPTH} levels deep`,
+  tooManyValues: `Bundle holds more than ${MAX_OPEN_VALUES} values in one array or object and those around it: export a target's many transactions as HAR instead`,
   format: `Not an assessd session bundle: "format" must be "${BUNDLE_FORMAT}"`,
   session: 'Bundle "session" must be an object',
   nameType: 'Bundle session.name must be a string',
@@ -87,6 +89,8 @@ export function bundleProblem(problem: BundleProblem): { message: string; field:
     case 'not-utf8': return { message: M.notUtf8, field: 'body', detail: 'not valid UTF-8' };
     case 'not-json': return { message: M.notJson, field: 'body', detail: 'not valid JSON' };
     case 'not-object': return { message: M.notObject, field: 'body', detail: 'not a JSON object' };
+    case 'too-deep': return { message: M.tooDeep, field: 'body', detail: `at most ${MAX_BUNDLE_DEPTH} levels deep` };
+    case 'too-many-values': return { message: M.tooManyValues, field: 'body', detail: `at most ${MAX_OPEN_VALUES} values open at once` };
     case 'format': return { message: M.format, field: 'format', detail: `must be "${BUNDLE_FORMAT}"` };
     case 'version': {
       const message = typeof problem.version === 'number'

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { BUNDLE_MESSAGES, HTTP_MESSAGES, MESSAGES } from '../../src/api/messages.ts';
 import { DEFAULT_MAX_IMPORT_BODY } from '../../src/options.ts';
+import { MAX_BUNDLE_DEPTH, MAX_OPEN_VALUES } from '../../src/store/bundle.ts';
 import { assertFail, assertSuccess } from '../helpers/jsend.ts';
 import { bundle, JSON_BODY, postBundle, storeBytes, visibleState, withoutId } from '../helpers/bundles.ts';
 import { request, spawnServer, startServer, tempDir, type TestServer } from '../helpers/server.ts';
@@ -174,9 +175,9 @@ describe('import', () => {
     assert.deepEqual((await targetsOf(server, id)).map((t) => t.target_url), ['http://r.example/', 'http://s.example/']);
   });
 
-  test('unknown fields anywhere are ignored, and so is a deeply nested one', async () => {
-    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
-    const body = bundle('with extras', ['http://x.example/']).slice(0, -1) + `,"comment":"hi","nested":${deep}}`;
+  test('unknown fields anywhere are ignored, and so is one nested to the limit (64 levels with the bundle itself)', async () => {
+    const deep = '['.repeat(MAX_BUNDLE_DEPTH - 1) + ']'.repeat(MAX_BUNDLE_DEPTH - 1);
+    const body = bundle('with extras', ['http://x.example/']).slice(0, -1) + `,"comment":"hi [[[[ \\" [[[[ {{{{","nested":${deep}}`;
     assert.equal(assertSuccess(await postBundle(server.url, body), 201).targets, 1);
   });
 
@@ -214,7 +215,11 @@ describe('every refusal leaves the store byte for byte unchanged', () => {
     { name: 'a JSON array', body: '[]', status: 400, message: BUNDLE_MESSAGES.notObject },
     { name: 'JSON null', body: 'null', status: 400, message: BUNDLE_MESSAGES.notObject },
     { name: 'a JSON string', body: '"assessd-session"', status: 400, message: BUNDLE_MESSAGES.notObject },
-    { name: 'a deeply nested array', body: '['.repeat(1_000_000) + ']'.repeat(1_000_000), status: 400, message: BUNDLE_MESSAGES.notObject },
+    // bounded before JSON.parse builds it: brackets held the server ~30 s, `{},` 200 s (MAX_OPEN_VALUES)
+    { name: 'a deeply nested array', body: '['.repeat(1_000_000) + ']'.repeat(1_000_000), status: 400, message: BUNDLE_MESSAGES.tooDeep, data: { body: 'at most 64 levels deep' } },
+    { name: 'a field nested 65 levels deep', body: bundle('n', [ok(1)]).slice(0, -1) + `,"note":"[[[[{{{{","x":${'['.repeat(MAX_BUNDLE_DEPTH)}${']'.repeat(MAX_BUNDLE_DEPTH)}}`, status: 400, message: BUNDLE_MESSAGES.tooDeep },
+    { name: '2,000,000 empty objects as targets', body: bundle('n', []).replace('"targets":[]', `"targets":[${'{},'.repeat(2_000_000)}{}]`), status: 400, message: BUNDLE_MESSAGES.tooManyValues, data: { body: 'at most 250000 values open at once' } },
+    { name: 'more values open at once than the bound, over nested arrays (escaped quotes and commas in strings do not count)', body: bundle('n', [ok(1)]).slice(0, -1) + `,"x":["\\\",,,",${'0,'.repeat(MAX_OPEN_VALUES / 2)}[${'0,'.repeat(MAX_OPEN_VALUES / 2)}0]]}`, status: 400, message: BUNDLE_MESSAGES.tooManyValues },
     { name: 'no format', body: JSON.stringify({ version: 1, session: { name: 'n' }, targets: [] }), status: 400, message: BUNDLE_MESSAGES.format, data: { format: 'must be "assessd-session"' } },
     { name: 'another format', body: bundle('n', [], { format: 'owtf-targets' }), status: 400, message: BUNDLE_MESSAGES.format },
     { name: 'the format only in __proto__', body: '{"__proto__":{"format":"assessd-session","version":1},"session":{"name":"n"},"targets":[]}', status: 400, message: BUNDLE_MESSAGES.format },
