@@ -7,7 +7,7 @@ import { basename, join } from 'node:path';
 import type { OutputRow, State } from '../store/state.js';
 import type { Catalogue } from './catalogue.js';
 import { readRegularFile } from './regular-file.js';
-import { fillText, shellQuote } from './template.js';
+import { fillCommands, fillText } from './template.js';
 import { stripTerminalEscapes } from './terminal-text.js';
 
 /** At most this many bytes of text per output in an answer. */
@@ -67,7 +67,7 @@ export async function outputText(state: State, catalogue: Catalogue, outputsDir:
   const target = state.targets.get(row.target_id)?.target;
   const parts: string[] = [];
   if (row.summary !== undefined) parts.push(row.summary);
-  else if (entry && target && entry.action.kind === 'checklist') parts.push(fillText(entry.action.text, { target }, shellQuote));
+  else if (entry && target && entry.action.kind === 'checklist') parts.push(fillCommands(entry.action.text, { target }));
   else if (entry && target && entry.action.kind === 'links') parts.push(entry.action.links.map((l) => `${l.title}: ${fillText(l.url, { target }, encodeURIComponent)}`).join('\n'));
   if (row.output_path) {
     let left = MAX_OUTPUT_TEXT - Buffer.byteLength(parts.join('\n\n'));

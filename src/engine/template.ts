@@ -42,6 +42,8 @@ export function fillText(template: string, ctx: FillContext, escape: (value: str
 }
 
 const SHELL_SAFE = /^[A-Za-z0-9_./:@%+=,-]*$/;
+/** What a shell reads as it is between double quotes (`!`: an interactive shell's history). */
+const DOUBLE_QUOTE_SAFE = /^[^$`"\\!]*$/;
 
 /**
  * A value as a shell reads it back unchanged: as it is when it holds nothing a shell interprets,
@@ -50,6 +52,46 @@ const SHELL_SAFE = /^[A-Za-z0-9_./:@%+=,-]*$/;
  */
 export function shellQuote(value: string): string {
   return SHELL_SAFE.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A checklist's commands, each value quoted for where the placeholder stands in its line: a shell
+ * reads the line back with the value as one inert piece of the word it is in. A template may
+ * already quote a placeholder (`ffuf -u '{target_url}?FUZZ=1'`): a value quoted again there would
+ * close the template's quotes and open a `$(...)` to the shell. So inside `'...'` a value only has
+ * its `'` written as `'\''`; inside `"..."` its quotes close, it comes single-quoted, and they
+ * open again; elsewhere it is single-quoted. A value with nothing a shell reads is left as it is.
+ * Each line is read on its own (a checklist's command is one line; prose around them is read too,
+ * where an apostrophe only changes how a value is shown).
+ */
+export function fillCommands(template: string, ctx: FillContext): string {
+  let quote: '' | "'" | '"' = '';
+  let scanned = 0;
+  /** The quote open at `at`, reading on from the last placeholder. */
+  const quoteAt = (at: number) => {
+    for (let i = scanned; i < at; i++) {
+      const c = template[i];
+      if (c === '\n') quote = '';
+      else if (quote === "'") {
+        if (c === "'") quote = '';
+      } else if (c === '\\') i++;
+      else if (quote === '"') {
+        if (c === '"') quote = '';
+      } else if (c === "'" || c === '"') quote = c;
+    }
+    scanned = at;
+    return quote;
+  };
+  return template.replace(PLACEHOLDER, (whole, name: string, at: number) => {
+    const v = value(name, ctx);
+    const open = quoteAt(at);
+    scanned = at + whole.length;
+    if (v === undefined) return whole;
+    if (SHELL_SAFE.test(v)) return v;
+    if (open === "'") return v.replace(/'/g, `'\\''`);
+    if (open === '"') return DOUBLE_QUOTE_SAFE.test(v) ? v : `"${shellQuote(v)}"`;
+    return shellQuote(v);
+  });
 }
 
 export type FilledArgv = { ok: true; argv: string[] } | { ok: false; reason: string };
