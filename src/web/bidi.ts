@@ -24,10 +24,12 @@ function hiddenPatterns(): { hidden: RegExp; any: RegExp } {
    * ones (U+034F, the Hangul fillers, variation selectors...), and a run of 8 or more blanks after
    * a line's first word: at the end of a wrapped line a run hangs unseen, and what follows it reads
    * as a line of its own. A line's indentation is left as it is (nested JSON, generated code): a
-   * line's start is a line's start, and a wrapped line goes on indented (app.css). Linear: a start
-   * that is not a run fails within 8 characters.
+   * line's start is a line's start, and a wrapped line goes on indented (app.css). A run's first 8
+   * are matched (captured) and the rest counted by isBlank(): `{8,}` threw "Maximum call stack
+   * size exceeded" past ~5 million blanks, and the page showed nothing. Linear: a start that is not
+   * a run fails within 8 characters.
    */
-  const hidden = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]|\r(?!\n)|(?<=[^\s])[ \t\u00A0\u1680\u2000-\u200A\u202F\u205F\u2800\u3000]{8,}/gu;
+  const hidden = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]|\r(?!\n)|(?<=[^\s])([ \t\u00A0\u1680\u2000-\u200A\u202F\u205F\u2800\u3000]{8})/gu;
   // whether a text has anything to mark: most have not, and are shown as they are
   return (patterns = { hidden, any: new RegExp(hidden.source, 'u') });
 }
@@ -35,12 +37,28 @@ function hiddenPatterns(): { hidden: RegExp; any: RegExp } {
 const number = (n: number) => n.toLocaleString('en');
 const more = (n: number) => `… ${number(n)} character${n === 1 ? '' : 's'} more`;
 
-function mark(found: string): string {
-  // a character is one or two UTF-16 units, a run at least 8
-  if (found.length <= 2) return `⟨U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
-  const kind = /^ +$/.test(found) ? 'spaces' : /^\t+$/.test(found) ? 'tabs' : /^[ \t]+$/.test(found) ? 'spaces and tabs' : 'blank characters';
-  return `⟨${number(found.length)} ${kind}⟩`;
+/** A blank of hiddenPatterns()'s runs. */
+function isBlank(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f || c === 0x2800 || c === 0x3000;
 }
+
+/** A run of blanks as its length and kind. */
+function markRun(text: string, start: number, end: number): string {
+  let spaces = true;
+  let tabs = true;
+  let spacesAndTabs = true;
+  for (let i = start; i < end && spacesAndTabs; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20) spaces = false;
+    if (c !== 0x09) tabs = false;
+    if (c !== 0x20 && c !== 0x09) spacesAndTabs = false;
+  }
+  const kind = spaces ? 'spaces' : tabs ? 'tabs' : spacesAndTabs ? 'spaces and tabs' : 'blank characters';
+  return `⟨${number(end - start)} ${kind}⟩`;
+}
+
+/** A hidden character (one or two UTF-16 units) as its code point. */
+const markCharacter = (found: string) => `⟨U+${found.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`;
 
 /**
  * `text` as it can be read safely: each hidden character written as its code point (`⟨U+202E⟩`,
@@ -54,10 +72,17 @@ export function shown(text: string, max = SHOWN_MAX): string {
   if (text.length <= max && !any.test(text)) return text;
   let out = '';
   let at = 0;
-  for (const found of text.matchAll(hidden)) {
-    if (out.length + found.index! - at >= max) break;
-    out += text.slice(at, found.index) + mark(found[0]);
-    at = found.index! + found[0].length;
+  hidden.lastIndex = 0;
+  for (let found = hidden.exec(text); found; found = hidden.exec(text)) {
+    if (out.length + found.index - at >= max) break;
+    let end = found.index + found[0].length;
+    if (found[1] === undefined) out += text.slice(at, found.index) + markCharacter(found[0]);
+    else {
+      while (end < text.length && isBlank(text.charCodeAt(end))) end++;
+      out += text.slice(at, found.index) + markRun(text, found.index, end);
+      hidden.lastIndex = end;
+    }
+    at = end;
   }
   const room = Math.max(0, max - out.length);
   if (text.length - at <= room) return out + text.slice(at);

@@ -59,6 +59,13 @@ test('a run of 8 or more blanks is written as its length, shorter runs stay', ()
   assert.equal(shown(`[+] Target: x${' '.repeat(200)}\n[+] No vulnerabilities found.`), '[+] Target: x⟨200 spaces⟩\n[+] No vulnerabilities found.');
 });
 
+test('a run of millions of blanks is one mark, and what follows it is seen (past ~5 million, the pattern threw "Maximum call stack size exceeded" and the page showed nothing)', () => {
+  assert.equal(shown(`a${' '.repeat(9_000_000)}END`, BLOCK_MAX), 'a⟨9,000,000 spaces⟩END');
+  assert.equal(shown(`a${' \t'.repeat(4_500_000)}b${'\t'.repeat(9)}`, BLOCK_MAX), 'a⟨9,000,000 spaces and tabs⟩b⟨9 tabs⟩');
+  // a body of many such runs: each costs its mark, and the cut still counts what is left out
+  assert.equal(shown(`x${' '.repeat(1_000_000)}`.repeat(12), 100), `${'x⟨1,000,000 spaces⟩'.repeat(6)}… 6,000,006 characters more`);
+});
+
 test('a line\'s indentation stays as it is (nested JSON, generated code): only a run after a line\'s first word is marked', () => {
   const json = `{\n  "a": {\n    "b": {\n        "c": 1\n    }\n  }\n}`;
   assert.equal(shown(json, BLOCK_MAX), json);

@@ -274,6 +274,18 @@ test('a target’s transactions in the web application: list, filter, live, deta
     w.assertClean();
   });
 
+  await t.test('a request body of 9 million blanks is shown as one mark, then what follows it (the page showed its heading alone)', async () => {
+    const entry = JSON.parse(har([{ url: `${origin}/blanks`, method: 'POST', headers: [['Content-Type', 'text/plain']], body: `a${' '.repeat(9_000_000)}END` }])).log.entries[0];
+    const imported = await server.evidence.importExchanges(target, (async function* () {
+      yield entryToExchange(entry, 0, true)!;
+    })());
+    assert.ok(imported.ok);
+    await page.goto(`${base}/targets/${target}/transactions/${imported.first}`);
+    await shows(page.locator('h1'), `#${imported.first} POST ${origin}/blanks`);
+    await shows(page.locator(`pre[aria-label="Request of #${imported.first}"]`), 'a⟨9,000,000 spaces⟩END');
+    w.assertClean();
+  });
+
   await t.test('axe: no WCAG 2.1 A or AA violation on the new views, wide and narrow, light and dark; nothing scrolls sideways', async () => {
     const views: [string, string, () => Promise<void>][] = [
       ['transactions', `/targets/${target}/transactions`, () => shows(page.locator('#tx-count'), 'transactions')],

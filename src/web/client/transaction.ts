@@ -82,8 +82,9 @@ export function transactionView({ root, params, signal }: ViewContext): void {
   async function load(): Promise<void> {
     try {
       const t = await api.transaction(target, id, SHOWN_BODY, signal);
-      status.remove();
+      // shown first: should showing it fail, the error goes where the loading state still is
       show(t);
+      status.remove();
     } catch (err) {
       if (isAbort(err)) return;
       if (err instanceof ApiError && err.status === 400) {
