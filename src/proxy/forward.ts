@@ -480,20 +480,42 @@ type RawWriter = { _writeRaw(data: Buffer, encoding?: BufferEncoding, written?: 
  */
 const INFORMATIONAL_BYTES = 64 * 1024;
 const MAX_INFORMATIONAL = 1000;
+/**
+ * Bytes of 1xx heads one request may have (received, relayed or not) before it fails as an invalid
+ * answer. Each head costs node's parser and the proxy's copy of its lines: a thousand 103s of 9,000
+ * tiny headers each (54 KB a head, under the 64 KiB a head may have) took 4.6 s of CPU a request, and
+ * 20 such requests at once held the server's event loop 7-13 s at a time.
+ */
+const MAX_INFORMATIONAL_BYTES = 1024 * 1024;
 
-/** The error a request fails with past MAX_INFORMATIONAL 1xx answers. */
-export const tooManyInformational = () => Object.assign(new Error(`over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' });
+/** The error a request fails with past MAX_INFORMATIONAL 1xx answers, or MAX_INFORMATIONAL_BYTES of them. */
+export const tooManyInformational = (seen?: InformationSeen) =>
+  Object.assign(new Error(seen !== undefined && seen.received > MAX_INFORMATIONAL_BYTES ? `over ${MAX_INFORMATIONAL_BYTES / 1024 / 1024} MiB of` : `over ${MAX_INFORMATIONAL}`), { code: 'TOO_MANY_INFORMATIONAL' });
 
 /**
- * Whether a request's 1xx answers went past MAX_INFORMATIONAL: a final answer (or a 101) parsed in
- * the same read as the last of them is emitted after `informational` failed the request, and is refused too.
+ * Whether a request's 1xx answers went past MAX_INFORMATIONAL or MAX_INFORMATIONAL_BYTES: a final
+ * answer (or a 101) parsed in the same read as the last of them is emitted after `informational`
+ * failed the request, and is refused too.
  */
-export const flooded = (seen: InformationSeen | undefined) => seen !== undefined && seen.count > MAX_INFORMATIONAL;
+export const flooded = (seen: InformationSeen | undefined) => seen !== undefined && (seen.count > MAX_INFORMATIONAL || seen.received > MAX_INFORMATIONAL_BYTES);
 
-/** One request's 1xx answers so far, and the bytes of them relayed. */
+/** One request's 1xx answers so far, the bytes of their heads as received, and the bytes of them relayed. */
 export interface InformationSeen {
   count: number;
+  received: number;
   bytes: number;
+}
+
+export const noInformationYet = (): InformationSeen => ({ count: 0, received: 0, bytes: 0 });
+
+/** Counts a 1xx head against the bounds, its lines' bytes summed as they came; false (and the request failed) past one. */
+function counted(upstream: ClientRequest, info: Information, seen: InformationSeen): boolean {
+  seen.count++;
+  seen.received += 14 + (info.statusMessage?.length ?? 0);
+  for (const line of info.rawHeaders) seen.received += line.length + 2;
+  if (!flooded(seen)) return true;
+  upstream.destroy(tooManyInformational(seen));
+  return false;
 }
 
 /**
@@ -503,10 +525,10 @@ export interface InformationSeen {
  * one request's). The request fails past MAX_INFORMATIONAL.
  */
 export function informational(req: IncomingMessage, upstream: ClientRequest, info: Information, seen: InformationSeen): Buffer | undefined {
-  if (++seen.count > MAX_INFORMATIONAL) {
-    upstream.destroy(tooManyInformational());
-    return undefined;
-  }
+  const before = seen.received;
+  if (!counted(upstream, info, seen)) return undefined;
+  // what would not fit, as received, is not built (its end-to-end lines are never more)
+  if (seen.bytes + (seen.received - before) > INFORMATIONAL_BYTES) return undefined;
   if (req.httpVersion === '1.0' || unrelayableStatus(info.statusCode, info.statusMessage) !== undefined) return undefined;
   const head = rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders));
   if (seen.bytes + head.length > INFORMATIONAL_BYTES) return undefined;
@@ -523,7 +545,7 @@ function relayInformation(req: IncomingMessage, res: ServerResponse, upstream: C
   if (res.headersSent) return;
   if (info.statusCode === 100) {
     // not relayed, but counted: endless 100s are a flood like any other
-    if (++seen.count > MAX_INFORMATIONAL) upstream.destroy(tooManyInformational());
+    counted(upstream, info, seen);
     return;
   }
   const head = informational(req, upstream, info, seen);
@@ -780,7 +802,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       stalled = true;
       sent.destroy(timedOut());
     });
-    sent.on('information', (info: Information) => relayInformation(req, res, sent, info, (seen ??= { count: 0, bytes: 0 })));
+    sent.on('information', (info: Information) => relayInformation(req, res, sent, info, (seen ??= noInformationYet())));
     refuseLoops(ctx, sent);
     sent.on('response', answered);
     // A 101 the client did not ask for (an upgrade is forwardUpgrade's): node's client hands over
@@ -842,7 +864,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     const unrelayable = unrelayableStatus(answer.statusCode, answer.statusMessage);
     if (flooded(seen)) {
       answer.socket.destroy();
-      return failed(tooManyInformational());
+      return failed(tooManyInformational(seen));
     }
     // node takes the chunks off and leaves any other coding on the body: relayed without the header
     // that says so, the client would take gzip bytes for the body itself (RFC 9112 6.1)

@@ -26,6 +26,7 @@ import {
   stalledText,
   requestSizeOf,
   timedOut,
+  noInformationYet,
   tooManyInformational,
   unrelayableCoding,
   UPGRADE,
@@ -213,7 +214,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   take(head);
 
   // 1xx answers go back as forward's do, a 100 too: an upgrade's Expect is the target's to answer
-  const seen = { count: 0, bytes: 0 };
+  const seen = noInformationYet();
   upstream.on('information', (info: Information) => {
     const relayed = informational(req, upstream, info, seen);
     if (relayed && !answered) client.write(relayed);
@@ -223,7 +224,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
       // handed over with no listener of node's: the request's destroy (informational) fails it too
       socket.on('error', () => {});
       socket.destroy();
-      return failed(tooManyInformational());
+      return failed(tooManyInformational(seen));
     }
     answered = upgraded = true;
     client.off('data', take);
@@ -243,7 +244,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   upstream.on('response', (answer: IncomingMessage) => {
     if (flooded(seen)) {
       answer.socket.destroy();
-      return failed(tooManyInformational());
+      return failed(tooManyInformational(seen));
     }
     answered = true;
     // read now: the answer's socket is let go once it has ended, and a closed one says nothing
