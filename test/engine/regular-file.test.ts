@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { link, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { listOutputFiles, MAX_LISTED } from '../../src/engine/output-files.ts';
 import { readRegularFile } from '../../src/engine/regular-file.ts';
 import { tempDir } from '../helpers/server.ts';
 
@@ -48,6 +50,24 @@ test('a FIFO, a socket, a device, a directory and a symlink are refused at once,
     assert.equal(sock.ok, false);
   } finally {
     socket.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('an output directory lists at most MAX_LISTED regular files, says there are more', async () => {
+  const dir = await tempDir();
+  try {
+    for (const sub of ['a', 'b/c']) await mkdir(join(dir, sub), { recursive: true });
+    // touch makes them ~10 times sooner than writeFileSync does here
+    execFileSync('sh', ['-c', `seq 1 ${MAX_LISTED} | sed 's/^/f/' | xargs touch`], { cwd: join(dir, 'a') });
+    for (let i = 0; i < 20; i++) writeFileSync(join(dir, 'b/c', `g${i}`), 'x');
+    const { files, more } = await listOutputFiles(dir);
+    assert.equal(files.length, MAX_LISTED);
+    assert.equal(more, true);
+    assert.deepEqual(files.map((f) => f.name), [...files.map((f) => f.name)].sort(), 'by name');
+    const fewer = await listOutputFiles(join(dir, 'b'));
+    assert.deepEqual({ count: fewer.files.length, more: fewer.more, first: fewer.files[0] && { name: fewer.files[0].name, size: fewer.files[0].size } }, { count: 20, more: false, first: { name: 'c/g0', size: 1 } });
+  } finally {
     await rm(dir, { recursive: true, force: true });
   }
 });
