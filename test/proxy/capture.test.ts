@@ -68,12 +68,32 @@ test('tiny chunks are copied, not kept as they came: a kept 1-byte chunk no long
 test('bodies decoded for the record take turns: never more than two at once, each whole (200 small gzip bombs at once held 6 GiB)', async () => {
   const { gzipSync } = await import('node:zlib');
   const { decodedBody, decodesAtOncePeak } = await import('../../src/evidence/record.ts');
-  const bomb = gzipSync(Buffer.alloc(4 * 1024 * 1024, 'a'));
-  assert.ok(bomb.length < 16 * 1024);
-  const out = await Promise.all(Array.from({ length: 12 }, () => decodedBody(bomb, 'gzip', 16 * 1024 * 1024)));
-  assert.ok(out.every((b) => b.length === 4 * 1024 * 1024 && b[0] === 0x61));
+  // 4 MiB that compresses 60-fold: within MAX_DECODED_RATIO
+  const text = Buffer.from(Array.from({ length: 4 * 1024 * 1024 / 64 }, (_, i) => `line ${String(i * 7919 % 100_000).padStart(6, '0')} ${'-'.repeat(51)}\n`).join(''));
+  const compressed = gzipSync(text);
+  assert.ok(text.length === 4 * 1024 * 1024 && compressed.length * 100 > text.length, `${compressed.length} bytes`);
+  const out = await Promise.all(Array.from({ length: 12 }, () => decodedBody(compressed, 'gzip', 16 * 1024 * 1024)));
+  assert.ok(out.every((b) => b.equals(text)));
   assert.equal(decodesAtOncePeak(), 2);
   // a body that is not what it says is kept as it came, and its turn ends
   assert.deepEqual(await decodedBody(Buffer.from('not gzip'), 'gzip', 1024), Buffer.from('not gzip'));
-  assert.equal((await decodedBody(bomb, 'gzip', 16 * 1024 * 1024)).length, 4 * 1024 * 1024);
+  assert.ok((await decodedBody(compressed, 'gzip', 16 * 1024 * 1024)).equals(text));
+});
+
+test('a body that decodes to more than 100 times its size (past 64 KiB) is stored as received: 27 bytes of br decode to 16 MiB, and 200 such answers wrote 290 MB in 10 s', async () => {
+  const { brotliCompressSync, gzipSync } = await import('node:zlib');
+  const { decodedBody, DECODED_FLOOR, MAX_DECODED_RATIO } = await import('../../src/evidence/record.ts');
+  const cap = 16 * 1024 * 1024;
+  const br = brotliCompressSync(Buffer.alloc(cap));
+  assert.ok(br.length < 100, `${br.length} bytes`);
+  assert.deepEqual(await decodedBody(br, 'br', cap), br);
+  const gzip = gzipSync(Buffer.alloc(4 * 1024 * 1024, 'a'));
+  assert.deepEqual(await decodedBody(gzip, 'gzip', cap), gzip);
+  // up to the floor whatever the ratio, and up to the ratio past it
+  assert.equal((await decodedBody(gzipSync(Buffer.alloc(DECODED_FLOOR, 'a')), 'gzip', cap)).length, DECODED_FLOOR);
+  assert.equal((await decodedBody(gzipSync(Buffer.alloc(DECODED_FLOOR + 1, 'a')), 'gzip', cap)).length < 1024, true);
+  const mixed = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `<li>${i}</li>`).join(''));
+  const page = gzipSync(mixed);
+  assert.ok(page.length * MAX_DECODED_RATIO > mixed.length);
+  assert.ok((await decodedBody(page, 'gzip', cap)).equals(mixed));
 });
