@@ -511,7 +511,8 @@ export const noInformationYet = (): InformationSeen => ({ count: 0, received: 0,
 /** Counts a 1xx head against the bounds, its lines' bytes summed as they came; false (and the request failed) past one. */
 function counted(upstream: ClientRequest, info: Information, seen: InformationSeen): boolean {
   seen.count++;
-  seen.received += 14 + (info.statusMessage?.length ?? 0);
+  // as rawHead() writes it: `HTTP/1.1 103 <message>` CRLF, `name: value` CRLF each, CRLF
+  seen.received += 17 + (info.statusMessage?.length ?? 0);
   for (const line of info.rawHeaders) seen.received += line.length + 2;
   if (!flooded(seen)) return true;
   upstream.destroy(tooManyInformational(seen));
@@ -522,12 +523,12 @@ function counted(upstream: ClientRequest, info: Information, seen: InformationSe
  * What to relay of a target's 1xx answer, as it came (RFC 9110 15.2: a proxy forwards those it
  * did not ask for), or undefined; not recorded. Not to an HTTP/1.0 client, which knows no 1xx; not
  * one node could not relay as a final answer either; none past the bounds above (`seen` counts
- * one request's). The request fails past MAX_INFORMATIONAL.
+ * one request's). The request fails past MAX_INFORMATIONAL, or MAX_INFORMATIONAL_BYTES of them.
  */
 export function informational(req: IncomingMessage, upstream: ClientRequest, info: Information, seen: InformationSeen): Buffer | undefined {
   const before = seen.received;
   if (!counted(upstream, info, seen)) return undefined;
-  // what would not fit, as received, is not built (its end-to-end lines are never more)
+  // what would not fit, as received, is not built (its end-to-end lines are never more bytes)
   if (seen.bytes + (seen.received - before) > INFORMATIONAL_BYTES) return undefined;
   if (req.httpVersion === '1.0' || unrelayableStatus(info.statusCode, info.statusMessage) !== undefined) return undefined;
   const head = rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders));
