@@ -60,6 +60,9 @@ export interface TransactionRouteOptions {
   searchBudgetMs?: number;
 }
 
+/** The search's own arguments (extensions): a request that gives one gets `last_id`. */
+const SEARCH_EXTENSION_ARGS = ['q', 'after_id', 'order', 'raw', 'exact'];
+
 export function registerTransactions(router: ApiRouter, store: Store, evidence: Evidence, options: TransactionRouteOptions): void {
   const searchBudgetMs = options.searchBudgetMs ?? SEARCH_BUDGET_MS;
   const exportBudgetMs = 6 * searchBudgetMs;
@@ -127,8 +130,6 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     return { ...success(views), headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}) } };
   };
 
-  /** The search's own arguments (extensions): a request that gives one gets `last_id`. */
-  const SEARCH_EXTENSION_ARGS = ['q', 'after_id', 'order', 'raw', 'exact'];
   const search: Handler = async (ctx) => {
     const target = targetOf(ctx);
     const filter = searchFilter(ctx);

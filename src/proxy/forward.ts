@@ -508,15 +508,18 @@ export interface InformationSeen {
 
 export const noInformationYet = (): InformationSeen => ({ count: 0, received: 0, bytes: 0 });
 
-/** Counts a 1xx head against the bounds, its lines' bytes summed as they came; false (and the request failed) past one. */
-function counted(upstream: ClientRequest, info: Information, seen: InformationSeen): boolean {
+/**
+ * Counts a 1xx head against the bounds: its bytes as received (as rawHead() writes it: `HTTP/1.1
+ * 103 <message>` CRLF, `name: value` CRLF each, CRLF), or undefined (and the request failed) past one.
+ */
+function counted(upstream: ClientRequest, info: Information, seen: InformationSeen): number | undefined {
+  let bytes = 17 + (info.statusMessage?.length ?? 0);
+  for (const line of info.rawHeaders) bytes += line.length + 2;
   seen.count++;
-  // as rawHead() writes it: `HTTP/1.1 103 <message>` CRLF, `name: value` CRLF each, CRLF
-  seen.received += 17 + (info.statusMessage?.length ?? 0);
-  for (const line of info.rawHeaders) seen.received += line.length + 2;
-  if (!flooded(seen)) return true;
+  seen.received += bytes;
+  if (!flooded(seen)) return bytes;
   upstream.destroy(tooManyInformational(seen));
-  return false;
+  return undefined;
 }
 
 /**
@@ -526,10 +529,9 @@ function counted(upstream: ClientRequest, info: Information, seen: InformationSe
  * one request's). The request fails past MAX_INFORMATIONAL, or MAX_INFORMATIONAL_BYTES of them.
  */
 export function informational(req: IncomingMessage, upstream: ClientRequest, info: Information, seen: InformationSeen): Buffer | undefined {
-  const before = seen.received;
-  if (!counted(upstream, info, seen)) return undefined;
+  const received = counted(upstream, info, seen);
   // what would not fit, as received, is not built (its end-to-end lines are never more bytes)
-  if (seen.bytes + (seen.received - before) > INFORMATIONAL_BYTES) return undefined;
+  if (received === undefined || seen.bytes + received > INFORMATIONAL_BYTES) return undefined;
   if (req.httpVersion === '1.0' || unrelayableStatus(info.statusCode, info.statusMessage) !== undefined) return undefined;
   const head = rawHead(info.statusCode, info.statusMessage, endToEnd(info.rawHeaders));
   if (seen.bytes + head.length > INFORMATIONAL_BYTES) return undefined;
