@@ -27,3 +27,13 @@ export async function shows(locator: Locator, ...expected: string[]): Promise<vo
     for (const part of expected) assert.ok(actual.includes(part), `expected “${part}” in “${actual}”`);
   });
 }
+
+/**
+ * A page load's API calls: from the new document's first, its `GET /api/v1/auth`. Any before it
+ * were the previous document's: its health check, due every 10 s, may fire while the next page
+ * loads (once seen as a second `GET /debug/health` in a load of four calls).
+ */
+export function ofNewDocument(calls: string[]): string[] {
+  const first = calls.findIndex((call) => call.startsWith('GET /api/v1/auth'));
+  return first === -1 ? calls : calls.slice(first);
+}

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { request, startServer, type TestServer } from '../helpers/server.ts';
 import { CHROMIUM, keepOnBox, launchChromium, missingBrowser, NARROW, picture, sidewaysScroll, WIDE } from '../helpers/browser.ts';
-import { eventually, shows, text } from '../helpers/page.ts';
+import { eventually, ofNewDocument, shows, text } from '../helpers/page.ts';
 
 interface Session {
   id: number;
@@ -423,7 +423,7 @@ async function apiCalls(step: () => Promise<void>, { pageLoad = false } = {}): P
   calls = [];
   await step();
   await page.waitForTimeout(300); // anything late would be counted too
-  return pageLoad ? calls : calls.filter((c) => !c.startsWith('GET /debug/health'));
+  return pageLoad ? ofNewDocument(calls) : calls.filter((c) => !c.startsWith('GET /debug/health'));
 }
 
 /** Waits until the element's whole text is exactly this. */

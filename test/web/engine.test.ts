@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { request, startServer, tempDir, type RequestOptions, type TestServer } from '../helpers/server.ts';
 import { CHROMIUM, keepOnBox, launchChromium, missingBrowser, NARROW, picture, problemsInEachLook, sidewaysScroll, WIDE } from '../helpers/browser.ts';
-import { eventually, shows, text } from '../helpers/page.ts';
+import { eventually, ofNewDocument, shows, text } from '../helpers/page.ts';
 
 const TOKEN = 'engine-views-test-token-0123456789abcdef';
 
@@ -128,7 +128,7 @@ async function apiCalls(step: () => Promise<void>, { pageLoad = false } = {}): P
   calls = [];
   await step();
   await page.waitForTimeout(300);
-  return pageLoad ? calls : calls.filter((c) => !c.startsWith('GET /debug/health'));
+  return pageLoad ? ofNewDocument(calls) : calls.filter((c) => !c.startsWith('GET /debug/health'));
 }
 
 const paths = (list: string[]) => list.map((c) => c.replace(/\?.*$/, ''));
