@@ -86,8 +86,11 @@ function maskCookie(line: string): string {
   return `${line.slice(0, colon)}: ${value.slice(0, eq + 1)}${end > eq + 1 ? '…' : ''}${value.slice(end)}`;
 }
 
-/** Each match of `mask` in `text` shown as `…`. */
-function masked(mask: Matcher, text: string): string {
+/**
+ * Each match of `mask` in `text` shown as `…`; throws SearchTimeout past `deadline`, the rule's
+ * time for the transaction (a value is up to 256 KiB of the target's bytes).
+ */
+function masked(mask: Matcher, text: string, deadline?: number): string {
   const bytes = Buffer.from(text);
   let out = '';
   let at = 0;
@@ -95,7 +98,7 @@ function masked(mask: Matcher, text: string): string {
     out += `${bytes.toString('utf8', at, s)}…`;
     at = e;
     return false;
-  });
+  }, deadline);
   return out === '' ? text : out + bytes.toString('utf8', at);
 }
 
@@ -104,12 +107,12 @@ function kept(rule: CompiledRule, bytes: Buffer, start: number, end: number, dea
   return (!rule.matching || rule.matching.test(bytes, start, end, deadline)) && !rule.notMatching?.test(bytes, start, end, deadline);
 }
 
-/** A value found in transaction `id` (kept), shown as the rule says (value, mask). */
-function note(state: RuleState, bytes: Buffer, start: number, end: number, id: number): void {
+/** A value found in transaction `id` (kept), shown as the rule says (value, mask), its mask applied before `deadline`. */
+function note(state: RuleState, bytes: Buffer, start: number, end: number, id: number, deadline: number): void {
   const { rule } = state;
   let value = bytes.toString('utf8', start, end);
   if (rule.spec.value === 'cookie') value = maskCookie(value);
-  if (rule.mask) value = masked(rule.mask, value);
+  if (rule.mask) value = masked(rule.mask, value, deadline);
   const key = cut(value, MAX_VALUE);
   let seen = state.values.get(key);
   if (!seen) {
@@ -153,14 +156,14 @@ function readWith(state: RuleState, bytes: Buffer, parts: ReturnType<typeof reco
   if (rule.kind === 'body') {
     const [start, end] = parts.responseBody;
     rule.regex!.matches(bytes, start, Math.min(end, bytes.length), (s, e) => {
-      if (kept(rule, bytes, s, e, deadline)) note(state, bytes, s, e, id);
+      if (kept(rule, bytes, s, e, deadline)) note(state, bytes, s, e, id, deadline);
       return false;
     }, deadline);
     return;
   }
   for (const [start, end] of headerLines(bytes, ...parts.responseHeaders)) {
     if (rule.kind === 'headers') {
-      if (rule.regex!.test(bytes, start, end, deadline) && kept(rule, bytes, start, end, deadline)) note(state, bytes, start, end, id);
+      if (rule.regex!.test(bytes, start, end, deadline) && kept(rule, bytes, start, end, deadline)) note(state, bytes, start, end, id, deadline);
       continue;
     }
     const colon = bytes.indexOf(0x3a, start);
@@ -169,7 +172,7 @@ function readWith(state: RuleState, bytes: Buffer, parts: ReturnType<typeof reco
     let valueStart = colon + 1;
     while (valueStart < end && (bytes[valueStart] === 0x20 || bytes[valueStart] === 0x09)) valueStart++;
     // a header's value is tested, the line is shown
-    if (kept(rule, bytes, valueStart, end, deadline)) note(state, bytes, start, end, id);
+    if (kept(rule, bytes, valueStart, end, deadline)) note(state, bytes, start, end, id, deadline);
   }
 }
 

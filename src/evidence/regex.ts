@@ -575,7 +575,9 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
     const to = stateOf(list, isWordByte(b) ? PREV_WORD : 0);
     // a reset of the cache forgot `state`: the new state stands alone
     if (resets === before) {
-      trans[(state << 8) | b] = found ? FOUND : to;
+      // anchored, into the state with no thread left: not cached for test(), whose hot loop then
+      // leaves at it and stops (a lookahead tried at every end read to the text's end each time)
+      trans[(state << 8) | b] = found ? FOUND : anchored && list.length === 0 ? UNKNOWN : to;
       nextOf[(state << 8) | b] = to;
     }
     lastFound = found;
@@ -636,6 +638,8 @@ function lazyDfa(nfa: Nfa, anchored: boolean): Dfa {
         if (timeUp(deadline)) throw new SearchTimeout('search took too long');
         state = step(state, bytes[i]);
         if (lastFound) return true;
+        // anchored, no thread left: no match further on
+        if (anchored && sets[state].length === 0) return false;
         i++;
       }
       return matchesAtEnd(state);
@@ -723,15 +727,8 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
     },
     matches(bytes, start, end, found, deadline) {
       let pos = start;
-      if (prefixSearch === undefined) prefixSearch = prefix === '' ? null : (literalMatcher(prefix) ?? null);
-      while (pos < end) {
-        if (prefixSearch) {
-          // no match begins before the next place its prefix is
-          let next = -1;
-          prefixSearch.each!(bytes, pos, end, (i) => ((next = i), true), deadline);
-          if (next === -1) return false;
-          pos = next;
-        }
+      /** The next match from `pos` reported, and `pos` moved past it; 'stop' when `found` said so, 'none' when no match is left. */
+      const next = (): 'stop' | 'none' | 'on' => {
         const context = (pos === start ? AT_START : 0) | (pos > start && isWordByte(bytes[pos - 1]) ? AFTER_WORD : 0);
         let e = -1;
         main.ends(bytes, pos, end, (i) => {
@@ -739,18 +736,37 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
           e = i;
           return true;
         }, deadline, context);
-        if (e === -1) return false;
+        if (e === -1) return 'none';
         const lo = Math.max(pos, e - MAX_MATCH);
         let s = startOf(bytes, start, end, lo, e, deadline);
         // longer than MAX_MATCH: its last MAX_MATCH bytes
         if (s === e && lo > pos) s = lo;
         if (s === e) {
           pos = e + 1;
-          continue;
+          return 'on';
         }
         if (!parsed.lazy) e = longestFrom(bytes, start, end, s, e, deadline);
-        if (found(s, e)) return true;
+        if (found(s, e)) return 'stop';
         pos = e;
+        return 'on';
+      };
+      if (prefixSearch === undefined) prefixSearch = prefix === '' ? null : (literalMatcher(prefix) ?? null);
+      if (prefixSearch) {
+        // no match begins before the next place its prefix is: one walk of those places over the
+        // whole text (a search of them from each match's end read the text to its end again for
+        // every case of the prefix that is not in it: quadratic)
+        let outcome = 'none' as 'stop' | 'none' | 'on';
+        prefixSearch.each!(bytes, start, end, (i) => {
+          if (i < pos) return false;
+          pos = i;
+          outcome = next();
+          return outcome !== 'on';
+        }, deadline);
+        return outcome === 'stop';
+      }
+      while (pos < end) {
+        const outcome = next();
+        if (outcome !== 'on') return outcome === 'stop';
       }
       return false;
     },

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeEntities, parseNmapXml } from '../../src/engine/parsers/nmap.ts';
+import { decodeEntities, parseNmapXml, parseNmapXmlInSlices } from '../../src/engine/parsers/nmap.ts';
 import { boundFindings, MAX_TITLE } from '../../src/engine/findings.ts';
 import { clip, cvssRank } from '../../src/engine/parsers/nmap-scripts.ts';
 import { checkProgram, runProgram } from '../../src/engine/process-group.ts';
@@ -362,4 +362,50 @@ test('a vulns block\'s IDs line: its value up to a line terminator; spaces then 
   const title = (ids: string) => parseNmapXml(xml(ids)).findings.find((f) => f.title.includes('smb-vuln'))?.title;
   assert.equal(title('  CVE:CVE-2017-0143\u2028rest'), 'Remote Code Execution vulnerability (smb-vuln-ms17-010: VULNERABLE, CVE:CVE-2017-0143) on 445/tcp');
   assert.equal(title(`${' '.repeat(250_000)}\u2028`), 'Remote Code Execution vulnerability (smb-vuln-ms17-010: VULNERABLE) on 445/tcp');
+});
+
+test('a tag keeps its first 64 attributes, the rest read and passed over (5.9 million names in one tag took 34 s and 1 GB); the scan reads on', () => {
+  const junk = (n: number) => Array.from({ length: n }, (_, i) => `x${i}="${i}"`).join(' ');
+  const port = (attributes: string) => `<port ${attributes}><state state="open"/><service name="http"/></port>`;
+  const xml = `<nmaprun start="1700000000"><host><status state="up"/><address addr="192.0.2.1"/><ports>${port(`protocol="tcp" portid="80" ${junk(100_000)}`)}${port(`${junk(63)} protocol="tcp" portid="81"`)}${port(`${junk(64)} protocol="tcp" portid="82"`)}</ports></host><runstats><finished summary="done"/></runstats></nmaprun>`;
+  assert.deepEqual(ranksAndTitles(xml), [
+    [1, 'Open port 80/tcp: http'],
+    // the 64th kept, the 65th not
+    [1, 'Open port /tcp: http'],
+    [1, 'Open port /: http'],
+  ]);
+});
+
+test('parseNmapXml reads the whole file: 2,000 open ports, the first 999 listed and the rest counted (it stopped at its scanner\'s first tick: 342 ports and "Incomplete nmap output")', () => {
+  const ports = Array.from({ length: 2000 }, (_, p) => `<port protocol="tcp" portid="${p + 1}"><state state="open"/><service name="http"/></port>`).join('');
+  const { findings } = parseNmapXml(`<nmaprun start="1700000000"><host><status state="up"/><address addr="192.0.2.1"/><ports>${ports}</ports></host><runstats><finished summary="done"/></runstats></nmaprun>`);
+  assert.equal(findings.filter((f) => f.title.startsWith('Open port ')).length, 999);
+  assert.equal(findings.at(-1)!.title, '1001 more finding(s) not listed');
+});
+
+test('the parse in slices looks at the clock after every script and every 64 KiB of an unquoted value (a script\'s cost is not its length: 64 KiB of blank lines in a vulns block cost 30 ms, and 35 of them ran between two looks)', async () => {
+  const scripts = Array.from({ length: 150 }, (_, i) => `<script id="s${i}" output="x"/>`).join('');
+  const xml = `<nmaprun args=${'a'.repeat(1024 * 1024)} start="1700000000"><host><status state="up"/><address addr="192.0.2.1"/><ports><port protocol="tcp" portid="80"><state state="open"/>${scripts}</port></ports></host><runstats><finished summary="done"/></runstats></nmaprun>`;
+  let turns = 0;
+  let counting = true;
+  const count = () => {
+    if (!counting) return;
+    turns++;
+    setImmediate(count);
+  };
+  setImmediate(count);
+  // a slice of no time: the parse yields each time it looks at the clock
+  const { findings } = await parseNmapXmlInSlices(xml, { sliceMs: 0 }).finally(() => (counting = false));
+  assert.deepEqual(findings.map((f) => f.title), ['Open port 80/tcp']);
+  assert.ok(turns >= 150 + 16, `the event loop turned ${turns} times`);
+});
+
+test('a vulns block\'s title is looked for 40 lines above its state at most (each state walked back over every blank line before it)', () => {
+  const xml = (blanks: number) =>
+    `<nmaprun><host><status state="up"/><address addr="10.0.0.1" addrtype="ipv4"/><ports><port protocol="tcp" portid="445"><state state="open"/><service name="microsoft-ds"/>` +
+    `<script id="smb-vuln-ms17-010" output="&#xa;  VULNERABLE:&#xa;  Remote Code Execution vulnerability${'&#xa;'.repeat(blanks)}&#xa;    State: VULNERABLE&#xa;"/></port></ports></host></nmaprun>`;
+  const title = (blanks: number) => parseNmapXml(xml(blanks)).findings.find((f) => f.title.includes('smb-vuln'))?.title;
+  // the title 40 lines above, then 41
+  assert.equal(title(39), 'Remote Code Execution vulnerability (smb-vuln-ms17-010: VULNERABLE) on 445/tcp');
+  assert.equal(title(40), 'smb-vuln-ms17-010 (smb-vuln-ms17-010: VULNERABLE) on 445/tcp');
 });

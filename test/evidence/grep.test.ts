@@ -1,6 +1,8 @@
 /** Grep rules on their own: what a regex's value is, what a rule file may say, and a run over 100,000 transactions. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { GrepRuleError, readGrepRules } from '../../src/evidence/grep-rules.ts';
 import { runGrep, MAX_FINDING_TRANSACTIONS } from '../../src/evidence/grep.ts';
 import type { Exchange } from '../../src/evidence/record.ts';
@@ -178,6 +180,32 @@ test('a body a target crafted (16 MiB of /*: a match every five bytes) is read b
     assert.match(result.summary, /Secret comment: 0 distinct values in 2 transactions read; 1 transaction not read whole/);
     assert.ok(!result.findings.some((f) => f.title === 'No Secret comment'), 'not said absent: the unread rest may hold it');
     assert.ok(turns >= 2, `the event loop turned between the rules (${turns} times)`);
+  } finally {
+    await server.close();
+  }
+});
+
+// in a child with a time limit: a freeze holds this process's own timers too
+test('a body a target crafted is read in linear time: a pattern\'s fixed start found by one walk over the text (200,000 <input type=hidden> were ~200 s: each match searched the rest of the text again for every case of its prefix that was not in it), a trailing lookahead stopped where no match can go on (300,000 "a" by a(?!b): ~1 min)', () => {
+  const program = `import { compileRegex } from './src/evidence/regex.ts';
+    const count = (pattern, text) => { const bytes = Buffer.from(text); let n = 0; compileRegex(pattern).matches(bytes, 0, bytes.length, () => (n++, false)); return n; };
+    process.stdout.write(JSON.stringify([count('<input[^>]*hidden[^>]*>', '<input type=hidden>'.repeat(200_000)), count('a(?!b)', 'a'.repeat(300_000))]));`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], { cwd: join(import.meta.dirname, '..', '..'), timeout: 30_000 });
+  assert.deepEqual(JSON.parse(out.toString()), [200_000, 300_000]);
+});
+
+test('a rule\'s mask is applied within the rule\'s time for the transaction: a mask that reads to the end of the value from each match (a value of 60,000 "a") leaves it not read whole', async () => {
+  const server = await startServer();
+  try {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://big.example/' } });
+    const body = Buffer.from(`tok=${'a'.repeat(60_000)}`);
+    await server.evidence.importExchanges(1, (async function* () {
+      yield { ...exchange(0), responseBody: body, responseSize: body.length };
+    })());
+    const loaded = await server.evidence.load(1);
+    const rules = readGrepRules([{ title: 'Token', body: 'tok=a+', mask: 'a(?![^z]*z)', rank: 1 }]);
+    const result = await runGrep({ loaded, read: (s, p, l) => server.evidence.read(s, p, l), rules });
+    assert.match(result.summary, /Token: 0 distinct values in 1 transaction read; 1 transaction not read whole \(the rule stops reading one after 0\.5 s\)\./);
   } finally {
     await server.close();
   }

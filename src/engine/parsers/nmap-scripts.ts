@@ -142,6 +142,9 @@ function idsOf(line: string): string | undefined {
   return start.slice(4).split(/[\r\u2028\u2029]/, 1)[0]!.trim() || undefined;
 }
 
+/** The lines of a vulnerability's block read after its state, and looked back over for its title. */
+const BLOCK_LINES = 40;
+
 /** nmap's vulns library: a block per vulnerability, `State: VULNERABLE` (or LIKELY VULNERABLE), `Risk factor`, `IDs`. */
 function vulnerabilities(id: string, output: string): Finding[] {
   const all = output.split('\n');
@@ -149,15 +152,18 @@ function vulnerabilities(id: string, output: string): Finding[] {
   for (let i = 0; i < all.length && found.length < MAX_PER_SCRIPT; i++) {
     const state = /^\s*State:\s*(LIKELY VULNERABLE|VULNERABLE)/.exec(all[i]!)?.[1];
     if (!state) continue;
-    // the title is the line above the state (the first line of the block)
+    // the title is the line above the state (the first line of the block), looked for as far back
+    // as the block is read forward: each state walked back over every blank line before it, 64 KiB
+    // of them and a state were 30 ms, and a scan has thousands of scripts
     let t = i - 1;
-    while (t >= 0 && (all[t]!.trim() === '' || /^\s*VULNERABLE:\s*$/.test(all[t]!))) t--;
+    const blank = (at: number) => all[at]!.trim() === '' || /^\s*VULNERABLE:\s*$/.test(all[at]!);
+    while (t >= 0 && i - t < BLOCK_LINES && blank(t)) t--;
     // its first sentence: some titles are a paragraph
-    const line = t >= 0 ? all[t]!.trim() : id;
+    const line = t >= 0 && !blank(t) ? all[t]!.trim() : id;
     const stop = line.indexOf('. ');
     const title = stop > 0 && stop < 200 ? line.slice(0, stop + 1) : line;
     let end = i + 1;
-    while (end < all.length && !/^\s*State:/.test(all[end]!) && end - i < 40) end++;
+    while (end < all.length && !/^\s*State:/.test(all[end]!) && end - i < BLOCK_LINES) end++;
     const block = all.slice(Math.max(0, t), end);
     const risk = block.map((l) => /^\s*Risk factor:\s*(\w+)/i.exec(l)?.[1]?.toUpperCase()).find(Boolean);
     const ids = block.map(idsOf).find(Boolean);

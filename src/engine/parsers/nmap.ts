@@ -78,10 +78,18 @@ export function decodeEntities(text: string): string {
   });
 }
 
-const NAME = /[A-Za-z_][\w.:-]*/y;
-const ATTR_NAME = /[^\s=/>"']+/y;
+/** A name is read this long at most: the rest of a longer one is read as what follows it. */
+const MAX_NAME = 256;
+const NAME = new RegExp(`[A-Za-z_][\\w.:-]{0,${MAX_NAME - 1}}`, 'y');
+const ATTR_NAME = new RegExp(`[^\\s=/>"']{1,${MAX_NAME}}`, 'y');
 const SPACE = /\s*/y;
-const UNQUOTED = /[^\s>]*/y;
+/** An unquoted value, a window at a time: one match over a 32 MiB value held the loop 270 ms. */
+const UNQUOTED = new RegExp(`[^\\s>]{0,${MAX_ATTRIBUTE}}`, 'y');
+/**
+ * The attributes a tag keeps (nmap writes at most ~15): the rest are read and passed over. Kept
+ * all, 5.9 million names in one tag (32 MiB) filled one object: 34 s and 1 GB.
+ */
+const MAX_TAG_ATTRIBUTES = 64;
 /** Loop turns of the scanner between two ticks (a look at the clock by whoever drives it). */
 const TICK_STEPS = 4096;
 /** Characters searched for a comment's or declaration's end between two ticks. */
@@ -131,6 +139,7 @@ function* scanTags(xml: string): Generator<Tag | null, boolean> {
     }
     j += name.length;
     const attrs: Record<string, string> = Object.create(null) as Record<string, string>;
+    let attributes = 0;
     let kind: Tag['kind'];
     for (;;) {
       // a tag can be the whole text (attributes that never end): ticks from inside it too
@@ -153,9 +162,10 @@ function* scanTags(xml: string): Generator<Tag | null, boolean> {
         continue;
       }
       j += attr.length;
+      const keep = ++attributes <= MAX_TAG_ATTRIBUTES;
       j += matchAt(SPACE, xml, j).length;
       if (xml[j] !== '=') {
-        attrs[attr] = '';
+        if (keep) attrs[attr] = '';
         continue;
       }
       j++;
@@ -164,12 +174,18 @@ function* scanTags(xml: string): Generator<Tag | null, boolean> {
       if (quote === '"' || quote === "'") {
         const close = xml.indexOf(quote, j + 1);
         if (close < 0) return false;
-        attrs[attr] = decodeEntities(xml.slice(j + 1, Math.min(close, j + 1 + MAX_ATTRIBUTE)));
+        if (keep) attrs[attr] = decodeEntities(xml.slice(j + 1, Math.min(close, j + 1 + MAX_ATTRIBUTE)));
         j = close + 1;
       } else {
-        const value = matchAt(UNQUOTED, xml, j);
-        attrs[attr] = decodeEntities(value.slice(0, MAX_ATTRIBUTE));
+        let value = matchAt(UNQUOTED, xml, j);
+        if (keep) attrs[attr] = decodeEntities(value);
         j += value.length;
+        // the rest of a longer one passed over a window at a time, ticking between windows
+        while (value.length === MAX_ATTRIBUTE) {
+          yield null;
+          value = matchAt(UNQUOTED, xml, j);
+          j += value.length;
+        }
       }
     }
     yield { name, kind, attrs, start: lt, end: j };
@@ -254,7 +270,7 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
     }
     return { id: a.id!, output: clip(output, MAX_SCRIPT_OUTPUT), findings: kept };
   };
-  /** Reads one tag; answers how many tags' worth of work it was (a script's long output is read whole). */
+  /** Reads one tag; answers how many tags' worth of work it was (a script's, whose output is read whole: all a step may do). */
   const take = (tag: Tag): number => {
     const a = tag.attrs;
     if (tag.kind === 'close') {
@@ -318,7 +334,9 @@ function scanReader(xml: string): { scan: Scan; step(maxTags: number): boolean }
         if (a.id && scan.scriptsKept < MAX_SCRIPTS) {
           scan.scriptsKept++;
           (port ?? currentHost()).scripts.push(readScript(a));
-          return 1 + Math.floor((a.output?.length ?? 0) / 1024);
+          // a look at the clock after each: what a script's output costs to read is not its length
+          // (64 KiB of blank lines in a vulns block cost as much as 30,000 tags)
+          return Infinity;
         }
         break;
       case 'finished':
@@ -499,7 +517,8 @@ export interface NmapResult {
 /** Reads nmap's `-oX` output: never throws, whatever the text; incomplete XML gives what could be read. */
 export function parseNmapXml(xml: string): NmapResult {
   const reader = scanReader(xml);
-  reader.step(Infinity);
+  // a step ends at every tick of the scanner and after every script
+  while (!reader.step(Infinity));
   return { findings: findingsOf(reader.scan, xml), summary: summarize(reader.scan) };
 }
 
