@@ -1,8 +1,6 @@
 /** The bytes of a body kept for the record while the body itself streams on: at most `cap`, and how many went by. */
 import type { Readable } from 'node:stream';
-
-/** Bytes a capture's blocks grow to (a chunk longer than that gets a block of its length). */
-const BLOCK = 64 * 1024;
+import { ByteBlocks } from '../byte-blocks.js';
 
 export interface Capture {
   /** The first `cap` bytes (fewer when the budget ran out). */
@@ -30,35 +28,18 @@ export interface CaptureBudget {
  * only copies what passes, up to `cap` and what `budget` has left).
  */
 export function capture(stream: Readable, cap: number, budget: CaptureBudget): Capture {
-  // Copied into blocks of their own: a chunk kept as it came holds its whole socket read (64 KiB)
-  // and an object of its own, so a million 1-byte chunks held gigabytes the budget counted as 1 MB.
-  const blocks: Buffer[] = [];
-  let used = 0;
+  // copied into blocks of their own: a chunk kept as it came holds its whole socket read
+  const blocks = new ByteBlocks(cap);
   let kept = 0;
   let size = 0;
   let full = false;
   let released = false;
-  const keep = (part: Buffer) => {
-    for (let at = 0; at < part.length; ) {
-      let block = blocks.at(-1);
-      if (!block || used === block.length) {
-        // small bodies small blocks (4 KiB, doubling to BLOCK), the rest of this chunk at least, never past the cap
-        const grown = Math.min(BLOCK, 4096 << Math.min(blocks.length, 4));
-        block = Buffer.allocUnsafe(Math.min(cap - kept - at, Math.max(part.length - at, grown)));
-        blocks.push(block);
-        used = 0;
-      }
-      const n = part.copy(block, used, at);
-      used += n;
-      at += n;
-    }
-  };
   const onData = (chunk: Buffer) => {
     size += chunk.length;
     if (full) return;
     const room = Math.min(cap - kept, budget.limit - budget.used);
     const part = chunk.length <= room ? chunk : chunk.subarray(0, Math.max(0, room));
-    if (part.length > 0) keep(part);
+    if (part.length > 0) blocks.push(part);
     kept += part.length;
     budget.used += part.length;
     // once cut, cut for good: a body with a hole in it is no record
@@ -66,7 +47,7 @@ export function capture(stream: Readable, cap: number, budget: CaptureBudget): C
   };
   stream.on('data', onData);
   return {
-    bytes: () => (blocks.length === 1 ? blocks[0]!.subarray(0, kept) : Buffer.concat(blocks, kept)),
+    bytes: () => blocks.bytes(),
     get size() {
       return size;
     },
@@ -80,7 +61,7 @@ export function capture(stream: Readable, cap: number, budget: CaptureBudget): C
       // an upload): what comes then is neither kept nor counted
       stream.off('data', onData);
       budget.used -= kept;
-      blocks.length = 0;
+      blocks.clear();
     },
   };
 }
