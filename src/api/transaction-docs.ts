@@ -7,6 +7,9 @@ type Schema = Record<string, unknown>;
 /** Most transactions, or URLs, one list answer carries (page on with offset). */
 export const MAX_LIST = 10_000;
 
+/** A list's `X-Truncated`: its page stopped at the answer's budget (ANSWER_BUDGET) before `limit`. */
+export const truncatedPage = (rows: number, offset: number) => `${rows} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${offset + rows}`;
+
 const STRING = { type: 'string' };
 const BOOLEAN = { type: 'boolean' };
 

@@ -16,7 +16,7 @@ import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, noCode, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { MAX_LIST, TRANSACTION, TRANSACTION_SUMMARY } from './transaction-docs.js';
+import { MAX_LIST, TRANSACTION, TRANSACTION_SUMMARY, truncatedPage } from './transaction-docs.js';
 import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
 
@@ -125,9 +125,12 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
     const found = await matches(target, filter, offset, limit, false, searchBudgetMs, ctx);
-    const views = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
+    const { views, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
     // a list that ran out of time (a data= filter reads records) says so: its page and count are partial
-    return { ...success(views), headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}) } };
+    return {
+      ...success(views),
+      headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}), ...(cut ? { 'X-Truncated': truncatedPage(views.length, offset) } : {}) },
+    };
   };
 
   const search: Handler = async (ctx) => {
@@ -139,7 +142,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const exact = boolArg(ctx.args, 'exact') ?? true;
     const raw = boolArg(ctx.args, 'raw') ?? true;
     const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, searchBudgetMs, ctx);
-    const data = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
+    const { views: data, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
     return success({
       records_total: found.total,
       records_filtered: found.filtered,
@@ -149,6 +152,8 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       ...(SEARCH_EXTENSION_ARGS.some((name) => ctx.args.get(name) !== null) ? { last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0) } : {}),
       ...(found.exact ? {} : { records_filtered_exact: false }),
       ...(found.timedOut ? { timed_out: true } : {}),
+      // extension: the page stopped at the answer's budget (32 MiB of JSON) before `limit`
+      ...(cut ? { truncated: true } : {}),
     });
   };
 
@@ -314,7 +319,12 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       ...range,
       limit: { type: 'integer', description: `At most this many (and never more than ${MAX_LIST}; page on with offset)` },
     },
-    ok: { status: 200, description: 'The transactions (bodies not included)', data: arrayOf(TRANSACTION_SUMMARY), headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset' } },
+    ok: {
+      status: 200,
+      description: 'The transactions (bodies not included)',
+      data: arrayOf(TRANSACTION_SUMMARY),
+      headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset', 'X-Truncated': 'Extension: the page stopped at 32 MiB of JSON before limit; it says where the next page starts' },
+    },
     fails: { 400: [M.invalidTargetReference, M.invalidParameterType] },
   });
   router.add('POST', base, importHar, {
@@ -353,6 +363,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
           records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search (exact=false) stopped before counting every match' },
           last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next. Only when the request gives an extension argument (q, after_id, order, raw, exact)" },
           timed_out: { type: 'boolean', description: 'Extension: the search ran out of time' },
+          truncated: { type: 'boolean', description: 'Extension: the page stopped at 32 MiB of JSON before limit (its rows are the first of the page)' },
         },
       },
     },

@@ -1,5 +1,5 @@
 /** /api/v1/targets/<id>/urls: every URL seen in a target's transactions (upstream's URL handlers), with its kind. */
-import { urlRows, URL_KINDS, type UrlRow } from '../evidence/read.js';
+import { urlRows, URL_KINDS, withinBudget, type UrlRow } from '../evidence/read.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, success } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
@@ -7,7 +7,7 @@ import type { Handler, RequestContext } from './context.js';
 import { MESSAGES as M } from './messages.js';
 import { arrayOf, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { MAX_LIST, URL_ROW } from './transaction-docs.js';
+import { MAX_LIST, truncatedPage, URL_ROW } from './transaction-docs.js';
 
 export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence): void {
   /** The target's URLs, filtered by `visited`, `scope` and `kind`, and by `keep` (the URL filter). */
@@ -23,25 +23,28 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
     );
     return { total: all.length, rows };
   }
-  // at most MAX_LIST an answer, as the transactions' lists: 800,000 URLs made a 77 MB answer, the server held 2.4 s
+  // at most MAX_LIST an answer, as the transactions' lists: 800,000 URLs made a 77 MB answer, the
+  // server held 2.4 s; and at most ANSWER_BUDGET of JSON (10,000 URLs of 63 KB: 630 MB)
   const page = (ctx: RequestContext, rows: UrlRow[]) => {
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
-    return rows.slice(offset, offset + limit);
+    return { offset, ...withinBudget(rows.slice(offset, offset + limit)) };
   };
 
   const list: Handler = async (ctx) => {
     const urls = listArg(ctx.args, 'url');
     const wanted = urls ? new Set(urls) : undefined;
     const { rows } = await filtered(ctx, (url) => !wanted || wanted.has(url));
+    const shown = page(ctx, rows);
     // how many match, as the transactions' list says it: a page cut at MAX_LIST is seen to be one
-    return { ...success(page(ctx, rows)), headers: { 'X-Total-Count': String(rows.length) } };
+    return { ...success(shown.rows), headers: { 'X-Total-Count': String(rows.length), ...(shown.cut ? { 'X-Truncated': truncatedPage(shown.rows.length, shown.offset) } : {}) } };
   };
 
   const search: Handler = async (ctx) => {
     const text = ctx.args.get('url')?.toLowerCase() ?? '';
     const { total, rows } = await filtered(ctx, (url) => url.toLowerCase().includes(text));
-    return success({ records_total: total, records_filtered: rows.length, data: page(ctx, rows) });
+    const shown = page(ctx, rows);
+    return success({ records_total: total, records_filtered: rows.length, data: shown.rows, ...(shown.cut ? { truncated: true } : {}) });
   };
 
   const args: Record<string, ArgDoc> = {
@@ -55,7 +58,12 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
   router.add('GET', '/api/v1/targets/{target_id:int}/urls', list, {
     summary: "The URLs of a target's transactions, in the order first seen",
     args: { url: { type: 'string', repeatable: true, description: 'Only these URLs (exact; repeatable)' }, ...args },
-    ok: { status: 200, description: 'The URLs', data: arrayOf(URL_ROW), headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset' } },
+    ok: {
+      status: 200,
+      description: 'The URLs',
+      data: arrayOf(URL_ROW),
+      headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset', 'X-Truncated': 'Extension: the page stopped at 32 MiB of JSON before limit; it says where the next page starts' },
+    },
     fails,
   });
   router.add('GET', '/api/v1/targets/{target_id:int}/urls/search', search, {
@@ -64,7 +72,16 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
     ok: {
       status: 200,
       description: 'The page and the counts',
-      data: { type: 'object', required: ['records_total', 'records_filtered', 'data'], properties: { records_total: { type: 'integer' }, records_filtered: { type: 'integer' }, data: arrayOf(URL_ROW) } },
+      data: {
+        type: 'object',
+        required: ['records_total', 'records_filtered', 'data'],
+        properties: {
+          records_total: { type: 'integer' },
+          records_filtered: { type: 'integer' },
+          data: arrayOf(URL_ROW),
+          truncated: { type: 'boolean', description: 'Extension: the page stopped at 32 MiB of JSON before limit (its rows are the first of the page)' },
+        },
+      },
     },
     fails,
   });

@@ -77,14 +77,40 @@ async function readRecord(ev: Evidence, index: TargetIndex, row: number, bodyByt
   return decodeRecord(wanted > first.length ? await ev.read(segment, off, wanted) : first);
 }
 
-/** The views of transactions by id (ids deleted meanwhile are left out). */
-export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number): Promise<(Transaction | TransactionSummary)[]> {
+/**
+ * Characters of JSON one answer's rows may take together: a target's URLs, headers and bodies are
+ * its own, and a page was bounded by its count alone (10,000 rows of 63 KB URLs: a 490 MB answer
+ * that held the server 9-12 s; 600 raw rows of control characters, six characters of JSON each:
+ * past what a string may hold, a 500). The first row is always given.
+ */
+export const ANSWER_BUDGET = 32 * 1024 * 1024;
+
+/**
+ * The views of transactions by id (ids deleted meanwhile are left out), as many as ANSWER_BUDGET
+ * holds: `cut` when the budget left some out.
+ */
+export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number): Promise<{ views: (Transaction | TransactionSummary)[]; cut: boolean }> {
   const views: (Transaction | TransactionSummary)[] = [];
+  let used = 0;
   for (const id of ids) {
     const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0, LIST_BODY_CAP);
-    if (stored) views.push(transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP));
+    if (!stored) continue;
+    const view = transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP);
+    used += JSON.stringify(view).length;
+    if (used > ANSWER_BUDGET && views.length > 0) return { views, cut: true };
+    views.push(view);
   }
-  return views;
+  return { views, cut: false };
+}
+
+/** As many of `rows` (from the first) as ANSWER_BUDGET holds, and whether some were left out. */
+export function withinBudget<T>(rows: readonly T[]): { rows: T[]; cut: boolean } {
+  let used = 0;
+  for (let i = 0; i < rows.length; i++) {
+    used += JSON.stringify(rows[i]).length;
+    if (used > ANSWER_BUDGET && i > 0) return { rows: rows.slice(0, i), cut: true };
+  }
+  return { rows: rows.slice(), cut: false };
 }
 
 /** `GET https://shop.example/login → 302 Found`: a transaction's request line and status, from the index alone. */

@@ -516,3 +516,51 @@ test('the URL list and its search answer at most 10,000 URLs at once, as the tra
   assert.equal(found.records_filtered, 10_050);
   assert.equal(found.data.length, 10_000);
 });
+
+test('a list, a search and the URLs stop at 32 MiB of JSON and say so, however many rows were asked for (a target\'s 63 KB URLs made a 490 MB answer that held the server 9-12 s; raw rows of control characters, six characters of JSON each, a 500)', async () => {
+  const big = await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://big.example/' } });
+  assert.equal(big.status, 201, big.text);
+  const target = (await get('/api/v1/targets/?target_url=https://big.example/')).json.data[0].id as number;
+  const N = 600;
+  const body = Buffer.alloc(64 * 1024, 1);
+  const imported = await server.evidence.importExchanges(target, (async function* () {
+    for (let i = 0; i < N; i++) {
+      yield {
+        url: `https://big.example/${String(i).padStart(4, '0')}/${'u'.repeat(60_000)}`, method: 'POST', httpVersion: 'HTTP/1.1', requestHeaders: [['Host', 'big.example']], requestBody: body,
+        status: 200, statusText: 'OK', responseHttpVersion: 'HTTP/1.1', responseHeaders: [['Content-Type', 'text/plain']], responseBody: body, responseSize: body.length, truncated: false,
+        mimeType: 'text/plain', startedAt: 1_700_000_000_000 + i, time: 10, source: 'har' as const,
+      };
+    }
+  })());
+  assert.ok(imported.ok);
+  const BUDGET = 32 * 1024 * 1024;
+  const within = (text: string, rows: number) => assert.ok(text.length < BUDGET + 1024 * 1024, `${rows} rows, ${text.length} characters`);
+
+  const list = await get(`/api/v1/targets/${target}/transactions/`);
+  const rows = list.json.data as { id: number; url: string }[];
+  assert.ok(rows.length > 1 && rows.length < N, `${rows.length} rows`);
+  within(list.text, rows.length);
+  assert.equal(list.headers['x-total-count'], String(N));
+  assert.equal(list.headers['x-truncated'], `${rows.length} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${rows.length}`);
+  // the next page goes on where it stopped
+  const next = await get(`/api/v1/targets/${target}/transactions/?offset=${rows.length}&limit=1`);
+  assert.equal(next.json.data[0].id, rows.at(-1)!.id + 1);
+  assert.equal(next.headers['x-truncated'], undefined);
+
+  const search = await get(`/api/v1/targets/${target}/transactions/search/?limit=${N}`);
+  const found = search.json.data as { data: unknown[]; truncated?: boolean; records_filtered: number };
+  assert.ok(found.data.length > 1 && found.data.length < rows.length, `${found.data.length} raw rows`);
+  within(search.text, found.data.length);
+  assert.equal(found.truncated, true);
+  assert.equal(found.records_filtered, N);
+  assert.equal((await get(`/api/v1/targets/${target}/transactions/search/?limit=2`)).json.data.truncated, undefined);
+
+  const urls = await get(`/api/v1/targets/${target}/urls/`);
+  const urlRows = urls.json.data as unknown[];
+  assert.ok(urlRows.length > 1 && urlRows.length < N, `${urlRows.length} URLs`);
+  within(urls.text, urlRows.length);
+  assert.equal(urls.headers['x-truncated'], `${urlRows.length} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${urlRows.length}`);
+  const urlSearch = (await get(`/api/v1/targets/${target}/urls/search/?url=big.example`)).json.data;
+  assert.equal(urlSearch.truncated, true);
+  assert.equal(urlSearch.data.length, urlRows.length);
+});
