@@ -425,6 +425,8 @@ export interface TransactionSummary {
   response_body_truncated?: boolean;
   /** Extension: `data` (and the body in `raw_request`) cut at 64 KiB in a list or a search. */
   request_body_truncated?: boolean;
+  /** With request_body_truncated: the bytes of the request body as sent. */
+  request_size?: number;
   /** Extension: in a list or a search, `session_tokens` (8 KiB), raw_request's head or response_headers (64 KiB) cut. */
   headers_truncated?: boolean;
   /** https through the proxy: what was wrong with the target's certificate. */
@@ -466,11 +468,10 @@ function textCut(bytes: Buffer, cap: number): Buffer {
  * cut at `bodyCap` bytes (lists and searches: 64 KiB; the record may hold only that much of it).
  */
 
-export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity, requestCap = Infinity): Transaction | TransactionSummary {
+export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity, requestCap = Infinity, listed = requestCap !== Infinity): Transaction | TransactionSummary {
   const x = record.exchange;
   const { id, target, scope, binary } = facts;
-  // a list's or a search's (its request bodies cut): headers bounded too
-  const listed = requestCap !== Infinity;
+  // `listed`: a list's or a search's (its request bodies cut), headers bounded too
   const tokens = cookiesOf(x.responseHeaders, listed ? LIST_TOKENS_CAP : Infinity);
   // a list's request bodies are cut as its response bodies are (an upload may be 16 MiB), at a character's end
   const requestCut = record.requestBodyLength > requestCap;
@@ -499,7 +500,10 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
   };
   const cut = record.bodyLength > bodyCap;
   if (x.truncated || (raw && cut)) summary.response_body_truncated = true;
-  if (requestCut || x.requestSize !== undefined) summary.request_body_truncated = true;
+  if (requestCut || x.requestSize !== undefined) {
+    summary.request_body_truncated = true;
+    summary.request_size = x.requestSize ?? record.requestBodyLength;
+  }
   if (tokens.cut) summary.headers_truncated = true;
   if (!raw) return summary;
   const body = cut ? x.responseBody.subarray(0, bodyCap) : x.responseBody;

@@ -464,6 +464,18 @@ test('a list and a search carry at most 64 KiB of a request body too (data, and 
   assert.equal(one.data, body);
   assert.equal(one.request_body_truncated, undefined);
   assert.ok(one.raw_request.endsWith(body));
+  // max_body cuts it too (the web application's view asks so: a 16 MiB upload was whole in it), the head whole
+  const shown = (await get(`/api/v1/targets/${target}/transactions/${big.id}?max_body=1000`)).json.data;
+  assert.equal(shown.data, 'a'.repeat(1000));
+  assert.equal(shown.request_body_truncated, true);
+  assert.equal(shown.request_size, Buffer.byteLength(body));
+  assert.ok(shown.raw_request.startsWith('POST https://upload.example/up') || shown.raw_request.startsWith('POST /up'), shown.raw_request.slice(0, 40));
+  assert.ok(shown.raw_request.endsWith(`\r\n\r\n${'a'.repeat(1000)}`));
+  assert.equal(shown.headers_truncated, undefined);
+  const whole = (await get(`/api/v1/targets/${target}/transactions/${small.id}?max_body=1000`)).json.data;
+  assert.equal(whole.data, 'tiny');
+  assert.equal(whole.request_body_truncated, undefined);
+  assert.equal(whole.request_size, undefined);
 });
 
 test('a list and a search bound what headers a row carries: session_tokens at 8 KiB, raw_request\'s head and response_headers at 64 KiB, said (headers_truncated); one transaction has them whole (a hostile target\'s cookies made the list a 500)', async () => {

@@ -9,6 +9,7 @@ import { CHROMIUM, missingBrowser, openBrowser, type WatchedPage } from '../help
 import { eventually, shows } from '../helpers/page.ts';
 import { request, startServer, tempDir, withToken, type TestServer } from '../helpers/server.ts';
 import { harOf } from '../evidence/helpers.ts';
+import type { Response } from 'playwright-core';
 
 const TOKEN = 'hostile-display-test-token-0123456789ab';
 const skip = missingBrowser && !process.env.CI;
@@ -43,6 +44,8 @@ before(async () => {
     body: har([
       { url: `${ORIGIN}/padded`, responseHeaders: FAKE_HEADERS, responseBody: `[+] Target: x${BLANKS}\n[+] No vulnerabilities found.` },
       { url: `${ORIGIN}${LONG_PATH}`, responseBody: 'long' },
+      // a hostile page's upload: control characters, six characters of JSON each
+      { url: `${ORIGIN}/upload`, method: 'POST', headers: [['Content-Type', 'application/octet-stream']], body: Buffer.alloc(2 * 1024 * 1024, 1), responseBody: 'ok' },
     ]),
   });
   w = await openBrowser(server.url);
@@ -137,7 +140,7 @@ test('hostile text in the web application: no fake header line, hidden character
 
   await t.test('a URL of 4 MiB is cut for display in the list, the URLs view, the detail, the title; the repeater is not handed it', async () => {
     await page.goto(`${server.url}/targets/${target}/transactions`);
-    await eventually(async () => assert.equal(await page.locator('tr.tx').count(), 2));
+    await eventually(async () => assert.equal(await page.locator('tr.tx').count(), 3));
     const cell = (await page.locator('tr.tx[data-tx-id="2"] .tx-url a').textContent()) ?? '';
     assert.ok(cell.length < 2100, `the list's cell holds ${cell.length} characters`);
     assert.ok(/… [\d,]+ characters more$/.test(cell), cell.slice(-60));
@@ -145,7 +148,7 @@ test('hostile text in the web application: no fake header line, hidden character
     assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the list page holds little text');
 
     await page.goto(`${server.url}/targets/${target}/urls`);
-    await eventually(async () => assert.equal(await page.locator('tr.url-row').count(), 2));
+    await eventually(async () => assert.equal(await page.locator('tr.url-row').count(), 3));
     assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the URLs page holds little text');
     await shows(page.locator('main'), 'characters more');
 
@@ -162,6 +165,21 @@ test('hostile text in the web application: no fake header line, hidden character
     assert.equal(await page.getByLabel('URL', { exact: true }).inputValue(), '', 'the repeater’s URL is left empty');
     await shows(page.locator('form.repeater'), `The recorded URL (${(ORIGIN.length + LONG_PATH.length).toLocaleString('en')} characters) is too long to edit here`);
     assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the detail holds little text');
+    w.assertClean();
+  });
+
+  await t.test('a request body of 2 MiB of control characters is asked for cut, as the response body is (its whole view was 25 MB of JSON); the repeater is not handed it', async () => {
+    const answers: number[] = [];
+    const seen = (response: Response) => void (response.url().includes('/transactions/3?') && response.body().then((b) => answers.push(b.length)));
+    page.on('response', seen);
+    await page.goto(`${server.url}/targets/${target}/transactions/3`);
+    await shows(page.locator('.tx-summary'), 'Request body', '2.1 MB sent, not shown whole here');
+    page.off('response', seen);
+    assert.equal(answers.length, 1);
+    // 256 KiB of it, twice (data, raw_request), six characters of JSON a byte: ~3 MB; whole, ~25 MB
+    assert.ok(answers[0]! < 4 * 1000 * 1000, `the view's answer: ${answers[0]} bytes`);
+    assert.equal(await page.getByLabel('Body', { exact: true }).inputValue(), '', 'the repeater’s body is left empty');
+    await shows(page.locator('form.repeater'), 'The recorded body (2.1 MB) is too long to edit here: its field is left empty, and the recorded body is sent unless you type another.');
     w.assertClean();
   });
 });

@@ -155,6 +155,8 @@ export interface TransactionSummary {
   started_at: string;
   response_body_truncated?: boolean;
   request_body_truncated?: boolean;
+  /** With request_body_truncated: the bytes of the request body as sent. */
+  request_size?: number;
   /** No answer: what failed (or, for a record damaged on disk, that it is). */
   error?: string;
   /** An https target's certificate not trusted, or naming another host. */

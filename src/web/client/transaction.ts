@@ -115,7 +115,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       ...(t.error ? ([['Error', t.error]] as [string, string][]) : []),
       ...(t.tls_problem ? ([['Certificate', `not trusted: ${t.tls_problem}`]] as [string, string][]) : []),
       ...(t.resent ? ([['Sent', `${t.resent + 1} times by the proxy: the target may have received each`]] as [string, string][]) : []),
-      ...(t.request_body_truncated ? ([['Request body', 'stored cut: the client sent more than the record holds']] as [string, string][]) : []),
+      ...(t.request_body_truncated ? ([['Request body', `${size(t.request_size ?? 0)} sent, not shown whole here`]] as [string, string][]) : []),
     ];
     const summary = h('section', { class: 'panel tx-summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, shownLines(v))])));
     const request = h('section', { class: 'tx-part', 'aria-labelledby': 'tx-request' }, h('h2', { id: 'tx-request' }, 'Request'), textBlock(requestText(t.raw_request), `Request of #${t.id}`));
@@ -171,7 +171,8 @@ export function transactionView({ root, params, signal }: ViewContext): void {
   function repeater(t: Transaction): HTMLElement {
     const full = { method: t.method, url: t.url, headers: requestHeaderLines(t.raw_request).join('\n'), body: t.data };
     const fields = ['method', 'url', 'headers', 'body'] as const;
-    const tooLong = fields.filter((f) => full[f].length > FIELD_MAX[f]);
+    // a body not shown whole (cut for the view, or stored cut) is not put in its field either
+    const tooLong = fields.filter((f) => full[f].length > FIELD_MAX[f] || (f === 'body' && t.request_body_truncated));
     const recorded = { ...full };
     for (const f of tooLong) recorded[f] = '';
     const method = h('input', { id: 'rep-method', autocomplete: 'off', spellcheck: 'false', value: recorded.method });
@@ -196,7 +197,11 @@ export function transactionView({ root, params, signal }: ViewContext): void {
         h('p', { class: 'hint', id: 'rep-body-hint' }, 'Sent as UTF-8 text when changed; left as it is, the recorded bytes are sent. Host and Content-Length are set for you.'),
       ),
       ...tooLong.map((f) =>
-        h('p', { class: 'hint rep-long' }, `The recorded ${FIELD_NAMES[f]} (${num(full[f].length)} characters) is too long to edit here: its field is left empty, and the recorded ${FIELD_NAMES[f]} is sent unless you type another.`),
+        h(
+          'p',
+          { class: 'hint rep-long' },
+          `The recorded ${FIELD_NAMES[f]} (${f === 'body' && t.request_body_truncated ? size(t.request_size ?? 0) : `${num(full[f].length)} characters`}) is too long to edit here: its field is left empty, and the recorded ${FIELD_NAMES[f]} is sent unless you type another.`,
+        ),
       ),
       h('div', { class: 'actions' }, sendButton, reset),
     );
