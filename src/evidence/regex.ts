@@ -808,10 +808,11 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
     }
     return true;
   };
-  const next = variants.map(() => -1);
   /** Calls `found` with each place in `[start, end)` the needle starts, until it returns true. */
   const each = (bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean => {
     if (end - start < lower.length) return false;
+    // a walk's own (a match's `found` may walk again: a pattern's prefix is walked over a whole text)
+    const next = variants.map(() => -1);
     const view = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
     const last = view.length - lower.length;
     for (let v = 0; v < variants.length; v++) next[v] = view.indexOf(variants[v], k);
