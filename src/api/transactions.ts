@@ -6,10 +6,10 @@ import { CodeError, requestAsCode, LANGUAGES, type Language } from '../evidence/
 import { and, FilterError, parseFilter, substring, type Expr, type Field } from '../evidence/filter.js';
 import { exchangeToEntry, harPieces, HarError, readHar } from '../evidence/har.js';
 import { findRows, type RowMatches } from '../evidence/query.js';
-import { readStored, viewsOf } from '../evidence/read.js';
+import { jsonArray, readStored, searchJson, viewsOf } from '../evidence/read.js';
 import { cutRequestBody, LIST_BODY_CAP, transactionView } from '../evidence/record.js';
 import type { Evidence } from '../evidence/store.js';
-import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
+import { HttpError, HTTP_MESSAGES, success, successJson } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import type { Handler, RequestContext } from './context.js';
 import { attachment } from './filename.js';
@@ -125,11 +125,11 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
     const found = await matches(target, filter, offset, limit, false, searchBudgetMs, ctx);
-    const { views, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
+    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0);
     // a list that ran out of time (a data= filter reads records) says so: its page and count are partial
     return {
-      ...success(views),
-      headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}), ...(cut ? { 'X-Truncated': truncatedPage(views.length, offset) } : {}) },
+      ...successJson(jsonArray(json)),
+      headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}), ...(cut ? { 'X-Truncated': truncatedPage(json.length, offset) } : {}) },
     };
   };
 
@@ -142,11 +142,8 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const exact = boolArg(ctx.args, 'exact') ?? true;
     const raw = boolArg(ctx.args, 'raw') ?? true;
     const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, searchBudgetMs, ctx);
-    const { views: data, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
-    return success({
-      records_total: found.total,
-      records_filtered: found.filtered,
-      data,
+    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0);
+    return successJson(searchJson(found.total, found.filtered, json, {
       // extension: the target's highest id when the search began, for a view's next after_id; only
       // to a request that uses an extension (an upstream one gets upstream's answer, no more)
       ...(SEARCH_EXTENSION_ARGS.some((name) => ctx.args.get(name) !== null) ? { last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0) } : {}),
@@ -154,7 +151,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       ...(found.timedOut ? { timed_out: true } : {}),
       // extension: the page stopped at the answer's budget (32 MiB of JSON) before `limit`
       ...(cut ? { truncated: true } : {}),
-    });
+    }));
   };
 
   const get: Handler = async (ctx) => {

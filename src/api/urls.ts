@@ -1,7 +1,7 @@
 /** /api/v1/targets/<id>/urls: every URL seen in a target's transactions (upstream's URL handlers), with its kind. */
-import { urlRows, URL_KINDS, withinBudget, type UrlRow } from '../evidence/read.js';
+import { jsonArray, searchJson, urlRows, URL_KINDS, withinBudget, type UrlRow } from '../evidence/read.js';
 import type { Evidence } from '../evidence/store.js';
-import { HttpError, success } from '../http/jsend.js';
+import { HttpError, successJson } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
 import type { Handler, RequestContext } from './context.js';
 import { MESSAGES as M } from './messages.js';
@@ -37,14 +37,14 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
     const { rows } = await filtered(ctx, (url) => !wanted || wanted.has(url));
     const shown = page(ctx, rows);
     // how many match, as the transactions' list says it: a page cut at MAX_LIST is seen to be one
-    return { ...success(shown.rows), headers: { 'X-Total-Count': String(rows.length), ...(shown.cut ? { 'X-Truncated': truncatedPage(shown.rows.length, shown.offset) } : {}) } };
+    return { ...successJson(jsonArray(shown.json)), headers: { 'X-Total-Count': String(rows.length), ...(shown.cut ? { 'X-Truncated': truncatedPage(shown.json.length, shown.offset) } : {}) } };
   };
 
   const search: Handler = async (ctx) => {
     const text = ctx.args.get('url')?.toLowerCase() ?? '';
     const { total, rows } = await filtered(ctx, (url) => url.toLowerCase().includes(text));
     const shown = page(ctx, rows);
-    return success({ records_total: total, records_filtered: rows.length, data: shown.rows, ...(shown.cut ? { truncated: true } : {}) });
+    return successJson(searchJson(total, rows.length, shown.json, shown.cut ? { truncated: true } : {}));
   };
 
   const args: Record<string, ArgDoc> = {

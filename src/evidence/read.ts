@@ -2,7 +2,6 @@
 import { rowOfId, urlOf, type TargetIndex } from './index.js';
 import {
   CorruptRecordError, decodeRecord, encodeRecord, LIST_BODY_CAP, recordHeadLength, responseStatus, SOURCES, transactionView, type RowFacts, type StoredRecord,
-  type Transaction, type TransactionSummary,
 } from './record.js';
 import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, SOURCE_SHIFT } from './segment.js';
 import type { Evidence, LoadedTarget } from './store.js';
@@ -85,32 +84,50 @@ async function readRecord(ev: Evidence, index: TargetIndex, row: number, bodyByt
  */
 export const ANSWER_BUDGET = 32 * 1024 * 1024;
 
-/**
- * The views of transactions by id (ids deleted meanwhile are left out), as many as ANSWER_BUDGET
- * holds: `cut` when the budget left some out.
- */
-export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number): Promise<{ views: (Transaction | TransactionSummary)[]; cut: boolean }> {
-  const views: (Transaction | TransactionSummary)[] = [];
+/** Rows as JSON, each written once (measured, then joined into the answer), and whether ANSWER_BUDGET left some out. */
+export interface JsonRows {
+  json: string[];
+  cut: boolean;
+}
+
+/** The views of transactions by id (ids deleted meanwhile are left out), as JSON, as many as ANSWER_BUDGET holds. */
+export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number): Promise<JsonRows> {
+  const json: string[] = [];
   let used = 0;
   for (const id of ids) {
     const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0, LIST_BODY_CAP);
     if (!stored) continue;
-    const view = transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP);
-    used += JSON.stringify(view).length;
-    if (used > ANSWER_BUDGET && views.length > 0) return { views, cut: true };
-    views.push(view);
+    const row = JSON.stringify(transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP));
+    used += row.length;
+    if (used > ANSWER_BUDGET && json.length > 0) return { json, cut: true };
+    json.push(row);
   }
-  return { views, cut: false };
+  return { json, cut: false };
 }
 
-/** As many of `rows` (from the first) as ANSWER_BUDGET holds, and whether some were left out. */
-export function withinBudget<T>(rows: readonly T[]): { rows: T[]; cut: boolean } {
+/** As many of `rows` (from the first) as ANSWER_BUDGET holds, as JSON. */
+export function withinBudget(rows: readonly unknown[]): JsonRows {
+  const json: string[] = [];
   let used = 0;
-  for (let i = 0; i < rows.length; i++) {
-    used += JSON.stringify(rows[i]).length;
-    if (used > ANSWER_BUDGET && i > 0) return { rows: rows.slice(0, i), cut: true };
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    used += text.length;
+    if (used > ANSWER_BUDGET && json.length > 0) return { json, cut: true };
+    json.push(text);
   }
-  return { rows: rows.slice(), cut: false };
+  return { json, cut: false };
+}
+
+/** `[row,...]` */
+export const jsonArray = (json: readonly string[]) => `[${json.join(',')}]`;
+
+/**
+ * A search's answer, `{"records_total","records_filtered","data":[rows],...rest}`, its rows as
+ * written (the fields in that order, as upstream's).
+ */
+export function searchJson(total: number, filtered: number, json: readonly string[], rest: Record<string, unknown>): string {
+  const more = JSON.stringify(rest);
+  return `{"records_total":${total},"records_filtered":${filtered},"data":${jsonArray(json)}${more === '{}' ? '}' : `,${more.slice(1)}`}`;
 }
 
 /** `GET https://shop.example/login → 302 Found`: a transaction's request line and status, from the index alone. */

@@ -51,6 +51,11 @@ export function success(data: unknown = {}, status = 200): Reply {
   return { status, body: successBody(data) };
 }
 
+/** `{"status":"success","data":<json>}`, `json` already written (a list's rows, each serialized once, as it was measured). */
+export function successJson(json: string, status = 200): Reply {
+  return { status, body: `{"status":"success","data":${json}}` };
+}
+
 /** 4xx: `fail` with the message; 5xx: `error` with a generic message (details belong in the log). */
 function errorBody(status: number, message: string, data?: Record<string, string>): string {
   if (status >= 500) {
