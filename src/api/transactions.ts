@@ -9,7 +9,8 @@ import { findRows, type RowMatches } from '../evidence/query.js';
 import { jsonArray, readStored, searchJson, viewsOf } from '../evidence/read.js';
 import { cutRequestBody, LIST_BODY_CAP, transactionView } from '../evidence/record.js';
 import type { Evidence } from '../evidence/store.js';
-import { HttpError, HTTP_MESSAGES, success, successJson } from '../http/jsend.js';
+import { HttpError, HTTP_MESSAGES, success, successJson, successPieces } from '../http/jsend.js';
+import { jsonPieces, PIECE } from '../json-pieces.js';
 import type { Store } from '../store/store.js';
 import type { Handler, RequestContext } from './context.js';
 import { attachment } from './filename.js';
@@ -162,7 +163,10 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const cap = countArg(ctx.args, 'max_body') ?? Infinity;
     const stored = await readStored(evidence, await evidence.load(target), target, id, cap, cap);
     if (!stored) throw new HttpError(400, T.invalidTransaction);
-    return success(transactionView(stored.facts, stored.record, true, cap, cap, false));
+    const view = transactionView(stored.facts, stored.record, true, cap, cap, false);
+    // whole bodies of megabytes (six characters of JSON a byte of control characters): a piece at a time
+    const shown = Math.min(cap, stored.record.bodyLength) + Math.min(cap, stored.record.requestBodyLength);
+    return shown > PIECE ? successPieces(jsonPieces(view)) : success(view);
   };
 
   const remove: Handler = async (ctx) => {

@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import { dayExists } from '../store/dates.js';
 import { headerValue, SOURCES, TOKEN, type Exchange, type Header, type Source } from './record.js';
 import { pathAsWritten } from './scope.js';
+import { jsonPieces } from '../json-pieces.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
 export const BODY_CAP = 16 * 1024 * 1024;
@@ -339,7 +340,9 @@ export async function* harPieces(entries: AsyncIterable<Record<string, unknown>>
   yield `{"log":{"version":"1.2","creator":{"name":"assessd","version":${JSON.stringify(version)}},${note}"pages":[],"entries":[`;
   let first = true;
   for await (const entry of entries) {
-    yield `${first ? '' : ','}\n${JSON.stringify(entry)}`;
+    // an entry's bodies a piece at a time: 16 MiB of control characters is 100 MB of JSON
+    yield first ? '\n' : ',\n';
+    yield* jsonPieces(entry);
     first = false;
   }
   yield '\n]}}\n';

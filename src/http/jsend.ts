@@ -51,6 +51,22 @@ export function success(data: unknown = {}, status = 200): Reply {
   return { status, body: successBody(data) };
 }
 
+/**
+ * success(), its JSON sent as it is written, a long string a piece at a time (`pieces`: jsonPieces
+ * of the data): the event loop turns between pieces while the client reads them.
+ */
+export function successPieces(pieces: Iterable<string>, status = 200): Reply {
+  return {
+    status,
+    body: '',
+    stream: (async function* () {
+      yield '{"status":"success","data":';
+      yield* pieces;
+      yield '}';
+    })(),
+  };
+}
+
 /** `{"status":"success","data":<json>}`, `json` already written (a list's rows, each serialized once, as it was measured). */
 export function successJson(json: string, status = 200): Reply {
   return { status, body: `{"status":"success","data":${json}}` };

@@ -472,6 +472,17 @@ test('a list and a search carry at most 64 KiB of a request body too (data, and 
   assert.ok(shown.raw_request.startsWith('POST https://upload.example/up') || shown.raw_request.startsWith('POST /up'), shown.raw_request.slice(0, 40));
   assert.ok(shown.raw_request.endsWith(`\r\n\r\n${'a'.repeat(1000)}`));
   assert.equal(shown.headers_truncated, undefined);
+  // whole, megabytes of it: written a piece at a time (chunked), the same JSON
+  const huge = `${'\u0001'.repeat(1_500_000)}é`;
+  assert.equal((await importHar(server.url, target, harOf([{ url: 'https://upload.example/huge', method: 'POST', headers: [['Content-Type', 'text/plain']], body: huge }]))).status, 201);
+  const hugeId = (await get(`/api/v1/targets/${target}/transactions/?url=https://upload.example/huge`)).json.data[0].id;
+  const all = await get(`/api/v1/targets/${target}/transactions/${hugeId}`);
+  assert.equal(all.headers['transfer-encoding'], 'chunked');
+  assert.equal(all.json.data.data, huge);
+  assert.ok(all.json.data.raw_request.endsWith(huge));
+  const little = await get(`/api/v1/targets/${target}/transactions/${small.id}`);
+  assert.equal(little.headers['transfer-encoding'], undefined);
+  assert.equal(little.headers['content-length'], String(little.raw.length));
   const whole = (await get(`/api/v1/targets/${target}/transactions/${small.id}?max_body=1000`)).json.data;
   assert.equal(whole.data, 'tiny');
   assert.equal(whole.request_body_truncated, undefined);

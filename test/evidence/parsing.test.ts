@@ -6,6 +6,7 @@ import { evaluate, FilterError, parseFilter, type Subject } from '../../src/evid
 import { entryToExchange, exchangeToEntry, harPieces } from '../../src/evidence/har.ts';
 import { decodeRecord, encodeRecord, transactionView, type Exchange } from '../../src/evidence/record.ts';
 import { compileRegex, RegexError } from '../../src/evidence/regex.ts';
+import { jsonPieces, PIECE } from '../../src/json-pieces.ts';
 
 function parseInPieces(doc: Buffer, size: number, limits = DEFAULT_JSON_LIMITS): unknown[] {
   const parser = createJsonStream(limits);
@@ -248,4 +249,17 @@ test('a transaction the proxy sent again keeps its count through the record, the
   assert.equal(entryToExchange(entry, 0, false)!.resent, undefined);
   const once = decodeRecord(encodeRecord({ ...x, resent: undefined }));
   assert.equal('resent' in transactionView({ id: 1, target: 1, scope: true, binary: false }, once, false), false);
+});
+
+test('JSON written a piece at a time: the very text JSON.stringify writes, each long string in slices of at most a MiB of characters (a surrogate pair never split), everything else at once', () => {
+  const pair = '\u{1F600}';
+  // a pair across the first slice's end, control characters (six characters of JSON each), quotes
+  const long = `${'x'.repeat(PIECE - 1)}${pair}${'\u0001"\\'.repeat(PIECE)}`;
+  const value = { a: 1, body: long, list: ['short', long.slice(5)], nested: { text: 'y'.repeat(PIECE + 1), tag: '\u0000not:0' } };
+  const pieces = [...jsonPieces(value)];
+  assert.equal(pieces.join(''), JSON.stringify(value));
+  assert.ok(pieces.length > 8, `${pieces.length} pieces`);
+  for (const piece of pieces) assert.ok(piece.length <= 6 * PIECE, `a piece of ${piece.length} characters`);
+  assert.deepEqual([...jsonPieces({ short: 'text' })], ['{"short":"text"}']);
+  assert.deepEqual([...jsonPieces('z'.repeat(PIECE + 2))].join(''), JSON.stringify('z'.repeat(PIECE + 2)));
 });
