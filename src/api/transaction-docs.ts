@@ -7,6 +7,24 @@ type Schema = Record<string, unknown>;
 /** Most transactions, or URLs, one list answer carries (page on with offset). */
 export const MAX_LIST = 10_000;
 
+/** A search's answer: the counts and a page of `row`s, with `extensions` (fields some answers add). */
+export function searchPage(row: Schema, extensions: Record<string, Schema> = {}): Schema {
+  return {
+    type: 'object',
+    required: ['records_total', 'records_filtered', 'data'],
+    properties: {
+      records_total: { type: 'integer' },
+      records_filtered: { type: 'integer' },
+      data: { type: 'array', items: row },
+      ...extensions,
+      truncated: { type: 'boolean', description: 'Extension: the page stopped at 32 MiB of JSON before limit (its rows are the first of the page)' },
+    },
+  };
+}
+
+/** A list's `X-Truncated` header, as the OpenAPI document describes it. */
+export const TRUNCATED_HEADER = 'Extension: the page stopped at 32 MiB of JSON before limit; it says where the next page starts';
+
 /** A list's `X-Truncated`: its page stopped at the answer's budget (ANSWER_BUDGET) before `limit`. */
 export const truncatedPage = (rows: number, offset: number) => `${rows} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${offset + rows}`;
 

@@ -17,7 +17,7 @@ import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, noCode, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { MAX_LIST, TRANSACTION, TRANSACTION_SUMMARY, truncatedPage } from './transaction-docs.js';
+import { MAX_LIST, searchPage, TRANSACTION, TRANSACTION_SUMMARY, TRUNCATED_HEADER, truncatedPage } from './transaction-docs.js';
 import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
 
@@ -326,7 +326,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       status: 200,
       description: 'The transactions (bodies not included)',
       data: arrayOf(TRANSACTION_SUMMARY),
-      headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset', 'X-Truncated': 'Extension: the page stopped at 32 MiB of JSON before limit; it says where the next page starts' },
+      headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset', 'X-Truncated': TRUNCATED_HEADER },
     },
     fails: { 400: [M.invalidTargetReference, M.invalidParameterType] },
   });
@@ -356,19 +356,11 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     ok: {
       status: 200,
       description: 'The page and the counts',
-      data: {
-        type: 'object',
-        required: ['records_total', 'records_filtered', 'data'],
-        properties: {
-          records_total: { type: 'integer' },
-          records_filtered: { type: 'integer' },
-          data: arrayOf(TRANSACTION),
-          records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search (exact=false) stopped before counting every match' },
-          last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next. Only when the request gives an extension argument (q, after_id, order, raw, exact)" },
-          timed_out: { type: 'boolean', description: 'Extension: the search ran out of time' },
-          truncated: { type: 'boolean', description: 'Extension: the page stopped at 32 MiB of JSON before limit (its rows are the first of the page)' },
-        },
-      },
+      data: searchPage(TRANSACTION, {
+        records_filtered_exact: { type: 'boolean', description: 'Extension: false when the search (exact=false) stopped before counting every match' },
+        last_id: { type: 'integer', description: "Extension: the target's highest transaction id when the search began (0: none); ask with after_id=last_id for what arrives next. Only when the request gives an extension argument (q, after_id, order, raw, exact)" },
+        timed_out: { type: 'boolean', description: 'Extension: the search ran out of time' },
+      }),
     },
     fails: { 400: [M.invalidTargetReference, M.invalidParameterType] },
     builtFails: { 400: 'or "Invalid filter expression: ..." naming the position in q (data: q, the message, and position, from 0)' },

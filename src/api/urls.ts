@@ -7,7 +7,7 @@ import type { Handler, RequestContext } from './context.js';
 import { MESSAGES as M } from './messages.js';
 import { arrayOf, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { MAX_LIST, truncatedPage, URL_ROW } from './transaction-docs.js';
+import { MAX_LIST, searchPage, TRUNCATED_HEADER, truncatedPage, URL_ROW } from './transaction-docs.js';
 
 export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence): void {
   /** The target's URLs, filtered by `visited`, `scope` and `kind`, and by `keep` (the URL filter). */
@@ -62,7 +62,7 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
       status: 200,
       description: 'The URLs',
       data: arrayOf(URL_ROW),
-      headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset', 'X-Truncated': 'Extension: the page stopped at 32 MiB of JSON before limit; it says where the next page starts' },
+      headers: { 'X-Total-Count': 'Extension: how many match, before limit and offset', 'X-Truncated': TRUNCATED_HEADER },
     },
     fails,
   });
@@ -72,16 +72,7 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
     ok: {
       status: 200,
       description: 'The page and the counts',
-      data: {
-        type: 'object',
-        required: ['records_total', 'records_filtered', 'data'],
-        properties: {
-          records_total: { type: 'integer' },
-          records_filtered: { type: 'integer' },
-          data: arrayOf(URL_ROW),
-          truncated: { type: 'boolean', description: 'Extension: the page stopped at 32 MiB of JSON before limit (its rows are the first of the page)' },
-        },
-      },
+      data: searchPage(URL_ROW),
     },
     fails,
   });
