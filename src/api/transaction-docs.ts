@@ -51,7 +51,7 @@ const SUMMARY_FIELDS: Record<string, Schema> = {
   started_at: { type: 'string', format: 'date-time', description: 'Extension: when the request was sent, ISO 8601' },
   response_body_truncated: { type: 'boolean', description: 'Extension: the body was cut (at the storage cap, or at 64 KiB in a list)' },
   request_body_truncated: { type: 'boolean', description: 'Extension: data (and the body in raw_request) cut: at the storage cap, at 64 KiB in a list or a search, at max_body' },
-  request_size: { type: 'integer', description: 'Extension, with request_body_truncated: the bytes of the request body as sent' },
+  request_size: { type: 'integer', description: 'Extension, with max_body and request_body_truncated: the bytes of the request body as sent, when known' },
   resent: { type: 'integer', minimum: 1, description: 'Extension: the proxy sent the request this many times more (a kept-alive connection closed under it, an answer read again leniently): the target may have received it each time' },
   headers_truncated: { type: 'boolean', description: "Extension: in a list or a search, session_tokens cut at 8 KiB (the cookies that fit whole), raw_request's head or response_headers at 64 KiB" },
 };

@@ -1,5 +1,5 @@
 /** /api/v1/targets/<id>/urls: every URL seen in a target's transactions (upstream's URL handlers), with its kind. */
-import { jsonArray, searchJson, urlRows, URL_KINDS, withinBudget, type UrlRow } from '../evidence/read.js';
+import { ANSWER_BUDGET, jsonArray, searchJson, urlRows, URL_KINDS, withinBudget, type UrlRow } from '../evidence/read.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, successJson } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
@@ -28,7 +28,8 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
   const page = (ctx: RequestContext, rows: UrlRow[]) => {
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
-    return { offset, ...withinBudget(rows.slice(offset, offset + limit)) };
+    // cut only for a request with an extension argument (kind): see ANSWER_BUDGET
+    return { offset, ...withinBudget(rows.slice(offset, offset + limit), ctx.args.get('kind') !== null ? ANSWER_BUDGET : Infinity) };
   };
 
   const list: Handler = async (ctx) => {

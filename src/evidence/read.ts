@@ -80,7 +80,9 @@ async function readRecord(ev: Evidence, index: TargetIndex, row: number, bodyByt
  * Characters of JSON one answer's rows may take together: a target's URLs, headers and bodies are
  * its own, and a page was bounded by its count alone (10,000 rows of 63 KB URLs: a 490 MB answer
  * that held the server 9-12 s; 600 raw rows of control characters, six characters of JSON each:
- * past what a string may hold, a 500). The first row is always given.
+ * past what a string may hold, a 500). The first row is always given. Only an answer to a request
+ * with an extension argument is cut so (an upstream client pages on by its limit, and would pass
+ * over the rows left out unsaid).
  */
 export const ANSWER_BUDGET = 32 * 1024 * 1024;
 
@@ -91,7 +93,7 @@ export interface JsonRows {
 }
 
 /** The views of transactions by id (ids deleted meanwhile are left out), as JSON, as many as ANSWER_BUDGET holds. */
-export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number): Promise<JsonRows> {
+export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number, budget = ANSWER_BUDGET): Promise<JsonRows> {
   const json: string[] = [];
   let used = 0;
   for (const id of ids) {
@@ -99,20 +101,20 @@ export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number
     if (!stored) continue;
     const row = JSON.stringify(transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP));
     used += row.length;
-    if (used > ANSWER_BUDGET && json.length > 0) return { json, cut: true };
+    if (used > budget && json.length > 0) return { json, cut: true };
     json.push(row);
   }
   return { json, cut: false };
 }
 
 /** As many of `rows` (from the first) as ANSWER_BUDGET holds, as JSON. */
-export function withinBudget(rows: readonly unknown[]): JsonRows {
+export function withinBudget(rows: readonly unknown[], budget = ANSWER_BUDGET): JsonRows {
   const json: string[] = [];
   let used = 0;
   for (const row of rows) {
     const text = JSON.stringify(row);
     used += text.length;
-    if (used > ANSWER_BUDGET && json.length > 0) return { json, cut: true };
+    if (used > budget && json.length > 0) return { json, cut: true };
     json.push(text);
   }
   return { json, cut: false };

@@ -468,7 +468,16 @@ function textCut(bytes: Buffer, cap: number): Buffer {
  * cut at `bodyCap` bytes (lists and searches: 64 KiB; the record may hold only that much of it).
  */
 
-export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, bodyCap = Infinity, requestCap = Infinity, listed = requestCap !== Infinity): Transaction | TransactionSummary {
+export function transactionView(
+  facts: RowFacts,
+  record: StoredRecord,
+  raw: boolean,
+  bodyCap = Infinity,
+  requestCap = Infinity,
+  listed = requestCap !== Infinity,
+  /** `request_size` with a cut request body (an extension's answer: max_body). */
+  withSize = false,
+): Transaction | TransactionSummary {
   const x = record.exchange;
   const { id, target, scope, binary } = facts;
   // `listed`: a list's or a search's (its request bodies cut), headers bounded too
@@ -502,7 +511,9 @@ export function transactionView(facts: RowFacts, record: StoredRecord, raw: bool
   if (x.truncated || (raw && cut)) summary.response_body_truncated = true;
   if (requestCut || x.requestSize !== undefined) {
     summary.request_body_truncated = true;
-    summary.request_size = x.requestSize ?? record.requestBodyLength;
+    // -1: the size sent is not known (a HAR's bodySize, an upload still coming when the answer ended)
+    const sent = x.requestSize ?? record.requestBodyLength;
+    if (withSize && sent >= 0) summary.request_size = sent;
   }
   if (tokens.cut) summary.headers_truncated = true;
   if (!raw) return summary;

@@ -469,6 +469,8 @@ test('a list and a search carry at most 64 KiB of a request body too (data, and 
   assert.equal(shown.data, 'a'.repeat(1000));
   assert.equal(shown.request_body_truncated, true);
   assert.equal(shown.request_size, Buffer.byteLength(body));
+  // the size only in an answer to max_body (an extension): a list's row, cut too, has none
+  assert.equal(big.request_size, undefined);
   assert.ok(shown.raw_request.startsWith('POST https://upload.example/up') || shown.raw_request.startsWith('POST /up'), shown.raw_request.slice(0, 40));
   assert.ok(shown.raw_request.endsWith(`\r\n\r\n${'a'.repeat(1000)}`));
   assert.equal(shown.headers_truncated, undefined);
@@ -540,7 +542,7 @@ test('the URL list and its search answer at most 10,000 URLs at once, as the tra
   assert.equal(found.data.length, 10_000);
 });
 
-test('a list, a search and the URLs stop at 32 MiB of JSON and say so, however many rows were asked for (a target\'s 63 KB URLs made a 490 MB answer that held the server 9-12 s; raw rows of control characters, six characters of JSON each, a 500)', async () => {
+test('a list, a search and the URLs asked with an extension argument stop at 32 MiB of JSON and say so, however many rows were asked for (a target\'s 63 KB URLs made a 490 MB answer that held the server 9-12 s; raw rows of control characters, six characters of JSON each, a 500); an upstream request gets its page whole', async () => {
   const big = await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://big.example/' } });
   assert.equal(big.status, 201, big.text);
   const target = (await get('/api/v1/targets/?target_url=https://big.example/')).json.data[0].id as number;
@@ -559,31 +561,40 @@ test('a list, a search and the URLs stop at 32 MiB of JSON and say so, however m
   const BUDGET = 32 * 1024 * 1024;
   const within = (text: string, rows: number) => assert.ok(text.length < BUDGET + 1024 * 1024, `${rows} rows, ${text.length} characters`);
 
-  const list = await get(`/api/v1/targets/${target}/transactions/`);
+  // an upstream client pages on by its limit: its page is never cut (80 rows: ~36 MB)
+  const upstream = await get(`/api/v1/targets/${target}/transactions/?limit=80`);
+  assert.equal(upstream.json.data.length, 80);
+  assert.equal(upstream.headers['x-truncated'], undefined);
+  const list = await get(`/api/v1/targets/${target}/transactions/?order=oldest`);
   const rows = list.json.data as { id: number; url: string }[];
   assert.ok(rows.length > 1 && rows.length < N, `${rows.length} rows`);
   within(list.text, rows.length);
   assert.equal(list.headers['x-total-count'], String(N));
   assert.equal(list.headers['x-truncated'], `${rows.length} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${rows.length}`);
   // the next page goes on where it stopped
-  const next = await get(`/api/v1/targets/${target}/transactions/?offset=${rows.length}&limit=1`);
+  const next = await get(`/api/v1/targets/${target}/transactions/?order=oldest&offset=${rows.length}&limit=1`);
   assert.equal(next.json.data[0].id, rows.at(-1)!.id + 1);
   assert.equal(next.headers['x-truncated'], undefined);
 
-  const search = await get(`/api/v1/targets/${target}/transactions/search/?limit=${N}`);
+  const search = await get(`/api/v1/targets/${target}/transactions/search/?raw=true&limit=${N}`);
   const found = search.json.data as { data: unknown[]; truncated?: boolean; records_filtered: number };
   assert.ok(found.data.length > 1 && found.data.length < rows.length, `${found.data.length} raw rows`);
   within(search.text, found.data.length);
   assert.equal(found.truncated, true);
   assert.equal(found.records_filtered, N);
-  assert.equal((await get(`/api/v1/targets/${target}/transactions/search/?limit=2`)).json.data.truncated, undefined);
+  assert.equal((await get(`/api/v1/targets/${target}/transactions/search/?raw=true&limit=2`)).json.data.truncated, undefined);
+  const upstreamSearch = (await get(`/api/v1/targets/${target}/transactions/search/?limit=40`)).json.data;
+  assert.equal(upstreamSearch.data.length, 40);
+  assert.equal(upstreamSearch.truncated, undefined);
 
-  const urls = await get(`/api/v1/targets/${target}/urls/`);
+  const kinds = ['page', 'fuzzable', 'file', 'image', 'error', 'external'].map((k) => `kind=${k}`).join('&');
+  assert.equal((await get(`/api/v1/targets/${target}/urls/?limit=560`)).json.data.length, 560, 'an upstream request: whole');
+  const urls = await get(`/api/v1/targets/${target}/urls/?${kinds}`);
   const urlRows = urls.json.data as unknown[];
   assert.ok(urlRows.length > 1 && urlRows.length < N, `${urlRows.length} URLs`);
   within(urls.text, urlRows.length);
   assert.equal(urls.headers['x-truncated'], `${urlRows.length} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${urlRows.length}`);
-  const urlSearch = (await get(`/api/v1/targets/${target}/urls/search/?url=big.example`)).json.data;
+  const urlSearch = (await get(`/api/v1/targets/${target}/urls/search/?url=big.example&${kinds}`)).json.data;
   assert.equal(urlSearch.truncated, true);
   assert.equal(urlSearch.data.length, urlRows.length);
 });

@@ -115,7 +115,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       ...(t.error ? ([['Error', t.error]] as [string, string][]) : []),
       ...(t.tls_problem ? ([['Certificate', `not trusted: ${t.tls_problem}`]] as [string, string][]) : []),
       ...(t.resent ? ([['Sent', `${t.resent + 1} times by the proxy: the target may have received each`]] as [string, string][]) : []),
-      ...(t.request_body_truncated ? ([['Request body', `${size(t.request_size ?? 0)} sent, not shown whole here`]] as [string, string][]) : []),
+      ...(t.request_body_truncated ? ([['Request body', `${t.request_size === undefined ? '' : `${size(t.request_size)} sent, `}not shown whole here`]] as [string, string][]) : []),
     ];
     const summary = h('section', { class: 'panel tx-summary', 'aria-label': 'Summary' }, h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, shownLines(v))])));
     const request = h('section', { class: 'tx-part', 'aria-labelledby': 'tx-request' }, h('h2', { id: 'tx-request' }, 'Request'), textBlock(requestText(t.raw_request), `Request of #${t.id}`));
@@ -200,7 +200,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
         h(
           'p',
           { class: 'hint rep-long' },
-          `The recorded ${FIELD_NAMES[f]} (${f === 'body' && t.request_body_truncated ? size(t.request_size ?? 0) : `${num(full[f].length)} characters`}) is too long to edit here: its field is left empty, and the recorded ${FIELD_NAMES[f]} is sent unless you type another.`,
+          `The recorded ${FIELD_NAMES[f]} (${f === 'body' && t.request_body_truncated ? (t.request_size === undefined ? 'not shown whole' : size(t.request_size)) : `${num(full[f].length)} characters`}) is too long to edit here: its field is left empty, and the recorded ${FIELD_NAMES[f]} is sent unless you type another.`,
         ),
       ),
       h('div', { class: 'actions' }, sendButton, reset),
