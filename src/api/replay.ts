@@ -62,7 +62,7 @@ export function registerReplay(router: ApiRouter, store: Store, evidence: Eviden
     if (!imported.ok || imported.first === undefined) throw new HttpError(400, M.invalidTargetReference);
     const fresh = await readStored(evidence, await evidence.load(target), target, imported.first, LIST_BODY_CAP);
     if (!fresh) throw new HttpError(400, T.invalidTransaction);
-    return success(transactionView(fresh.facts, fresh.record, true, LIST_BODY_CAP), 201);
+    return success(transactionView(fresh.facts, fresh.record, true, { bodyCap: LIST_BODY_CAP }), 201);
   };
   // a form-encoded body may be three times the bytes it carries
   replay.maxBody = 3 * BODY_CAP + 64 * 1024;

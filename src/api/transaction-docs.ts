@@ -1,5 +1,5 @@
 /** The transaction and URL objects, as the OpenAPI document describes them. */
-import { URL_KINDS } from '../evidence/read.js';
+import { ANSWER_BUDGET, URL_KINDS } from '../evidence/read.js';
 import { SOURCES } from '../evidence/record.js';
 
 type Schema = Record<string, unknown>;
@@ -24,6 +24,12 @@ export function searchPage(row: Schema, extensions: Record<string, Schema> = {})
 
 /** A list's `X-Truncated` header, as the OpenAPI document describes it. */
 export const TRUNCATED_HEADER = 'Extension: the page stopped at 32 MiB of JSON before limit; it says where the next page starts';
+
+/**
+ * An answer's budget of JSON: ANSWER_BUDGET for a request that gives one of `extensions`, none for an
+ * upstream one (an upstream client pages on by its limit: rows left out would be passed over unsaid).
+ */
+export const budgetOf = (args: URLSearchParams, extensions: readonly string[]) => (extensions.some((name) => args.get(name) !== null) ? ANSWER_BUDGET : Infinity);
 
 /** A list's `X-Truncated`: its page stopped at the answer's budget (ANSWER_BUDGET) before `limit`. */
 export const truncatedPage = (rows: number, offset: number) => `${rows} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${offset + rows}`;

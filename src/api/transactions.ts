@@ -6,7 +6,7 @@ import { CodeError, requestAsCode, LANGUAGES, type Language } from '../evidence/
 import { and, FilterError, parseFilter, substring, type Expr, type Field } from '../evidence/filter.js';
 import { exchangeToEntry, harPieces, HarError, readHar } from '../evidence/har.js';
 import { findRows, type RowMatches } from '../evidence/query.js';
-import { ANSWER_BUDGET, jsonArray, readStored, searchJson, viewsOf } from '../evidence/read.js';
+import { jsonArray, readStored, searchJson, viewsOf } from '../evidence/read.js';
 import { cutRequestBody, LIST_BODY_CAP, transactionView } from '../evidence/record.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, HTTP_MESSAGES, success, successJson, successPieces } from '../http/jsend.js';
@@ -17,7 +17,7 @@ import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, noCode, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { MAX_LIST, searchPage, TRANSACTION, TRANSACTION_SUMMARY, TRUNCATED_HEADER, truncatedPage } from './transaction-docs.js';
+import { budgetOf, MAX_LIST, searchPage, TRANSACTION, TRANSACTION_SUMMARY, TRUNCATED_HEADER, truncatedPage } from './transaction-docs.js';
 import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
 
@@ -64,8 +64,6 @@ export interface TransactionRouteOptions {
 /** The search's own arguments (extensions): a request that gives one gets `last_id`. */
 const SEARCH_EXTENSION_ARGS = ['q', 'after_id', 'order', 'raw', 'exact'];
 const LIST_EXTENSION_ARGS = ['after_id', 'order'];
-/** The answer's budget: ANSWER_BUDGET for a request with an extension argument, none for an upstream one (see ANSWER_BUDGET). */
-const budgetOf = (ctx: RequestContext, extensions: string[]) => (extensions.some((name) => ctx.args.get(name) !== null) ? ANSWER_BUDGET : Infinity);
 
 export function registerTransactions(router: ApiRouter, store: Store, evidence: Evidence, options: TransactionRouteOptions): void {
   const searchBudgetMs = options.searchBudgetMs ?? SEARCH_BUDGET_MS;
@@ -129,7 +127,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
     const found = await matches(target, filter, offset, limit, false, searchBudgetMs, ctx);
-    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0, budgetOf(ctx, LIST_EXTENSION_ARGS));
+    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0, budgetOf(ctx.args, LIST_EXTENSION_ARGS));
     // a list that ran out of time (a data= filter reads records) says so: its page and count are partial
     return {
       ...successJson(jsonArray(json)),
@@ -146,7 +144,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const exact = boolArg(ctx.args, 'exact') ?? true;
     const raw = boolArg(ctx.args, 'raw') ?? true;
     const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, searchBudgetMs, ctx);
-    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0, budgetOf(ctx, SEARCH_EXTENSION_ARGS));
+    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0, budgetOf(ctx.args, SEARCH_EXTENSION_ARGS));
     return successJson(searchJson(found.total, found.filtered, json, {
       // extension: the target's highest id when the search began, for a view's next after_id; only
       // to a request that uses an extension (an upstream one gets upstream's answer, no more)
@@ -166,7 +164,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const cap = countArg(ctx.args, 'max_body') ?? Infinity;
     const stored = await readStored(evidence, await evidence.load(target), target, id, cap, cap);
     if (!stored) throw new HttpError(400, T.invalidTransaction);
-    const view = transactionView(stored.facts, stored.record, true, cap, cap, false, cap !== Infinity);
+    const view = transactionView(stored.facts, stored.record, true, { bodyCap: cap, requestCap: cap });
     // whole bodies of megabytes (six characters of JSON a byte of control characters): a piece at a time
     const shown = Math.min(cap, stored.record.bodyLength) + Math.min(cap, stored.record.requestBodyLength);
     return shown > PIECE ? successPieces(jsonPieces(view)) : success(view);

@@ -1,5 +1,5 @@
 /** /api/v1/targets/<id>/urls: every URL seen in a target's transactions (upstream's URL handlers), with its kind. */
-import { ANSWER_BUDGET, jsonArray, searchJson, urlRows, URL_KINDS, withinBudget, type UrlRow } from '../evidence/read.js';
+import { jsonArray, searchJson, urlRows, URL_KINDS, withinBudget, type UrlRow } from '../evidence/read.js';
 import type { Evidence } from '../evidence/store.js';
 import { HttpError, successJson } from '../http/jsend.js';
 import type { Store } from '../store/store.js';
@@ -7,7 +7,10 @@ import type { Handler, RequestContext } from './context.js';
 import { MESSAGES as M } from './messages.js';
 import { arrayOf, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { MAX_LIST, searchPage, TRUNCATED_HEADER, truncatedPage, URL_ROW } from './transaction-docs.js';
+import { budgetOf, MAX_LIST, searchPage, TRUNCATED_HEADER, truncatedPage, URL_ROW } from './transaction-docs.js';
+
+/** The URLs' extension arguments: a page asked with one is cut at the answer's budget. */
+const URL_EXTENSION_ARGS = ['kind'];
 
 export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence): void {
   /** The target's URLs, filtered by `visited`, `scope` and `kind`, and by `keep` (the URL filter). */
@@ -28,8 +31,7 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
   const page = (ctx: RequestContext, rows: UrlRow[]) => {
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
-    // cut only for a request with an extension argument (kind): see ANSWER_BUDGET
-    return { offset, ...withinBudget(rows.slice(offset, offset + limit), ctx.args.get('kind') !== null ? ANSWER_BUDGET : Infinity) };
+    return { offset, ...withinBudget(rows.slice(offset, offset + limit), budgetOf(ctx.args, URL_EXTENSION_ARGS)) };
   };
 
   const list: Handler = async (ctx) => {

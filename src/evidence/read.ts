@@ -92,32 +92,39 @@ export interface JsonRows {
   cut: boolean;
 }
 
-/** The views of transactions by id (ids deleted meanwhile are left out), as JSON, as many as ANSWER_BUDGET holds. */
-export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number, budget = ANSWER_BUDGET): Promise<JsonRows> {
-  const json: string[] = [];
+/** Rows' JSON taken while the budget holds them (the first always). */
+function jsonPage(budget: number): JsonRows & { take(row: unknown): boolean } {
+  const page = { json: [] as string[], cut: false, take };
   let used = 0;
-  for (const id of ids) {
-    const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0, LIST_BODY_CAP);
-    if (!stored) continue;
-    const row = JSON.stringify(transactionView(stored.facts, stored.record, raw, bodyCap, LIST_BODY_CAP));
-    used += row.length;
-    if (used > budget && json.length > 0) return { json, cut: true };
-    json.push(row);
-  }
-  return { json, cut: false };
-}
-
-/** As many of `rows` (from the first) as ANSWER_BUDGET holds, as JSON. */
-export function withinBudget(rows: readonly unknown[], budget = ANSWER_BUDGET): JsonRows {
-  const json: string[] = [];
-  let used = 0;
-  for (const row of rows) {
+  /** Takes a row; false once the budget is spent (the row left out, the page `cut`). */
+  function take(row: unknown): boolean {
     const text = JSON.stringify(row);
     used += text.length;
-    if (used > budget && json.length > 0) return { json, cut: true };
-    json.push(text);
+    if (used > budget && page.json.length > 0) {
+      page.cut = true;
+      return false;
+    }
+    page.json.push(text);
+    return true;
   }
-  return { json, cut: false };
+  return page;
+}
+
+/** The views of transactions by id (ids deleted meanwhile are left out), as JSON, as many as the budget holds. */
+export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number, budget = ANSWER_BUDGET): Promise<JsonRows> {
+  const page = jsonPage(budget);
+  for (const id of ids) {
+    const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0, LIST_BODY_CAP);
+    if (stored && !page.take(transactionView(stored.facts, stored.record, raw, { bodyCap, requestCap: LIST_BODY_CAP, listed: true }))) break;
+  }
+  return { json: page.json, cut: page.cut };
+}
+
+/** As many of `rows` (from the first) as the budget holds, as JSON. */
+export function withinBudget(rows: readonly unknown[], budget = ANSWER_BUDGET): JsonRows {
+  const page = jsonPage(budget);
+  for (const row of rows) if (!page.take(row)) break;
+  return { json: page.json, cut: page.cut };
 }
 
 /** `[row,...]` */

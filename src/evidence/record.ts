@@ -463,24 +463,22 @@ function textCut(bytes: Buffer, cap: number): Buffer {
   return head.subarray(0, head.length - incompleteTail(head));
 }
 
+/** What a view cuts: each body at its cap; `listed`, a list's or a search's row (headers bounded too). */
+export interface ViewCaps {
+  bodyCap?: number;
+  requestCap?: number;
+  listed?: boolean;
+}
+
 /**
  * A transaction's fields; with `raw`, raw_request, response_headers and response_body, the body
  * cut at `bodyCap` bytes (lists and searches: 64 KiB; the record may hold only that much of it).
  */
 
-export function transactionView(
-  facts: RowFacts,
-  record: StoredRecord,
-  raw: boolean,
-  bodyCap = Infinity,
-  requestCap = Infinity,
-  listed = requestCap !== Infinity,
-  /** `request_size` with a cut request body (an extension's answer: max_body). */
-  withSize = false,
-): Transaction | TransactionSummary {
+export function transactionView(facts: RowFacts, record: StoredRecord, raw: boolean, { bodyCap = Infinity, requestCap = Infinity, listed = false }: ViewCaps = {}): Transaction | TransactionSummary {
   const x = record.exchange;
   const { id, target, scope, binary } = facts;
-  // `listed`: a list's or a search's (its request bodies cut), headers bounded too
+  // one transaction cut by max_body (an extension's answer) gives the size sent too
   const tokens = cookiesOf(x.responseHeaders, listed ? LIST_TOKENS_CAP : Infinity);
   // a list's request bodies are cut as its response bodies are (an upload may be 16 MiB), at a character's end
   const requestCut = record.requestBodyLength > requestCap;
@@ -513,7 +511,7 @@ export function transactionView(
     summary.request_body_truncated = true;
     // -1: the size sent is not known (a HAR's bodySize, an upload still coming when the answer ended)
     const sent = x.requestSize ?? record.requestBodyLength;
-    if (withSize && sent >= 0) summary.request_size = sent;
+    if (!listed && requestCap !== Infinity && sent >= 0) summary.request_size = sent;
   }
   if (tokens.cut) summary.headers_truncated = true;
   if (!raw) return summary;
