@@ -1,5 +1,5 @@
 /** The transaction and URL objects, as the OpenAPI document describes them. */
-import { ANSWER_BUDGET, URL_KINDS } from '../evidence/read.js';
+import { URL_KINDS, type PastBudget } from '../evidence/read.js';
 import { SOURCES } from '../evidence/record.js';
 
 type Schema = Record<string, unknown>;
@@ -26,10 +26,11 @@ export function searchPage(row: Schema, extensions: Record<string, Schema> = {})
 export const TRUNCATED_HEADER = 'Extension: the page stopped at 32 MiB of JSON before limit; it says where the next page starts';
 
 /**
- * An answer's budget of JSON: ANSWER_BUDGET for a request that gives one of `extensions`, none for an
- * upstream one (an upstream client pages on by its limit: rows left out would be passed over unsaid).
+ * What a page does past ANSWER_BUDGET: cut, for a request that gives one of `extensions`; for an
+ * upstream one, goes on, streamed (an upstream client pages on by its limit: rows left out would be
+ * passed over unsaid).
  */
-export const budgetOf = (args: URLSearchParams, extensions: readonly string[]) => (extensions.some((name) => args.get(name) !== null) ? ANSWER_BUDGET : Infinity);
+export const pastBudgetOf = (args: URLSearchParams, extensions: readonly string[]): PastBudget => (extensions.some((name) => args.get(name) !== null) ? 'cut' : 'stream');
 
 /** A list's `X-Truncated`: its page stopped at the answer's budget (ANSWER_BUDGET) before `limit`. */
 export const truncatedPage = (rows: number, offset: number) => `${rows} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${offset + rows}`;

@@ -17,7 +17,7 @@ import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, noCode, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { budgetOf, MAX_LIST, searchPage, TRANSACTION, TRANSACTION_SUMMARY, TRUNCATED_HEADER, truncatedPage } from './transaction-docs.js';
+import { pastBudgetOf, MAX_LIST, searchPage, TRANSACTION, TRANSACTION_SUMMARY, TRUNCATED_HEADER, truncatedPage } from './transaction-docs.js';
 import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
 
@@ -127,11 +127,11 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
     const found = await matches(target, filter, offset, limit, false, searchBudgetMs, ctx);
-    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0, budgetOf(ctx.args, LIST_EXTENSION_ARGS));
+    const page = await viewsOf(evidence, await evidence.load(target), target, found.ids, false, 0, pastBudgetOf(ctx.args, LIST_EXTENSION_ARGS));
     // a list that ran out of time (a data= filter reads records) says so: its page and count are partial
     return {
-      ...successJson(jsonArray(json)),
-      headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}), ...(cut ? { 'X-Truncated': truncatedPage(json.length, offset) } : {}) },
+      ...successJson(jsonArray(page)),
+      headers: { 'X-Total-Count': String(found.filtered), ...(found.timedOut ? { 'X-Timed-Out': 'true' } : {}), ...(page.cut ? { 'X-Truncated': truncatedPage(page.json.length, offset) } : {}) },
     };
   };
 
@@ -144,15 +144,15 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const exact = boolArg(ctx.args, 'exact') ?? true;
     const raw = boolArg(ctx.args, 'raw') ?? true;
     const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, searchBudgetMs, ctx);
-    const { json, cut } = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0, budgetOf(ctx.args, SEARCH_EXTENSION_ARGS));
-    return successJson(searchJson(found.total, found.filtered, json, {
+    const page = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0, pastBudgetOf(ctx.args, SEARCH_EXTENSION_ARGS));
+    return successJson(searchJson(found.total, found.filtered, page, {
       // extension: the target's highest id when the search began, for a view's next after_id; only
       // to a request that uses an extension (an upstream one gets upstream's answer, no more)
       ...(SEARCH_EXTENSION_ARGS.some((name) => ctx.args.get(name) !== null) ? { last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0) } : {}),
       ...(found.exact ? {} : { records_filtered_exact: false }),
       ...(found.timedOut ? { timed_out: true } : {}),
       // extension: the page stopped at the answer's budget (32 MiB of JSON) before `limit`
-      ...(cut ? { truncated: true } : {}),
+      ...(page.cut ? { truncated: true } : {}),
     }));
   };
 

@@ -7,7 +7,7 @@ import type { Handler, RequestContext } from './context.js';
 import { MESSAGES as M } from './messages.js';
 import { arrayOf, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { budgetOf, MAX_LIST, searchPage, TRUNCATED_HEADER, truncatedPage, URL_ROW } from './transaction-docs.js';
+import { pastBudgetOf, MAX_LIST, searchPage, TRUNCATED_HEADER, truncatedPage, URL_ROW } from './transaction-docs.js';
 
 /** The URLs' extension arguments: a page asked with one is cut at the answer's budget. */
 const URL_EXTENSION_ARGS = ['kind'];
@@ -28,26 +28,26 @@ export function registerUrls(router: ApiRouter, store: Store, evidence: Evidence
   }
   // at most MAX_LIST an answer, as the transactions' lists: 800,000 URLs made a 77 MB answer, the
   // server held 2.4 s; and at most ANSWER_BUDGET of JSON (10,000 URLs of 63 KB: 630 MB)
-  const page = (ctx: RequestContext, rows: UrlRow[]) => {
+  const page = async (ctx: RequestContext, rows: UrlRow[]) => {
     const offset = countArg(ctx.args, 'offset') ?? 0;
     const limit = Math.min(countArg(ctx.args, 'limit') ?? MAX_LIST, MAX_LIST);
-    return { offset, ...withinBudget(rows.slice(offset, offset + limit), budgetOf(ctx.args, URL_EXTENSION_ARGS)) };
+    return { offset, ...(await withinBudget(rows.slice(offset, offset + limit), pastBudgetOf(ctx.args, URL_EXTENSION_ARGS))) };
   };
 
   const list: Handler = async (ctx) => {
     const urls = listArg(ctx.args, 'url');
     const wanted = urls ? new Set(urls) : undefined;
     const { rows } = await filtered(ctx, (url) => !wanted || wanted.has(url));
-    const shown = page(ctx, rows);
+    const shown = await page(ctx, rows);
     // how many match, as the transactions' list says it: a page cut at MAX_LIST is seen to be one
-    return { ...successJson(jsonArray(shown.json)), headers: { 'X-Total-Count': String(rows.length), ...(shown.cut ? { 'X-Truncated': truncatedPage(shown.json.length, shown.offset) } : {}) } };
+    return { ...successJson(jsonArray(shown)), headers: { 'X-Total-Count': String(rows.length), ...(shown.cut ? { 'X-Truncated': truncatedPage(shown.json.length, shown.offset) } : {}) } };
   };
 
   const search: Handler = async (ctx) => {
     const text = ctx.args.get('url')?.toLowerCase() ?? '';
     const { total, rows } = await filtered(ctx, (url) => url.toLowerCase().includes(text));
-    const shown = page(ctx, rows);
-    return successJson(searchJson(total, rows.length, shown.json, shown.cut ? { truncated: true } : {}));
+    const shown = await page(ctx, rows);
+    return successJson(searchJson(total, rows.length, shown, shown.cut ? { truncated: true } : {}));
   };
 
   const args: Record<string, ArgDoc> = {

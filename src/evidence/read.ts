@@ -80,63 +80,102 @@ async function readRecord(ev: Evidence, index: TargetIndex, row: number, bodyByt
  * Characters of JSON one answer's rows may take together: a target's URLs, headers and bodies are
  * its own, and a page was bounded by its count alone (10,000 rows of 63 KB URLs: a 490 MB answer
  * that held the server 9-12 s; 600 raw rows of control characters, six characters of JSON each:
- * past what a string may hold, a 500). The first row is always given. Only an answer to a request
- * with an extension argument is cut so (an upstream client pages on by its limit, and would pass
- * over the rows left out unsaid).
+ * past what a string may hold, a 500). The first row is always given. An answer to a request with
+ * an extension argument is cut so; an upstream client pages on by its limit, and would pass over
+ * the rows left out unsaid, so its page goes on past the budget, each row read and written as the
+ * client takes the ones before (`rest`), never held whole.
  */
 export const ANSWER_BUDGET = 32 * 1024 * 1024;
 
-/** Rows as JSON, each written once (measured, then joined into the answer), and whether ANSWER_BUDGET left some out. */
+/** How a page treats rows past ANSWER_BUDGET: left out (the page says it is cut), or sent as the client reads. */
+export type PastBudget = 'cut' | 'stream';
+
+/**
+ * A page's rows as JSON, each written once (measured, then joined into the answer): those the
+ * budget holds, whether it left some out (`cut`), or, for a page that must come whole, the rest to
+ * be written as the client reads them (`rest`: rows deleted meanwhile are left out).
+ */
 export interface JsonRows {
   json: string[];
   cut: boolean;
+  rest?: AsyncIterable<string>;
 }
 
-/** Rows' JSON taken while the budget holds them (the first always). */
-function jsonPage(budget: number): JsonRows & { take(row: unknown): boolean } {
-  const page = { json: [] as string[], cut: false, take };
+/** JSON text: one string, or pieces written as the client reads them. */
+export type JsonText = string | AsyncIterable<string>;
+
+/**
+ * Rows' JSON (`texts`) taken while the budget holds them (the first always), and past it left out
+ * or left to `rest`, read on as the client takes the rows before.
+ */
+async function budgeted(texts: Iterator<string> | AsyncIterator<string>, past: PastBudget): Promise<JsonRows> {
+  const json: string[] = [];
   let used = 0;
-  /** Takes a row; false once the budget is spent (the row left out, the page `cut`). */
-  function take(row: unknown): boolean {
-    const text = JSON.stringify(row);
-    used += text.length;
-    if (used > budget && page.json.length > 0) {
-      page.cut = true;
-      return false;
+  for (let next = await texts.next(); !next.done; next = await texts.next()) {
+    used += next.value.length;
+    if (used <= ANSWER_BUDGET || json.length === 0) {
+      json.push(next.value);
+      continue;
     }
-    page.json.push(text);
-    return true;
+    if (past === 'cut') return { json, cut: true };
+    const first = next.value;
+    const rest = async function* () {
+      yield first;
+      for (let more = await texts.next(); !more.done; more = await texts.next()) yield more.value;
+    };
+    return { json, cut: false, rest: rest() };
   }
-  return page;
+  return { json, cut: false };
 }
 
-/** The views of transactions by id (ids deleted meanwhile are left out), as JSON, as many as the budget holds. */
-export async function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number, budget = ANSWER_BUDGET): Promise<JsonRows> {
-  const page = jsonPage(budget);
-  for (const id of ids) {
-    const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0, LIST_BODY_CAP);
-    if (stored && !page.take(transactionView(stored.facts, stored.record, raw, { bodyCap, requestCap: LIST_BODY_CAP, listed: true }))) break;
-  }
-  return { json: page.json, cut: page.cut };
+/**
+ * The views of transactions by id (ids deleted meanwhile are left out), as JSON: as many as the
+ * budget holds, and past it the rest cut or streamed (`past`).
+ */
+export function viewsOf(ev: Evidence, loaded: LoadedTarget, target: number, ids: readonly number[], raw: boolean, bodyCap: number, past: PastBudget = 'cut'): Promise<JsonRows> {
+  const texts = async function* () {
+    for (const id of ids) {
+      const stored = await readStored(ev, loaded, target, id, raw ? bodyCap : 0, LIST_BODY_CAP);
+      if (stored) yield JSON.stringify(transactionView(stored.facts, stored.record, raw, { bodyCap, requestCap: LIST_BODY_CAP, listed: true }));
+    }
+  };
+  return budgeted(texts(), past);
 }
 
-/** As many of `rows` (from the first) as the budget holds, as JSON. */
-export function withinBudget(rows: readonly unknown[], budget = ANSWER_BUDGET): JsonRows {
-  const page = jsonPage(budget);
-  for (const row of rows) if (!page.take(row)) break;
-  return { json: page.json, cut: page.cut };
+/** As many of `rows` (from the first) as the budget holds, as JSON, and past it the rest cut or streamed (`past`). */
+export function withinBudget(rows: readonly unknown[], past: PastBudget = 'cut'): Promise<JsonRows> {
+  const texts = function* () {
+    for (const row of rows) yield JSON.stringify(row);
+  };
+  return budgeted(texts(), past);
 }
 
-/** `[row,...]` */
-export const jsonArray = (json: readonly string[]) => `[${json.join(',')}]`;
+/** `[row,...]`: one string, or, for a page that goes on past the budget, pieces. */
+export function jsonArray(page: JsonRows): JsonText {
+  const { json, rest } = page;
+  if (!rest) return `[${json.join(',')}]`;
+  return (async function* () {
+    yield `[${json.join(',')}`;
+    for await (const row of rest) yield `,${row}`;
+    yield ']';
+  })();
+}
 
 /**
  * A search's answer, `{"records_total","records_filtered","data":[rows],...rest}`, its rows as
  * written (the fields in that order, as upstream's).
  */
-export function searchJson(total: number, filtered: number, json: readonly string[], rest: Record<string, unknown>): string {
+export function searchJson(total: number, filtered: number, page: JsonRows, rest: Record<string, unknown>): JsonText {
   const more = JSON.stringify(rest);
-  return `{"records_total":${total},"records_filtered":${filtered},"data":${jsonArray(json)}${more === '{}' ? '}' : `,${more.slice(1)}`}`;
+  const head = `{"records_total":${total},"records_filtered":${filtered},"data":`;
+  const tail = more === '{}' ? '}' : `,${more.slice(1)}`;
+  const rows = jsonArray(page);
+  if (typeof rows === 'string') return `${head}${rows}${tail}`;
+  return (async function* () {
+    yield head;
+    yield* rows;
+    yield tail;
+  })();
 }
 
 /** `GET https://shop.example/login → 302 Found`: a transaction's request line and status, from the index alone. */

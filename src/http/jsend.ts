@@ -55,7 +55,7 @@ export function success(data: unknown = {}, status = 200): Reply {
  * success(), its JSON sent as it is written, a long string a piece at a time (`pieces`: jsonPieces
  * of the data): the event loop turns between pieces while the client reads them.
  */
-export function successPieces(pieces: Iterable<string>, status = 200): Reply {
+export function successPieces(pieces: Iterable<string> | AsyncIterable<string>, status = 200): Reply {
   return {
     status,
     body: '',
@@ -67,8 +67,12 @@ export function successPieces(pieces: Iterable<string>, status = 200): Reply {
   };
 }
 
-/** `{"status":"success","data":<json>}`, `json` already written (a list's rows, each serialized once, as it was measured). */
-export function successJson(json: string, status = 200): Reply {
+/**
+ * `{"status":"success","data":<json>}`, `json` already written (a list's rows, each serialized
+ * once, as it was measured): one string, or pieces sent as the client reads them.
+ */
+export function successJson(json: string | AsyncIterable<string>, status = 200): Reply {
+  if (typeof json !== 'string') return successPieces(json, status);
   return { status, body: `{"status":"success","data":${json}}` };
 }
 

@@ -1,6 +1,7 @@
 /** The transactions and URLs routes against the contract, and the upstream bugs not copied (one test each). */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { get as httpGet, type IncomingMessage } from 'node:http';
 import { MESSAGES, TRANSACTION_MESSAGES } from '../../src/api/messages.ts';
 import { request, startServer, useToken, type TestServer } from '../helpers/server.ts';
 import { entryOf, harOf, importHar, type EntrySpec } from '../evidence/helpers.ts';
@@ -561,15 +562,37 @@ test('a list, a search and the URLs asked with an extension argument stop at 32 
   const BUDGET = 32 * 1024 * 1024;
   const within = (text: string, rows: number) => assert.ok(text.length < BUDGET + 1024 * 1024, `${rows} rows, ${text.length} characters`);
 
-  // an upstream client pages on by its limit: its page is never cut (80 rows: ~36 MB)
+  // an upstream client pages on by its limit: its page is never cut (80 rows: ~36 MB); past the
+  // budget it is streamed, each row read as the client takes the ones before, never held whole
+  // (10,000 such rows were a 490 MB string: 3 GB of RSS, and past 512 MB a 500)
   const upstream = await get(`/api/v1/targets/${target}/transactions/?limit=80`);
   assert.equal(upstream.json.data.length, 80);
   assert.equal(upstream.headers['x-truncated'], undefined);
+  assert.equal(upstream.headers['content-length'], undefined);
+  assert.equal(upstream.headers['transfer-encoding'], 'chunked');
+  assert.deepEqual(upstream.json.data.map((row: { id: number }) => row.id), Array.from({ length: 80 }, (_, i) => upstream.json.data[0].id + i));
+  // a client that has not read the page's start yet: the page's last row is not read yet either,
+  // so deleting it meanwhile leaves it out (a page written whole before it is sent would hold it)
+  const last = upstream.json.data[79].id as number;
+  const paused = await new Promise<IncomingMessage>((resolve, reject) => {
+    httpGet(`${server.url}/api/v1/targets/${target}/transactions/?limit=80`, { headers: { authorization: 'Bearer test-token-transactions' } }, (res) => {
+      res.pause();
+      resolve(res);
+    }).on('error', reject);
+  });
+  assert.equal(paused.statusCode, 200);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal((await request(server.url, `/api/v1/targets/${target}/transactions/${last}`, { method: 'DELETE' })).status, 200);
+  const chunks: Buffer[] = [];
+  for await (const chunk of paused) chunks.push(chunk as Buffer);
+  const streamed = JSON.parse(Buffer.concat(chunks).toString()).data as { id: number }[];
+  assert.equal(paused.headers['x-total-count'], String(N), 'counted before the page was sent');
+  assert.deepEqual(streamed.map((row) => row.id), upstream.json.data.slice(0, 79).map((row: { id: number }) => row.id), 'the row deleted before it was read is left out');
   const list = await get(`/api/v1/targets/${target}/transactions/?order=oldest`);
   const rows = list.json.data as { id: number; url: string }[];
   assert.ok(rows.length > 1 && rows.length < N, `${rows.length} rows`);
   within(list.text, rows.length);
-  assert.equal(list.headers['x-total-count'], String(N));
+  assert.equal(list.headers['x-total-count'], String(N - 1), 'one deleted above');
   assert.equal(list.headers['x-truncated'], `${rows.length} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${rows.length}`);
   // the next page goes on where it stopped
   const next = await get(`/api/v1/targets/${target}/transactions/?order=oldest&offset=${rows.length}&limit=1`);
@@ -581,14 +604,25 @@ test('a list, a search and the URLs asked with an extension argument stop at 32 
   assert.ok(found.data.length > 1 && found.data.length < rows.length, `${found.data.length} raw rows`);
   within(search.text, found.data.length);
   assert.equal(found.truncated, true);
-  assert.equal(found.records_filtered, N);
+  assert.equal(found.records_filtered, N - 1);
   assert.equal((await get(`/api/v1/targets/${target}/transactions/search/?raw=true&limit=2`)).json.data.truncated, undefined);
-  const upstreamSearch = (await get(`/api/v1/targets/${target}/transactions/search/?limit=40`)).json.data;
+  const upstreamSearchAnswer = await get(`/api/v1/targets/${target}/transactions/search/?limit=40`);
+  const upstreamSearch = upstreamSearchAnswer.json.data;
   assert.equal(upstreamSearch.data.length, 40);
   assert.equal(upstreamSearch.truncated, undefined);
+  assert.equal(upstreamSearch.records_filtered, N - 1);
+  assert.equal(upstreamSearchAnswer.headers['transfer-encoding'], 'chunked');
 
   const kinds = ['page', 'fuzzable', 'file', 'image', 'error', 'external'].map((k) => `kind=${k}`).join('&');
-  assert.equal((await get(`/api/v1/targets/${target}/urls/?limit=560`)).json.data.length, 560, 'an upstream request: whole');
+  const upstreamUrls = await get(`/api/v1/targets/${target}/urls/?limit=560`);
+  assert.equal(upstreamUrls.json.data.length, 560, 'an upstream request: whole');
+  assert.equal(upstreamUrls.headers['transfer-encoding'], 'chunked');
+  const upstreamUrlSearch = await get(`/api/v1/targets/${target}/urls/search/?url=big.example&limit=560`);
+  assert.equal(upstreamUrlSearch.json.data.data.length, 560);
+  assert.equal(upstreamUrlSearch.headers['transfer-encoding'], 'chunked');
+  // a small upstream page is one string, as before
+  const small = await get(`/api/v1/targets/${target}/urls/?limit=2`);
+  assert.equal(small.headers['content-length'], String(Buffer.byteLength(small.text)));
   const urls = await get(`/api/v1/targets/${target}/urls/?${kinds}`);
   const urlRows = urls.json.data as unknown[];
   assert.ok(urlRows.length > 1 && urlRows.length < N, `${urlRows.length} URLs`);
