@@ -3,7 +3,7 @@
  * JavaScript fetch, or raw HTTP/1.1. Run as it is, the code sends the recorded method, URL,
  * headers and body bytes, and nothing else runs: every value goes through its language's one
  * quoting function (a literal with escapes, never interpolated), and a body that is not UTF-8
- * text travels as base64 decoded by the program.
+ * text, or is over a MiB, travels as base64 decoded by the program.
  */
 import { isUtf8 } from 'node:buffer';
 import { TOKEN, type Header } from './record.js';
@@ -43,8 +43,25 @@ const FETCH_DROPS = new Set(['host', 'connection', 'keep-alive', 'upgrade', 'exp
 
 const has = (headers: Header[], name: string) => headers.some(([n]) => n.toLowerCase() === name);
 
+/**
+ * The longest body written as text in the code; past it, base64. A body of MiBs is not read in the
+ * code, and written as text each byte past ASCII took four (`\xC3\xA9`): 16 MiB of `é` made 67 MB
+ * of code, the server held 0.5 s a language.
+ */
+const TEXT_BODY_BYTES = 1024 * 1024;
+/** The most single quotes a body written as text for the shell may hold: bash reads each `'\''` slower the more there are (80,000: 0.17 s; 800,000: 45 s). */
+const SHELL_QUOTES = 4096;
+
 /** Whether the body can be written as text in the code (else base64). */
-const isText = (body: Buffer) => isUtf8(body) && !body.includes(0);
+const isText = (body: Buffer) => body.length <= TEXT_BODY_BYTES && isUtf8(body) && !body.includes(0);
+
+/** Whether the body can be written as text for the shell: as for any language, with few single quotes. */
+function isShellText(body: Buffer): boolean {
+  if (!isText(body)) return false;
+  let quotes = 0;
+  for (let at = body.indexOf(0x27); at !== -1 && quotes <= SHELL_QUOTES; at = body.indexOf(0x27, at + 1)) quotes++;
+  return quotes <= SHELL_QUOTES;
+}
 
 /** What is sent: the recorded headers but pseudo-headers and framing. */
 function sendable(request: CodeRequest): Header[] {
@@ -82,13 +99,35 @@ function proxyAddress(proxy: string): { host: string; port: number } {
 /** Shell: single quotes, each `'` as `'\''` (shlex.quote's way): nothing in it is expanded. */
 export const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
-const hex = (b: number) => `\\x${b.toString(16).padStart(2, '0')}`;
 
-/** A literal of bytes with `\xHH` escapes for every byte but plain printable ASCII, and for `escaped`. */
+const HEX_DIGITS = '0123456789abcdef';
+
+/**
+ * A literal of bytes with `\xHH` escapes for every byte but plain printable ASCII, and for
+ * `escaped`: written into one buffer (a string grown a byte at a time, the escapes looked up in a
+ * string each time, held the server 2-10 s for a body of 16 MiB).
+ */
 function escapedBytes(bytes: Buffer, escaped: string): string {
-  let out = '';
-  for (const b of bytes) out += b >= 0x20 && b < 0x7f && !escaped.includes(String.fromCharCode(b)) ? String.fromCharCode(b) : hex(b);
-  return out;
+  const plain = new Uint8Array(256);
+  for (let b = 0x20; b < 0x7f; b++) plain[b] = 1;
+  for (const c of escaped) plain[c.charCodeAt(0)] = 0;
+  let escapes = 0;
+  for (let i = 0; i < bytes.length; i++) escapes += plain[bytes[i]!] ^ 1;
+  if (escapes === 0) return bytes.toString('latin1');
+  const out = Buffer.allocUnsafe(bytes.length + 3 * escapes);
+  let at = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (plain[b]) {
+      out[at++] = b;
+      continue;
+    }
+    out[at++] = 0x5c; // \
+    out[at++] = 0x78; // x
+    out[at++] = HEX_DIGITS.charCodeAt(b >> 4);
+    out[at++] = HEX_DIGITS.charCodeAt(b & 15);
+  }
+  return out.toString('latin1', 0, at);
 }
 
 /** Python: a bytes literal `b'...'`. */
@@ -137,7 +176,7 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   if (hasBody(request)) {
     // through standard input: any size, any bytes (an argument can hold no NUL, and at most 128 KiB)
     lines.push('--data-binary @-');
-    input = isText(request.body)
+    input = isShellText(request.body)
       ? `printf '%s' ${shellQuote(request.body.toString('utf8'))} | `
       : `printf '%s' ${shellQuote(request.body.toString('base64'))} | base64 --decode | `;
   }

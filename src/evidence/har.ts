@@ -7,7 +7,7 @@ import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError, typ
 import { STATUS_CODES } from 'node:http';
 import { dayExists } from '../store/dates.js';
 import { headerValue, SOURCES, TOKEN, type Exchange, type Header, type Source } from './record.js';
-import { pathAsWritten } from './scope.js';
+import { MAX_URL_CHARS, pathAsWritten } from './scope.js';
 import { jsonPieces } from '../json-pieces.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
@@ -60,7 +60,7 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
 
   const request = obj(value.request, 'request');
   const response = obj(value.response, 'response');
-  const rawUrl = str(request.url, 'request.url', DEFAULT_JSON_LIMITS.maxString);
+  const rawUrl = str(request.url, 'request.url', MAX_URL_CHARS);
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -87,9 +87,11 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
   const postData = request.postData === undefined ? undefined : obj(request.postData, 'request.postData');
   const requestBody = postData ? requestBodyOf(postData, index) : Buffer.alloc(0);
   const responseVersion = httpVersion(response.httpVersion);
+  // the path and query as the tool recorded them: a traversal payload stays one
+  const written = `${url.origin}${pathAsWritten(rawUrl.trim())}`;
+  if (written.length > MAX_URL_CHARS) fail('request.url', `is longer than ${MAX_URL_CHARS} characters once percent-encoded (a browser sends none longer)`);
   const exchange: Exchange = {
-    // the path and query as the tool recorded them: a traversal payload stays one
-    url: `${url.origin}${pathAsWritten(rawUrl.trim())}`,
+    url: written,
     method,
     httpVersion: httpVersion(request.httpVersion),
     requestHeaders: headers(request.headers, 'request.headers', index),

@@ -8,7 +8,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BODY_CAP } from './har.js';
 import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, trimSpacesAndTabs, type Exchange, type Header } from './record.js';
-import { bareHost, hostAndPort, pathAsWritten } from './scope.js';
+import { bareHost, hostAndPort, MAX_URL_CHARS, pathAsWritten } from './scope.js';
 
 /** What may change of the recorded request. */
 export interface ReplayEdits {
@@ -101,7 +101,9 @@ export function replayRequest(recorded: Pick<Exchange, 'method' | 'url' | 'reque
   const headers: Header[] = [['Host', url.host], ...given];
   if (body.length > 0 || !['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE'].includes(method.toUpperCase())) headers.push(['Content-Length', String(body.length)]);
   const path = pathAsWritten(text);
-  return { method, url, path, href: `${url.origin}${path}`, headers, body };
+  const href = `${url.origin}${path}`;
+  if (href.length > MAX_URL_CHARS) throw new ReplayError('url', `a URL is at most ${MAX_URL_CHARS} characters once percent-encoded (a browser sends none longer)`);
+  return { method, url, path, href, headers, body };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -146,6 +146,22 @@ const cases = (): Case[] => [
     // a no-break space is a value (curl counts only ASCII whitespace): sent as recorded
     headers: [['X-Ws', '   '], ['X-Tab-Only', '\t'], ['X-Nbsp', '\u00a0'], ['X-After', 'kept']],
   },
+  {
+    // past 1 MiB a text body goes as base64 (as text each byte past ASCII took four)
+    name: 'a text body over 1 MiB',
+    method: 'POST',
+    path: '/big-text',
+    headers: [['Content-Type', 'text/plain; charset=utf-8']],
+    body: Buffer.from(`${'café ✓ '.repeat(120_000)}${hostile()}`),
+  },
+  {
+    // for the shell, a text body with over 4,096 single quotes goes as base64 (bash reads each '\'' slower the more there are)
+    name: "a text body of 5,000 single quotes",
+    method: 'POST',
+    path: '/quotes',
+    headers: [['Content-Type', 'text/plain']],
+    body: Buffer.from(`${"it's ".repeat(5000)}${hostile()}`),
+  },
 ];
 
 /** What each language's client adds of its own when the recorded request lacks it. */
@@ -283,11 +299,33 @@ test('data replaces the body; several languages come one after another; an unkno
   assert.equal(received[0].body.toString(), "new 'body' $(x)");
   const both = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST', form: { language: ['bash', 'ruby'] } });
   assert.match(both.text, /^#!\/usr\/bin\/env bash[\s\S]*require 'net\/http'/);
+  // a language named again is written once (a 16 MiB body's code was written again for each: 22-35 s held)
+  const again = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST', form: { language: ['bash', 'ruby', 'bash', 'ruby', 'ruby'] } });
+  assert.equal(again.text, both.text);
   const plain = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST' });
   assert.match(plain.text, /^#!\/usr\/bin\/env bash\n/, 'bash by default');
   const bad = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[1]}/`, { method: 'POST', form: { language: 'cobol' } });
   assert.equal(bad.status, 400);
   assert.equal(bad.json.message, 'Invalid parameter type provided');
+});
+
+// in a child with a time limit: a freeze holds this process's own timers too
+test('a literal of bytes is written in linear time (a string grown a byte at a time held the server 2-10 s a language for a body of 16 MiB), each byte as a byte-at-a-time escaping wrote it; a body over 1 MiB goes as base64 in every language', () => {
+  const program = `import { requestAsCode, pythonBytes, rubyBytes, phpBytes } from './src/evidence/code.ts';
+    const body = Buffer.from('\u00e9'.repeat(8 * 1024 * 1024));
+    const code = (languages) => requestAsCode({ method: 'POST', url: 'http://h/', headers: [['Content-Type', 'text/plain']], body }, languages).toString('latin1');
+    const every = Buffer.from(Array.from({ length: 256 }, (_, b) => b));
+    const big = Buffer.alloc(16 * 1024 * 1024, 0xe9);
+    process.stdout.write(JSON.stringify({
+      sizes: [pythonBytes(big).length, rubyBytes(big).length, phpBytes(big).length],
+      base64: [code(['bash']).includes('| base64 --decode |'), code(['python']).includes('base64.b64decode('), code(['php']).includes('base64_decode('), code(['ruby']).includes(".unpack1('m0')"), code(['fetch']).includes('atob(')],
+      literals: [pythonBytes(every), rubyBytes(every), phpBytes(every)],
+    }));`;
+  const out = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], { cwd: join(import.meta.dirname, '..', '..'), timeout: 30_000, maxBuffer: 1 << 20 }).toString());
+  assert.deepEqual(out.sizes, [16 * 1024 * 1024 * 4 + 3, 16 * 1024 * 1024 * 4 + 4, 16 * 1024 * 1024 * 4 + 2]);
+  assert.deepEqual(out.base64, [true, true, true, true, true]);
+  const byteAtATime = (escaped: string) => Array.from({ length: 256 }, (_, b) => (b >= 0x20 && b < 0x7f && !escaped.includes(String.fromCharCode(b)) ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
+  assert.deepEqual(out.literals, [`b'${byteAtATime("\\'")}'`, `"${byteAtATime('\\"#')}".b`, `"${byteAtATime('\\"$')}"`]);
 });
 
 test('proxy sends the request through the proxy given (curl, python, ruby, php), as http://host:port or host:port (upstream\'s form)', async () => {

@@ -224,6 +224,29 @@ test('a HAR entry\'s URL keeps its path and query as the tool recorded them (a t
   assert.equal(entryToExchange(entry(' http://shop.example '), 0)!.url, 'http://shop.example/');
 });
 
+test('a HAR entry\'s URL is at most 2 MiB, as written and percent-encoded (Chromium\'s bound: no browser sends a longer one); a URL of 16 MiB of spaces held the server 31 s and was stored as 50 MB that no export could bring back', () => {
+  const entry = (url: string) => ({
+    startedDateTime: '2026-11-27T10:00:00.000Z', time: 1,
+    request: { method: 'GET', url, httpVersion: 'HTTP/1.1', headers: [] },
+    response: { status: 200, statusText: 'OK', httpVersion: 'HTTP/1.1', headers: [], content: { size: 0, mimeType: '' } },
+  });
+  const refused = (url: string) => {
+    try {
+      entryToExchange(entry(url), 3);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return 'accepted';
+  };
+  const MiB = 1024 * 1024;
+  assert.match(refused(`http://h/${' '.repeat(16 * MiB)}x`), /^Invalid HAR entry 3: log\.entries\[3\]\.request\.url: is longer than 2097152 characters/);
+  // 1 MiB of é is 6 MiB once encoded
+  assert.match(refused(`http://h/${'é'.repeat(MiB)}`), /^Invalid HAR entry 3: log\.entries\[3\]\.request\.url: is longer than 2097152 characters once percent-encoded/);
+  // within the bound: kept, encoded
+  const spaces = 2 * MiB / 3 - 100;
+  assert.equal(entryToExchange(entry(`http://h/${' '.repeat(spaces)}x`), 0)!.url, `http://h/${'%20'.repeat(spaces)}x`);
+});
+
 test('a base64 body: padded only where its length needs it (YWJj= has a = too many), unpadded taken as well', () => {
   const entry = (text: string) => ({ startedDateTime: '2024-01-01T00:00:00Z', request: { method: 'GET', url: 'https://a.example/' }, response: { status: 200, content: { text, encoding: 'base64' } } });
   for (const [text, bytes] of [['YWJj', 'abc'], ['YWI=', 'ab'], ['YWI', 'ab'], ['YQ==', 'a'], ['YQ', 'a'], ['', '']] as const) {

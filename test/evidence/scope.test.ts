@@ -1,7 +1,7 @@
 /** Scope: the host and port a URL names, as the proxy's recorder, the bundle import and the forwarder read them. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bareHost, hostAndPort, pathAsWritten, scopeTest } from '../../src/evidence/scope.ts';
+import { bareHost, hostAndPort, pathAsWritten, percentEncoded, scopeTest } from '../../src/evidence/scope.ts';
 import { sessionTokens } from '../../src/evidence/record.ts';
 import { requestAsCode } from '../../src/evidence/code.ts';
 
@@ -53,6 +53,20 @@ test('pathAsWritten: the path and query as written (dot segments, backslashes an
   }
   assert.equal(pathAsWritten('http://h/\u00e9\u{1F600}'), '/%C3%A9%F0%9F%98%80');
   assert.equal(pathAsWritten('http://h/\ud800'), '/%EF%BF%BD');
+});
+
+test('percentEncoded: what a character at a time wrote (seeded sweep of every kind of character: ASCII, controls, DEL, Latin-1, astral, lone surrogates), in one pass over the bytes', () => {
+  const aCharacterAtATime = (text: string) => text.replace(/[^\x21-\x7e]/gu, (c) => [...Buffer.from(c, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+  let seed = 2026;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pool = ['a', 'Z', '/', '%', '~', '!', ' ', '\x00', '\x1f', '\x7f', '\x80', 'ÿ', 'é', '\u2028', '\u{1F600}', '\ud800', '\udc00'];
+  for (let i = 0; i < 5000; i++) {
+    let text = '';
+    for (let n = Math.floor(random() * 12); n > 0; n--) text += pool[Math.floor(random() * pool.length)];
+    assert.equal(percentEncoded(text), aCharacterAtATime(text), JSON.stringify(text));
+  }
+  const plain = '/a/b?c=d';
+  assert.equal(percentEncoded(plain), plain);
 });
 
 test('sessionTokens: the attributes a browser reads, no other (an attribute named name or value does not rename the cookie)', () => {
