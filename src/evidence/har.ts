@@ -12,9 +12,16 @@ import { jsonPieces } from '../json-pieces.js';
 
 /** A body (request or response) is kept up to this many bytes; a response beyond it is cut, a request refused. */
 export const BODY_CAP = 16 * 1024 * 1024;
+/**
+ * A header's name and value, and the header lines of a request's or an answer's head, as a HAR (or
+ * a bundle) may hold them: at least what the server itself records, so that every export imports
+ * again (a target's 2,000 header lines, or a name of 2 KB, through the proxy made the session's
+ * bundle and HAR refused). The proxy reads a head of 64 KiB (fewer lines than this), a check and a
+ * replay 256 KiB (a check at most 5,000 lines; a replay is held to this many, sent or answered).
+ */
 export const MAX_HEADER_VALUE = 256 * 1024;
-export const MAX_HEADER_NAME = 1024;
-export const MAX_HEADERS = 1000;
+export const MAX_HEADER_NAME = 256 * 1024;
+export const MAX_HEADERS = 16_384;
 const MAX_SHORT = 4096;
 
 /** A HAR refused: the entry (when one is to blame), the field (its path in the document), and what is wrong with it. */

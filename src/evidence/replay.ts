@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BODY_CAP } from './har.js';
+import { BODY_CAP, MAX_HEADERS } from './har.js';
 import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, trimSpacesAndTabs, type Exchange, type Header } from './record.js';
 import { bareHost, hostAndPort, MAX_URL_CHARS, pathAsWritten } from './scope.js';
 
@@ -55,6 +55,8 @@ export function parseHeaderLines(text: string): Header[] {
     if (/[\0\r\n]/.test(value)) throw new ReplayError('headers', `line ${i + 1} of the headers holds a control character`);
     headers.push([name, value]);
   });
+  // as many as a transaction may hold (its HAR and bundle would not import again)
+  if (headers.length > MAX_HEADERS) throw new ReplayError('headers', `at most ${MAX_HEADERS.toLocaleString('en')} header lines, not ${headers.length.toLocaleString('en')}`);
   return headers;
 }
 
@@ -139,6 +141,8 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
       setHost: false,
       servername: url.hostname.startsWith('[') || /^[0-9.]+$/.test(url.hostname) ? undefined : url.hostname,
     }, (res: IncomingMessage) => {
+      // as many as a transaction may hold (its HAR and bundle would not import again)
+      if (res.rawHeaders.length > 2 * MAX_HEADERS) return fail(`the answer has more header lines than the ${MAX_HEADERS.toLocaleString('en')} a replay reads`);
       const chunks: Buffer[] = [];
       let received = 0;
       let kept = 0;

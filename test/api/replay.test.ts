@@ -60,6 +60,10 @@ let silentTarget: number;
 
 before(async () => {
   site = createServer((req, res) => record(req, (body) => {
+    if (req.url === '/many-headers') {
+      res.writeHead(200, Array.from({ length: 17_000 }, (_, i) => [`x${i}`, '1']).flat());
+      return res.end('many');
+    }
     if (req.url === '/zipped') {
       res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip' });
       return res.end(gzipSync('decoded answer'));
@@ -162,6 +166,8 @@ test('another host or port, another scheme, a bad header line or method: 400 say
     // 1 MiB of é is 6 MiB once percent-encoded: past Chromium's 2 MiB (its encoding held the server ~1 s a MiB)
     [{ url: `http://127.0.0.1:${port}/${'é'.repeat(1024 * 1024)}` }, 'Invalid replay: a URL is at most 2097152 characters once percent-encoded (a browser sends none longer)'],
     [{ headers: 'X-Ok: 1\nnot a header' }, 'Invalid replay: line 2 of the headers is not "Name: value": "not a header"'],
+    // as many as a transaction may hold: its HAR and bundle would not import again
+    [{ headers: 'X-A: 1\n'.repeat(16_385) }, 'Invalid replay: at most 16,384 header lines, not 16,385'],
     // whitespace between the name and its colon (RFC 9112 5.1: a server refuses it), or before the name (a folded line)
     [{ headers: 'X-V : x' }, 'Invalid replay: line 1 of the headers is not "Name: value": "X-V : x"'],
     [{ headers: 'X-Ok: 1\n X-Folded: x' }, 'Invalid replay: line 2 of the headers is not "Name: value": " X-Folded: x"'],
@@ -182,6 +188,14 @@ test('another host or port, another scheme, a bad header line or method: 400 say
   assert.equal((await transactions(target)).length, before);
   assert.equal((await replay(target, 999)).json.message, 'Invalid transaction referenced');
   assert.equal((await replay(99, 1)).json.message, 'Invalid target reference provided');
+});
+
+test('an answer of more header lines than a transaction may hold (17,000): a 502 saying so, nothing stored (its HAR and bundle would not import again)', async () => {
+  const before = (await transactions(target)).length;
+  const res = await replay(target, 1, { url: `http://127.0.0.1:${port}/many-headers`, method: 'GET', body: '' });
+  assert.equal(res.status, 502, res.text);
+  assert.match(res.json.message, /the answer has more header lines than the 16,384 a replay reads$/);
+  assert.equal((await transactions(target)).length, before);
 });
 
 test('a compressed answer is stored decoded; a self-signed https target answers; a silent one is a 502 saying why, nothing stored', async () => {
