@@ -3,7 +3,7 @@
  * Deviation: they answer in the JSend envelope like every other route.
  */
 import { RANK_LABELS } from '../engine/types.js';
-import { HttpError, success } from '../http/jsend.js';
+import { HttpError, success, successWritten } from '../http/jsend.js';
 import { effectiveRank, targetOutputs } from '../store/engine.js';
 import type { Store } from '../store/store.js';
 import type { Handler } from './context.js';
@@ -42,7 +42,19 @@ export function registerMisc(router: ApiRouter, store: Store): void {
     if (!row) throw new HttpError(400, E.invalidError);
     return row;
   };
-  const errors: Handler = () => success([...store.state.errors.values()]);
+  // a row at a time: every crashed run's error (a tool's standard error each) made one string of 151 MB
+  const errors: Handler = () =>
+    successWritten(
+      (function* () {
+        yield '[';
+        let first = true;
+        for (const row of store.state.errors.values()) {
+          yield `${first ? '' : ','}${JSON.stringify(row)}`;
+          first = false;
+        }
+        yield ']';
+      })(),
+    );
   const error: Handler = (ctx) => success(errorOf(ctx.params.id));
   const patchError: Handler = async (ctx) => {
     const row = errorOf(ctx.params.id);

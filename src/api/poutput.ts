@@ -3,7 +3,7 @@ import { resolve, sep } from 'node:path';
 import { badFileName, listOutputFiles, MAX_LISTED, openOutputFile } from '../engine/output-files.js';
 import type { Engine } from '../engine/scheduler.js';
 import { outputText, outputView } from '../engine/output-text.js';
-import { HttpError, HTTP_MESSAGES, success } from '../http/jsend.js';
+import { HttpError, HTTP_MESSAGES, success, successWritten } from '../http/jsend.js';
 import { MAX_NOTES, outputMatches, targetOutputs, type OutputFilter } from '../store/engine.js';
 import type { OutputRow } from '../store/state.js';
 import type { Store } from '../store/store.js';
@@ -59,12 +59,18 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     return targetOutputs(store.state, target).filter((o) => outputMatches(o, filter));
   }
 
-  const list: Handler = async (ctx) => {
+  const list: Handler = (ctx) => {
     const target = targetOf(ctx);
     const rows = selected(ctx, target);
-    const views = [];
-    for (const row of rows) views.push({ ...outputView(row), output: await outputText(store.state, engine.catalogue, engine.outputsDir, row) });
-    return success(views);
+    // a row at a time, each output's text read as the client takes the rows before
+    const pieces = async function* () {
+      yield '[';
+      for (const [i, row] of rows.entries()) {
+        yield `${i === 0 ? '' : ','}${JSON.stringify({ ...outputView(row), output: await outputText(store.state, engine.catalogue, engine.outputsDir, row) })}`;
+      }
+      yield ']';
+    };
+    return successWritten(pieces());
   };
 
   /**
@@ -124,7 +130,6 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
 
   const names: Handler = (ctx) => {
     const target = targetOf(ctx);
-    const byCode: Record<string, { data: unknown[]; details: unknown }> = {};
     // grouped in one pass: a filter per code was quadratic (40,000 outputs of one target, as a bundle may bring: 12-34 s)
     const grouped = new Map<string, OutputRow[]>();
     for (const row of targetOutputs(store.state, target)) {
@@ -132,14 +137,19 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
       if (list) list.push(row);
       else grouped.set(row.plugin_code, [row]);
     }
-    for (const [code, rows] of [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const group = engine.catalogue.testGroup(code);
-      byCode[code] = {
-        data: rows.map(outputView),
-        details: group ? { code: group.code, priority: group.priority, descrip: group.descrip, hint: group.hint, url: group.url, mappings: group.mappings } : { code, priority: 0, descrip: code, hint: '', url: '', mappings: {} },
-      };
-    }
-    return success(byCode);
+    // `{"<code>":{"data":[rows],"details":{...}},...}`, a row at a time (each with its findings)
+    const pieces = function* () {
+      yield '{';
+      for (const [i, [code, rows]] of [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).entries()) {
+        yield `${i === 0 ? '' : ','}${JSON.stringify(code)}:{"data":[`;
+        for (const [j, row] of rows.entries()) yield `${j === 0 ? '' : ','}${JSON.stringify(outputView(row))}`;
+        const group = engine.catalogue.testGroup(code);
+        const details = group ? { code: group.code, priority: group.priority, descrip: group.descrip, hint: group.hint, url: group.url, mappings: group.mappings } : { code, priority: 0, descrip: code, hint: '', url: '', mappings: {} };
+        yield `],"details":${JSON.stringify(details)}}`;
+      }
+      yield '}';
+    };
+    return successWritten(pieces());
   };
 
   const patch: Handler = async (ctx) => {

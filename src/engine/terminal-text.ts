@@ -6,10 +6,14 @@
 
 /**
  * CSI (`ESC [` params intermediates final, or the 8-bit `\x9b`), OSC (`ESC ]` ... BEL or `ESC \`,
- * unterminated: to the next ESC), the other string commands (DCS, SOS, PM, APC: `ESC P`, `X`, `^`,
- * `_` ... `ESC \`), and the other escapes (`ESC`, intermediates, a final character: `ESC ( B`, `ESC 7`).
+ * within its line and 4 KiB), the other string commands (DCS, SOS, PM, APC: `ESC P`, `X`, `^`, `_`
+ * ... `ESC \`, within a line and 64 KiB), and the other escapes (`ESC`, intermediates, a final
+ * character: `ESC ( B`, `ESC 7`). A string command left unfinished loses its introducer only: it
+ * was removed to the next ESC or the text's end, and a product name ending in `ESC ]` hid every
+ * line after it (nmap's later ports, "TRACE is enabled"). Linear: a body stops at the next ESC, so
+ * each character is read for one introducer at most.
  */
-const ESCAPES = /(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[ -/]*[0-~]?/g;
+const ESCAPES = /(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b\](?:[^\x07\x1b\n\x18\x1a]{0,4096}(?:\x07|\x1b\\))?|\x1b[PX^_](?:[^\x1b\n\x18\x1a]{0,65536}\x1b\\)?|\x1b[ -/]*[0-~]?/g;
 /** C0 and C1 controls but tab and newline (a lone carriage return ends a line: progress bars). */
 const CONTROLS = /\r\n?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 

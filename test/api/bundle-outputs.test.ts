@@ -368,3 +368,37 @@ describe('the offline commands carry outputs too', () => {
     assert.equal(run.stderr, `assessd: import: ${file}: targets[0].outputs[0].owtf_rank must be an integer from -1 to 5\n`);
   });
 });
+
+test('many outputs with many findings (a tarpit\'s thousand ports a run) are listed a row at a time: past 1 MiB the list and the names are sent as written, chunked, the same JSON; a small list is one body with its length (150 such outputs made a 395 MB string: 9-13 s held, 5 GB, and a 500)', async () => {
+  const server = await startServer();
+  try {
+    const findings = Array.from({ length: 1000 }, (_, i) => ({ rank: 1, title: `open port ${i}`, detail: `${'banner '.repeat(40)}${i}` }));
+    const codes = ['OWTF-IG-001', 'OWTF-IG-002', 'OWTF-CM-001', 'OWTF-CM-002', 'OWTF-CM-003', 'OWTF-CM-004'];
+    const many = codes.map((code) => output({ plugin_key: `external@${code}`, plugin_code: code, findings, output: `text of ${code}` }));
+    const imported = assertSuccess(await postBundle(server.url, withOutputs('many', [['http://many.example/', many], ['http://few.example/', [output()]]])), 201);
+    const [manyTarget, fewTarget] = (await targetsOf(server, imported.id)).map((t) => t.id);
+
+    const list = await request(server.url, `/api/v1/targets/${manyTarget}/poutput/`);
+    assert.equal(list.headers['transfer-encoding'], 'chunked');
+    assert.equal(list.headers['content-length'], undefined);
+    const rows = assertSuccess(list) as any[];
+    assert.deepEqual(rows.map((o) => [o.plugin_code, o.findings.length, o.output]), codes.map((code) => [code, 1000, `text of ${code}`]));
+    assert.deepEqual(rows[5].findings[999], findings[999]);
+
+    const names = await request(server.url, `/api/v1/targets/${manyTarget}/poutput/names`);
+    assert.equal(names.headers['transfer-encoding'], 'chunked');
+    const byCode = assertSuccess(names);
+    assert.deepEqual(Object.keys(byCode), [...codes].sort());
+    for (const code of codes) {
+      assert.deepEqual(Object.keys(byCode[code]), ['data', 'details']);
+      assert.equal(byCode[code].data[0].findings.length, 1000);
+      assert.equal(byCode[code].details.code, code);
+    }
+
+    const few = await request(server.url, `/api/v1/targets/${fewTarget}/poutput/names`);
+    assert.equal(few.headers['content-length'], String(Buffer.byteLength(few.text)));
+    assert.deepEqual(Object.keys(assertSuccess(few)), ['OWTF-IG-001']);
+  } finally {
+    await server.close();
+  }
+});

@@ -409,3 +409,15 @@ test('a vulns block\'s title is looked for 40 lines above its state at most (eac
   assert.equal(title(39), 'Remote Code Execution vulnerability (smb-vuln-ms17-010: VULNERABLE) on 445/tcp');
   assert.equal(title(40), 'smb-vuln-ms17-010 (smb-vuln-ms17-010: VULNERABLE) on 445/tcp');
 });
+
+test('terminal text: a string command (OSC, DCS, SOS, PM, APC) left unfinished loses its introducer only, not the lines after it (a product name ending in ESC ] hid every later port); finished ones go whole; linear over many introducers', async () => {
+  const { stripTerminalEscapes } = await import('../../src/engine/terminal-text.ts');
+  assert.equal(stripTerminalEscapes('80/tcp Apache\x1b]\n443/tcp TRACE is enabled\n'), '80/tcp Apache\n443/tcp TRACE is enabled\n');
+  assert.equal(stripTerminalEscapes('a\x1bPq#0;2;0;0;0\nb\x1b_x'), 'aq#0;2;0;0;0\nbx');
+  assert.equal(stripTerminalEscapes('a\x1b]0;title\x07b\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\c\x1bPdata\x1b\\d'), 'ablinkcd');
+  // past 4 KiB without its end: only the introducer goes
+  const long = `\x1b]${'t'.repeat(5000)}\x07`;
+  assert.equal(stripTerminalEscapes(long), 't'.repeat(5000));
+  const many = `${'\x1b]x'.repeat(300_000)}\n`;
+  assert.equal(stripTerminalEscapes(many), `${'x'.repeat(300_000)}\n`);
+});
