@@ -50,7 +50,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /**
  * Checks and converts one entry; null: an entry to skip (no response, or not http(s)). With
  * `extensions` (a bundle, which assessd wrote), what an export adds is read back: `_source`,
- * `_truncated`, `_tls_problem`, `_resent`, and an entry without a response that says its `_error`.
+ * `_tls_problem`, `_resent`, and an entry without a response that says its `_error`; in any HAR,
+ * bodies stored cut (`_truncated`, `_request_truncated`).
  */
 export function entryToExchange(value: unknown, index: number, extensions = false): Exchange | null {
   const fail = (field: string, problem: string): never => {
@@ -124,20 +125,22 @@ export function entryToExchange(value: unknown, index: number, extensions = fals
     else if (postData.text === undefined && Array.isArray(postData.params)) exchange.requestType = 'application/x-www-form-urlencoded';
   }
   if (typeof value.serverIPAddress === 'string' && value.serverIPAddress.length <= 64 && value.serverIPAddress !== '') exchange.serverIPAddress = value.serverIPAddress;
-  if (extensions) readExtensions(value, request, exchange);
+  // bodies stored cut say so in any HAR (an export re-imported as a HAR sent a cut request body as
+  // if whole, with a Content-Length that lied): a claim that only makes replay and code ask for a body
+  if (value._truncated === true) exchange.truncated = true;
+  if (value._request_truncated === true) {
+    // its size as sent (-1: unknown)
+    const sent = request.bodySize;
+    exchange.requestSize = typeof sent === 'number' && Number.isSafeInteger(sent) && sent > exchange.requestBody.length ? sent : -1;
+  }
+  if (extensions) readExtensions(value, exchange);
   return exchange;
 }
 
 /** An export's own fields back into the exchange; what does not read as one is ignored. */
-function readExtensions(value: Obj, request: Obj, exchange: Exchange): void {
+function readExtensions(value: Obj, exchange: Exchange): void {
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v.slice(0, MAX_SHORT) : undefined);
   if ((SOURCES as readonly unknown[]).includes(value._source)) exchange.source = value._source as Source;
-  if (value._truncated === true) exchange.truncated = true;
-  // a request body stored cut: its size as sent (-1: unknown) comes back with it
-  if (value._request_truncated === true) {
-    const sent = request.bodySize;
-    exchange.requestSize = typeof sent === 'number' && Number.isSafeInteger(sent) && sent > exchange.requestBody.length ? sent : -1;
-  }
   const error = text(value._error);
   if (error) exchange.error = error;
   const tlsProblem = text(value._tls_problem);

@@ -41,7 +41,16 @@ export interface BodyText {
   cut: boolean;
 }
 
-export const isBodyText = (v: unknown): v is BodyText => typeof v === 'object' && v !== null && (v as BodyText).bodyText === true;
+/** A body text the parser made. */
+function bodyText(bytes: Buffer, cut: boolean): BodyText {
+  const text: BodyText = { bodyText: true, bytes, cut };
+  BODY_TEXTS.add(text);
+  return text;
+}
+
+/** The parser's own body texts (a set, not a shape: a HAR's `{"bodyText": true, "bytes": "x"}` read as one was a 500). */
+const BODY_TEXTS = new WeakSet<object>();
+export const isBodyText = (v: unknown): v is BodyText => typeof v === 'object' && v !== null && BODY_TEXTS.has(v);
 
 /** Why a document is refused: where (the entry, the field) and what. */
 export class JsonStreamError extends Error {
@@ -378,7 +387,7 @@ export function createJsonStream(options: JsonStreamOptions = DEFAULT_JSON_LIMIT
     if (role === Role.Root || role === Role.Log || role === Role.Entries) fail(role === Role.Root ? 'not a HAR: the document must be a JSON object' : 'not a HAR: "log" must hold an "entries" array');
     countValue();
     if (role === Role.Keep && !stringIsBody) countBytes(bytes.length);
-    const value = role !== Role.Keep ? null : stringIsBody ? ({ bodyText: true, bytes, cut } satisfies BodyText) : bytes.toString('utf8');
+    const value = role !== Role.Keep ? null : stringIsBody ? bodyText(bytes, cut) : bytes.toString('utf8');
     emit(value, role);
   }
 

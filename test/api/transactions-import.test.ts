@@ -115,6 +115,8 @@ const HOSTILE: [string, string | Buffer, RegExp][] = [
   ['a status that is no number', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), response: { status: '200', headers: [], content: {} } }] } }), /log\.entries\[0\]\.response\.status/],
   ['a method that is no token', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), request: { method: 'GET /x', url: 'https://a.example/', headers: [] } }] } }), /log\.entries\[0\]\.request\.method/],
   ['a header name with a line break', harOf([{ url: 'https://a.example/', headers: [['X-A\r\nInjected', 'v']] }]), /log\.entries\[0\]\.request\.headers\[0\]\.name/],
+  // the parser's body texts were known by their shape: this one was taken for one, and a 500
+  ['a body text that is an object shaped as the parser\'s own', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), response: { status: 200, headers: [], content: { text: { bodyText: true, bytes: 'x' } } } }] } }), /log\.entries\[0\]\.response\.content\.text/],
   ['a bad date', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), startedDateTime: 'yesterday' }] } }), /startedDateTime/],
   ['a day the month does not have (Date.parse reads it as March 1st)', JSON.stringify({ log: { entries: [{ ...entryOf({ url: 'https://a.example/' }), startedDateTime: '2024-02-30T10:00:00Z' }] } }), /startedDateTime/],
 ];
