@@ -52,13 +52,14 @@ export function outputView(row: OutputRow): OutputView {
   };
 }
 
-async function readHead(file: string, max: number): Promise<string | undefined> {
+async function readHead(outputsDir: string, file: string, max: number): Promise<string | undefined> {
   if (max <= 0) return '';
-  const read = await readRegularFile(file, max);
+  // through no symlink from the outputs' directory (a run's directory swapped for one showed /etc/passwd)
+  const read = await readRegularFile(file, max, { under: outputsDir });
   // the file keeps what the program wrote; what is shown has no terminal escapes
   if (read.ok) return stripTerminalEscapes(read.bytes.toString('utf8'));
   // a FIFO, socket or device where the run's file should be: said, never opened for reading
-  return read.code === 'ENOTREG' || read.code === 'ELOOP' ? `[${basename(file)} is ${read.reason}]` : undefined;
+  return read.code === 'ENOTREG' || read.code === 'ELOOP' || read.code === 'EXDEV' ? `[${basename(file)} is ${read.reason}]` : undefined;
 }
 
 /** The text of an output, at most MAX_OUTPUT_TEXT bytes. */
@@ -72,7 +73,7 @@ export async function outputText(state: State, catalogue: Catalogue, outputsDir:
   if (row.output_path) {
     let left = MAX_OUTPUT_TEXT - Buffer.byteLength(parts.join('\n\n'));
     for (const stream of ['stdout', 'stderr']) {
-      const text = await readHead(join(outputsDir, row.output_path, `${stream}.txt`), left);
+      const text = await readHead(outputsDir, join(outputsDir, row.output_path, `${stream}.txt`), left);
       if (!text) continue;
       parts.push(stream === 'stderr' ? `--- standard error ---\n${text}` : text);
       left -= Buffer.byteLength(text);

@@ -5,6 +5,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { fsPromises } from '../lazy-builtins.js';
 
 export type RegularFileRead =
@@ -27,8 +28,8 @@ export function fileKind(stats: Stats): string {
  * refused), then checked with fstat on the open descriptor, so the file read is the one checked
  * (a hard link, a file with another name too, is refused as well).
  */
-export async function readRegularFile(path: string, maxBytes: number, { tail = false } = {}): Promise<RegularFileRead> {
-  const opened = await openRegularFile(path);
+export async function readRegularFile(path: string, maxBytes: number, { tail = false, under }: { tail?: boolean; under?: string } = {}): Promise<RegularFileRead> {
+  const opened = await openRegularFile(path, under);
   if (!opened.ok) return opened;
   const { handle, stats } = opened;
   try {
@@ -59,10 +60,29 @@ async function sameFile(path: string, opened: Stats): Promise<boolean> {
 }
 
 /**
- * `path` opened for reading when it is a regular file (O_NOFOLLOW, O_NONBLOCK, then fstat on the
- * descriptor): the caller reads it and closes the handle.
+ * Whether the open file is `path` itself, with no symlink on the way from `under` (O_NOFOLLOW sees
+ * the last part of a path only: a run's directory, or one in it, swapped for a symlink by the tool
+ * that wrote it led elsewhere). What the descriptor names (Linux's /proc/self/fd; elsewhere the
+ * path's realpath) against `under`'s realpath joined with the rest of `path`: `under`'s own
+ * ancestors may be symlinks (a data directory on another volume).
  */
-export async function openRegularFile(path: string): Promise<RegularFileOpen> {
+async function openedAsNamed(handle: FileHandle, path: string, under: string): Promise<boolean> {
+  const { readlink, realpath } = fsPromises();
+  try {
+    const expected = join(await realpath(under), relative(under, path));
+    const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => realpath(path));
+    return real === expected;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `path` opened for reading when it is a regular file (O_NOFOLLOW, O_NONBLOCK, then fstat on the
+ * descriptor), and with `under`, reached from there through no symlink (else EXDEV): the caller
+ * reads it and closes the handle.
+ */
+export async function openRegularFile(path: string, under?: string): Promise<RegularFileOpen> {
   let handle: FileHandle;
   try {
     handle = await fsPromises().open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -77,7 +97,11 @@ export async function openRegularFile(path: string): Promise<RegularFileOpen> {
     // directory): O_NOFOLLOW cannot tell a hard link from the file, its link count can. The name
     // must still be the file opened, its only one: a link removed between the open and the fstat
     // (`ln F x; rm x`, in a loop) left a count of 1 on the file elsewhere.
-    if (stats.isFile() && stats.nlink === 1 && (await sameFile(path, stats))) return { ok: true, handle, stats };
+    if (stats.isFile() && stats.nlink === 1 && (await sameFile(path, stats))) {
+      if (under === undefined || (await openedAsNamed(handle, path, under))) return { ok: true, handle, stats };
+      await handle.close().catch(() => {});
+      return { ok: false, reason: 'outside the output directory', code: 'EXDEV' };
+    }
     if (stats.isFile()) {
       await handle.close().catch(() => {});
       return { ok: false, reason: 'a hard link (a file that has another name elsewhere), not read', code: 'ENOTREG' };

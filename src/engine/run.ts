@@ -25,6 +25,8 @@ export interface RunContext {
   target: Target;
   /** Absolute: DATA_DIR/outputs/<output_path>. */
   outputDir: string;
+  /** DATA_DIR/outputs: the run's files are read through no symlink from there. */
+  outputsDir?: string;
   config: (key: string) => string | undefined;
   runTimeoutMs: number;
   checkTimeoutMs: number;
@@ -179,7 +181,7 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
     case 'exited': {
       let parsed: Awaited<ReturnType<typeof parse>>;
       try {
-        parsed = action.parser ? await parse(action.parser, ctx.outputDir, ctx.signal) : undefined;
+        parsed = action.parser ? await parse(action.parser, ctx.outputDir, ctx.signal, ctx.outputsDir) : undefined;
       } catch (err) {
         if (ctx.signal.aborted) return { status: 'Aborted', owtfRank: -1, findings: [], exitCode: end.exitCode, error: `${String(ctx.signal.reason ?? 'aborted')} (while its output was read)`, aborted: true };
         throw err;
@@ -190,7 +192,7 @@ async function runTool(ctx: RunContext, action: Extract<CatalogueEntry['action']
       if (end.exitCode === null || !success.includes(end.exitCode)) {
         // the program said it failed: what it found is kept, but a failed run never counts as passing
         const rank = highestRank(findings);
-        const message = `${name} exited with status ${end.exitCode} (success: ${success.join(', ')}); ${await stderrTail(ctx.outputDir)}`;
+        const message = `${name} exited with status ${end.exitCode} (success: ${success.join(', ')}); ${await stderrTail(ctx.outputDir, ctx.outputsDir)}`;
         const error = [message, capped, parsed?.error].filter(Boolean).join('; ');
         return { status: 'Crashed', owtfRank: rank > 0 ? rank : -1, findings, exitCode: end.exitCode, error, crash: { message: `${plugin.key} on ${ctx.target.target_url}: ${message}`, traceback: message }, ...summary };
       }
@@ -247,8 +249,8 @@ const STDERR_LINES = 10;
 const STDERR_TAIL_BYTES = 4096;
 
 /** The last lines of the run's standard error, without terminal escapes, said as a sentence's end. */
-async function stderrTail(outputDir: string): Promise<string> {
-  const read = await readRegularFile(join(outputDir, 'stderr.txt'), STDERR_TAIL_BYTES, { tail: true });
+async function stderrTail(outputDir: string, outputsDir: string | undefined): Promise<string> {
+  const read = await readRegularFile(join(outputDir, 'stderr.txt'), STDERR_TAIL_BYTES, { tail: true, under: outputsDir });
   if (!read.ok) return `its standard error could not be read (${read.reason})`;
   let text = stripTerminalEscapes(read.bytes.toString('utf8'));
   // a tail cut mid-line (or mid-character) starts at the next whole line
@@ -270,10 +272,11 @@ export function crashed(key: string, target: Target, message: string): RunOutcom
 }
 
 /** A parser's findings from the file the program wrote; a missing, unreadable or irregular file is said, not fatal. */
-async function parse(parser: string, outputDir: string, signal: AbortSignal): Promise<{ findings: Finding[]; summary?: string; error?: string } | undefined> {
+async function parse(parser: string, outputDir: string, signal: AbortSignal, outputsDir: string | undefined): Promise<{ findings: Finding[]; summary?: string; error?: string } | undefined> {
   if (parser !== 'nmap-xml') return undefined;
-  // a FIFO, socket or device left in its place is never opened for reading (see regular-file.ts)
-  const read = await readRegularFile(join(outputDir, 'nmap.xml'), MAX_PARSED_FILE);
+  // a FIFO, socket or device left in its place is never opened for reading, nor a file reached
+  // through a directory swapped for a symlink (see regular-file.ts)
+  const read = await readRegularFile(join(outputDir, 'nmap.xml'), MAX_PARSED_FILE, { under: outputsDir });
   if (!read.ok) return { findings: [], error: `no nmap XML to rank (nmap.xml: ${read.reason})` };
   const cut = read.size > MAX_PARSED_FILE ? `nmap.xml is ${read.size} bytes: only its first ${MAX_PARSED_FILE} were read` : undefined;
   const { parseNmapXmlInSlices } = await import('./parsers/nmap.js');

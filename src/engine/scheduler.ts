@@ -211,6 +211,7 @@ export function createEngine(options: EngineOptions): Engine {
       entry,
       target: run.target,
       outputDir,
+      outputsDir,
       config,
       runTimeoutMs: options.runTimeoutMs,
       checkTimeoutMs: options.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT,

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rename, stat, symlink, unlink } from 'node:fs/promises';
+import { rename, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { addTarget, configure, get, queue, script, scriptDir, toolPlugin, waitForOutput, writePluginFile, type Output } from '../helpers/engine.ts';
 import { request, startServer, tempDir, useToken, type TestServer } from '../helpers/server.ts';
@@ -151,6 +151,23 @@ describe('the same access control as every route', () => {
   test('a Host not allowed: 403', async () => {
     const res = await fetchFile('report.html', { headers: { host: 'rebound.example' } });
     assert.equal(res.status, 403);
+  });
+
+  test('the output directory swapped for a symlink to a directory holding its files\' names: the output\'s text reads none of them (it showed a copy of /etc/passwd named stdout.txt)', async () => {
+    const dir = join(server.dataDir, 'outputs', output.output_path);
+    const elsewhere = await tempDir();
+    await writeFile(join(elsewhere, 'stdout.txt'), 'root:x:0:0:SECRET\n');
+    await writeFile(join(elsewhere, 'stderr.txt'), 'SECRET too\n');
+    await rename(dir, `${dir}.moved`);
+    await symlink(elsewhere, dir);
+    try {
+      const [shown] = await get(server, `/api/v1/targets/${output.target_id}/poutput/web/active/${CODE}`);
+      assert.ok(!shown.output.includes('SECRET'), shown.output);
+      assert.match(shown.output, /\[stdout\.txt is outside the output directory\]/);
+    } finally {
+      await unlink(dir);
+      await rename(`${dir}.moved`, dir);
+    }
   });
 
   test('the output directory itself swapped for a symlink to the data directory (by the tool that wrote it): its files are 404, none of the data directory is read', async () => {
