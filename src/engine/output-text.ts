@@ -52,12 +52,18 @@ export function outputView(row: OutputRow): OutputView {
   };
 }
 
+/** Room kept for standard error (and the notes) when standard output is read: at most this much. */
+const STDERR_ROOM = 64 * 1024;
+
 async function readHead(outputsDir: string, file: string, max: number): Promise<string | undefined> {
-  if (max <= 0) return '';
   // through no symlink from the outputs' directory (a run's directory swapped for one showed /etc/passwd)
-  const read = await readRegularFile(file, max, { under: outputsDir });
-  // the file keeps what the program wrote; what is shown has no terminal escapes
-  if (read.ok) return stripTerminalEscapes(read.bytes.toString('utf8'));
+  const read = await readRegularFile(file, Math.max(0, max), { under: outputsDir });
+  // the file keeps what the program wrote; what is shown has no terminal escapes, and says what it leaves out
+  if (read.ok) {
+    const text = stripTerminalEscapes(read.bytes.toString('utf8'));
+    const more = read.size - read.bytes.length;
+    return more > 0 ? `${text}\n[${more} bytes more in ${basename(file)}]` : text;
+  }
   // a FIFO, socket or device where the run's file should be: said, never opened for reading
   return read.code === 'ENOTREG' || read.code === 'ELOOP' || read.code === 'EXDEV' ? `[${basename(file)} is ${read.reason}]` : undefined;
 }
@@ -73,7 +79,10 @@ export async function outputText(state: State, catalogue: Catalogue, outputsDir:
   if (row.output_path) {
     let left = MAX_OUTPUT_TEXT - Buffer.byteLength(parts.join('\n\n'));
     for (const stream of ['stdout', 'stderr']) {
-      const text = await readHead(outputsDir, join(outputsDir, row.output_path, `${stream}.txt`), left);
+      // standard output leaves room for standard error: a megabyte of it (of escape sequences, all
+      // removed) left standard error out, unsaid
+      const room = stream === 'stdout' ? left - Math.min(STDERR_ROOM, left >> 2) : left - 256;
+      const text = await readHead(outputsDir, join(outputsDir, row.output_path, `${stream}.txt`), room);
       if (!text) continue;
       parts.push(stream === 'stderr' ? `--- standard error ---\n${text}` : text);
       left -= Buffer.byteLength(text);

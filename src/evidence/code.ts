@@ -155,7 +155,10 @@ const CURL_ARGUMENT_BYTES = 64 * 1024;
 const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
 function bash(request: CodeRequest, options: CodeOptions): string {
-  const headers = sendable(request);
+  // an HTTP/2 capture's :authority as its Host, as the other languages send it (curl would send the URL's)
+  const recorded = sendable(request);
+  const authority = request.headers.find(([n]) => n.toLowerCase() === ':authority')?.[1];
+  const headers: Header[] = authority !== undefined && !has(recorded, 'host') ? [['Host', authority], ...recorded] : recorded;
   // `Name;` sends an empty header; `Name:` (or `Name:   `: whitespace is no part of a value, RFC 9110 5.5) removes it.
   // Whitespace as curl counts it, not trim()'s: a no-break space is a value, sent as recorded
   const headerLines = headers.map(([name, value]) => (/^[\t\n\v\f\r ]*$/.test(value) ? `${name};` : `${name}: ${value}`));

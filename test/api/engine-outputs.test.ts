@@ -51,7 +51,7 @@ before(async () => {
   tools = await scriptDir();
   site = await serveHttp(misconfigured);
   echo = await script(tools, 'echo.sh', 'echo "tool output for $1"');
-  loud = await script(tools, 'loud.sh', "head -c 1500000 /dev/zero | tr '\\0' 'a'");
+  loud = await script(tools, 'loud.sh', "head -c 1500000 /dev/zero | tr '\\0' 'a'\necho 'the real error' >&2");
 });
 after(async () => {
   await site.close();
@@ -151,7 +151,7 @@ describe('GET /targets/<id>/poutput/', () => {
       assert.ok(existsSync(join(s.dataDir, 'outputs', out!.output_path, 'stdout.txt')));
     }));
 
-  test('an output\'s text is at most 1 MiB, whatever the program printed', () =>
+  test('an output\'s text is at most 1 MiB, whatever the program printed, and says what it leaves out; standard error keeps its room (a megabyte of standard output left it out, unsaid)', () =>
     withServer(async (s) => {
       await configure(s, { TOOL_WAFW00F: loud });
       const id = await addTarget(s, 'http://a.example/');
@@ -160,6 +160,7 @@ describe('GET /targets/<id>/poutput/', () => {
       assert.equal(out!.status, 'Successful');
       assert.ok(Buffer.byteLength(out!.output!) <= 1024 * 1024, `${Buffer.byteLength(out!.output!)} bytes`);
       assert.ok(out!.output!.startsWith('aaaa'));
+      assert.match(out!.output!, /aaaa\n\[\d+ bytes more in stdout\.txt\]\n\n--- standard error ---\nthe real error\n$/);
     }));
 
   describe('filters and paths', () => {

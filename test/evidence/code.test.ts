@@ -225,6 +225,9 @@ function checkReceived(language: string, c: Case, got: Received): void {
     assert.ok(index !== -1, `header ${name}: ${JSON.stringify(value)} not received as recorded; got ${JSON.stringify(got.headers.map(([n, v]) => `${n}: ${v.toString('utf8')}`))}`);
     gotByName.splice(index, 1);
   }
+  // an HTTP/2 capture's :authority is its Host (fetch sets its own from the URL, and says so)
+  const authority = c.headers.find(([name]) => name === ':authority')?.[1];
+  if (authority !== undefined && language !== 'fetch') assert.equal(got.headers.find(([name]) => name.toLowerCase() === 'host')?.[1].toString(), authority, 'Host from :authority');
   const extras = gotByName.filter(([name]) => !EXTRAS[language].has(name.toLowerCase())).map(([name, value]) => `${name}: ${value}`);
   assert.deepEqual(extras, [], `headers the recorded request did not have`);
   if (c.body && c.body.length > 0) {
