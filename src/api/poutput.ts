@@ -1,6 +1,6 @@
 /** /api/v1/targets/<id>/poutput: a target's plugin outputs, ranked and annotated by the tester. */
 import { resolve, sep } from 'node:path';
-import { badFileName, listOutputFiles, MAX_LISTED, openOutputFile } from '../engine/output-files.js';
+import { badFileName, listOutputFiles, MAX_DIRECTORIES, MAX_LISTED, openOutputFile } from '../engine/output-files.js';
 import type { Engine } from '../engine/scheduler.js';
 import { outputText, outputView } from '../engine/output-text.js';
 import { HttpError, HTTP_MESSAGES, success, successWritten } from '../http/jsend.js';
@@ -91,7 +91,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     if (names.length === 0) {
       const { files: listed, more } = inside ? await listOutputFiles(dir) : { files: [], more: false };
       const reply = success(listed);
-      if (more) reply.headers = { 'X-Truncated': `only the first ${MAX_LISTED} files are listed` };
+      if (more) reply.headers = { 'X-Truncated': `the listing stops at ${MAX_LISTED} files, ${MAX_DIRECTORIES} directories or ${10 * MAX_LISTED} entries looked at` };
       return reply;
     }
     if (!inside) throw new HttpError(404, HTTP_MESSAGES.notFound, { file: 'this output has no files' });

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { link, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { listOutputFiles, MAX_LISTED } from '../../src/engine/output-files.ts';
+import { listOutputFiles, MAX_DIRECTORIES, MAX_LISTED } from '../../src/engine/output-files.ts';
 import { readRegularFile } from '../../src/engine/regular-file.ts';
 import { tempDir } from '../helpers/server.ts';
 
@@ -67,6 +67,17 @@ test('an output directory lists at most MAX_LISTED regular files, says there are
     assert.deepEqual(files.map((f) => f.name), [...files.map((f) => f.name)].sort(), 'by name');
     const fewer = await listOutputFiles(join(dir, 'b'));
     assert.deepEqual({ count: fewer.files.length, more: fewer.more, first: fewer.files[0] && { name: fewer.files[0].name, size: fewer.files[0].size } }, { count: 20, more: false, first: { name: 'c/g0', size: 1 } });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('an output directory of more empty directories than a listing opens: it stops there and says there may be more (each listing walked them all: 200,000 took 20 s)', async () => {
+  const dir = await tempDir();
+  try {
+    execFileSync('sh', ['-c', `seq 1 ${MAX_DIRECTORIES + 1} | sed 's/^/d/' | xargs mkdir`], { cwd: dir });
+    const { files, more } = await listOutputFiles(dir);
+    assert.deepEqual({ files: files.length, more }, { files: 0, more: true });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
