@@ -49,7 +49,7 @@ export function badFileName(segments: readonly string[]): string | undefined {
 export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[]; more: boolean }> {
   const files: OutputFile[] = [];
   let more = false;
-  /** Files found, in every directory, to be looked at; and entries of any kind met. */
+  /** Files found, in every directory, to be looked at; entries of any kind met; directories opened. */
   let taken = 0;
   let visited = 0;
   let opened = 0;
@@ -78,8 +78,7 @@ export async function listOutputFiles(dir: string): Promise<{ files: OutputFile[
           break;
         }
         await walk(join(path, entry.name), `${prefix}${entry.name}/`, depth + 1);
-      }
-      else if (entry.isFile()) {
+      } else if (entry.isFile()) {
         if (taken >= MAX_LISTED) {
           more = true;
           break;

@@ -362,17 +362,13 @@ export function createEngine(options: EngineOptions): Engine {
 }
 
 /**
- * Removes a directory and all it holds. A tool may leave a tree deeper than the longest path the
- * kernel takes (PATH_MAX, 4,096 bytes): node's fs.rm then fails with ENAMETOOLONG, and the output
- * stayed, a rerun Crashed and a delete answered 200 with the files still there. GNU rm walks
- * such a tree relative to each directory (openat), so it is asked to, with an argv (no shell).
- */
-/**
- * Removes a directory and everything in it, by `rm -rf` (its own process): node's recursive rm
- * starts an operation for every entry at once, and a tool's 300,000 files filled libuv's threads
- * for 13 s, every other file read of the server (outputs, transactions, the store) waiting behind
- * them; it also fails past PATH_MAX (ENAMETOOLONG), where rm does not. Node's is kept for a box
- * without an rm.
+ * Removes a directory and all it holds, by `rm -rf` in its own process, with an argv (no shell).
+ * Node's recursive fs.rm starts an operation for every entry at once: a tool's 300,000 files
+ * filled libuv's threads for 13 s, every other file read of the server (outputs, transactions, the
+ * store) waiting behind them. And a tool may leave a tree deeper than the longest path the kernel
+ * takes (PATH_MAX, 4,096 bytes): fs.rm then failed with ENAMETOOLONG (the output stayed, a rerun
+ * Crashed, a delete answered 200 with the files still there), where GNU rm walks the tree relative
+ * to each directory (openat). Node's is kept for a box without an rm.
  */
 async function removeTree(dir: string): Promise<void> {
   try {

@@ -99,7 +99,6 @@ function proxyAddress(proxy: string): { host: string; port: number } {
 /** Shell: single quotes, each `'` as `'\''` (shlex.quote's way): nothing in it is expanded. */
 export const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
-
 const HEX_DIGITS = '0123456789abcdef';
 
 /**

@@ -41,6 +41,9 @@ export interface BodyText {
   cut: boolean;
 }
 
+/** The parser's own body texts (a set, not a shape: a HAR's `{"bodyText": true, "bytes": "x"}` read as one was a 500). */
+const BODY_TEXTS = new WeakSet<object>();
+
 /** A body text the parser made. */
 function bodyText(bytes: Buffer, cut: boolean): BodyText {
   const text: BodyText = { bodyText: true, bytes, cut };
@@ -48,8 +51,6 @@ function bodyText(bytes: Buffer, cut: boolean): BodyText {
   return text;
 }
 
-/** The parser's own body texts (a set, not a shape: a HAR's `{"bodyText": true, "bytes": "x"}` read as one was a 500). */
-const BODY_TEXTS = new WeakSet<object>();
 export const isBodyText = (v: unknown): v is BodyText => typeof v === 'object' && v !== null && BODY_TEXTS.has(v);
 
 /** Why a document is refused: where (the entry, the field) and what. */

@@ -81,7 +81,7 @@ export function successPieces(pieces: Iterable<string> | AsyncIterable<string>, 
 }
 
 /** Characters of an answer written in pieces that are still sent as one body, with its length. */
-export const WHOLE_ANSWER = 1024 * 1024;
+const WHOLE_ANSWER = 1024 * 1024;
 
 /**
  * success() of JSON written a piece at a time (`pieces` join to the data's JSON): one body when it
