@@ -37,3 +37,40 @@ export function* jsonPieces(value: unknown): Generator<string> {
     yield '"';
   }
 }
+
+type Pieces = Iterable<string> | AsyncIterable<string>;
+
+/**
+ * The first of `pieces` while they come to at most `limit` characters (the first always), and,
+ * past it, `rest`: the pieces still to come, the one that went past first, read only as `rest` is.
+ */
+export async function upTo(pieces: Pieces, limit: number): Promise<{ taken: string[]; rest?: AsyncIterable<string> }> {
+  const source = Symbol.asyncIterator in pieces ? pieces[Symbol.asyncIterator]() : pieces[Symbol.iterator]();
+  const taken: string[] = [];
+  let used = 0;
+  for (let next = await source.next(); !next.done; next = await source.next()) {
+    used += next.value.length;
+    if (used <= limit || taken.length === 0) {
+      taken.push(next.value);
+      continue;
+    }
+    const past = next.value;
+    const rest = async function* () {
+      yield past;
+      for (let more = await source.next(); !more.done; more = await source.next()) yield more.value;
+    };
+    return { taken, rest: rest() };
+  }
+  return { taken };
+}
+
+/** `[row,...]` from its rows' JSON, a piece a row (`first`: rows already joined, written at once). */
+export async function* arrayPieces(rows: Pieces, first: readonly string[] = []): AsyncGenerator<string> {
+  yield `[${first.join(',')}`;
+  let comma = first.length > 0;
+  for await (const row of rows) {
+    yield comma ? `,${row}` : row;
+    comma = true;
+  }
+  yield ']';
+}

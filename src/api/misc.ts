@@ -4,6 +4,7 @@
  */
 import { RANK_LABELS } from '../engine/types.js';
 import { HttpError, success, successWritten } from '../http/jsend.js';
+import { arrayPieces } from '../json-pieces.js';
 import { effectiveRank, targetOutputs } from '../store/engine.js';
 import type { Store } from '../store/store.js';
 import type { Handler } from './context.js';
@@ -45,15 +46,11 @@ export function registerMisc(router: ApiRouter, store: Store): void {
   // a row at a time: every crashed run's error (a tool's standard error each) made one string of 151 MB
   const errors: Handler = () =>
     successWritten(
-      (function* () {
-        yield '[';
-        let first = true;
-        for (const row of store.state.errors.values()) {
-          yield `${first ? '' : ','}${JSON.stringify(row)}`;
-          first = false;
-        }
-        yield ']';
-      })(),
+      arrayPieces(
+        (function* () {
+          for (const row of store.state.errors.values()) yield JSON.stringify(row);
+        })(),
+      ),
     );
   const error: Handler = (ctx) => success(errorOf(ctx.params.id));
   const patchError: Handler = async (ctx) => {

@@ -13,6 +13,7 @@ import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
 import { boolArg, listArg, parseUnsigned } from './params.js';
 import { restSegments } from './plugins.js';
 import { safeFileStem } from './filename.js';
+import { arrayPieces } from '../json-pieces.js';
 
 const RANK = /^\s*-?[0-9]+\s*$/;
 
@@ -63,14 +64,10 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
     const target = targetOf(ctx);
     const rows = selected(ctx, target);
     // a row at a time, each output's text read as the client takes the rows before
-    const pieces = async function* () {
-      yield '[';
-      for (const [i, row] of rows.entries()) {
-        yield `${i === 0 ? '' : ','}${JSON.stringify({ ...outputView(row), output: await outputText(store.state, engine.catalogue, engine.outputsDir, row) })}`;
-      }
-      yield ']';
+    const views = async function* () {
+      for (const row of rows) yield JSON.stringify({ ...outputView(row), output: await outputText(store.state, engine.catalogue, engine.outputsDir, row) });
     };
-    return successWritten(pieces());
+    return successWritten(arrayPieces(views()));
   };
 
   /**
@@ -138,14 +135,16 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
       else grouped.set(row.plugin_code, [row]);
     }
     // `{"<code>":{"data":[rows],"details":{...}},...}`, a row at a time (each with its findings)
-    const pieces = function* () {
+    const pieces = async function* () {
       yield '{';
       for (const [i, [code, rows]] of [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).entries()) {
-        yield `${i === 0 ? '' : ','}${JSON.stringify(code)}:{"data":[`;
-        for (const [j, row] of rows.entries()) yield `${j === 0 ? '' : ','}${JSON.stringify(outputView(row))}`;
+        yield `${i === 0 ? '' : ','}${JSON.stringify(code)}:{"data":`;
+        yield* arrayPieces((function* () {
+          for (const row of rows) yield JSON.stringify(outputView(row));
+        })());
         const group = engine.catalogue.testGroup(code);
         const details = group ? { code: group.code, priority: group.priority, descrip: group.descrip, hint: group.hint, url: group.url, mappings: group.mappings } : { code, priority: 0, descrip: code, hint: '', url: '', mappings: {} };
-        yield `],"details":${JSON.stringify(details)}}`;
+        yield `,"details":${JSON.stringify(details)}}`;
       }
       yield '}';
     };

@@ -30,7 +30,10 @@ export const TRUNCATED_HEADER = 'Extension: the page stopped at 32 MiB of JSON b
  * upstream one, goes on, streamed (an upstream client pages on by its limit: rows left out would be
  * passed over unsaid).
  */
-export const pastBudgetOf = (args: URLSearchParams, extensions: readonly string[]): PastBudget => (extensions.some((name) => args.get(name) !== null) ? 'cut' : 'stream');
+export const pastBudgetOf = (args: URLSearchParams, extensions: readonly string[]): PastBudget => (usesExtension(args, extensions) ? 'cut' : 'stream');
+
+/** Whether a request gives one of the route's extension arguments (an upstream request gives none). */
+export const usesExtension = (args: URLSearchParams, extensions: readonly string[]) => extensions.some((name) => args.get(name) !== null);
 
 /** A list's `X-Truncated`: its page stopped at the answer's budget (ANSWER_BUDGET) before `limit`. */
 export const truncatedPage = (rows: number, offset: number) => `${rows} rows: the answer stops at 32 MiB of JSON; the next page starts at offset=${offset + rows}`;

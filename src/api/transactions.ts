@@ -17,7 +17,7 @@ import { attachment } from './filename.js';
 import { invalidFilter, MESSAGES as M, noCode, TRANSACTION_MESSAGES as T } from './messages.js';
 import { arrayOf, EMPTY, type ApiRouter, type ArgDoc } from './openapi.js';
 import { boolArg, countArg, enumArg, enumListArg, listArg, parseUnsigned } from './params.js';
-import { pastBudgetOf, MAX_LIST, searchPage, TRANSACTION, TRANSACTION_SUMMARY, TRUNCATED_HEADER, truncatedPage } from './transaction-docs.js';
+import { pastBudgetOf, MAX_LIST, searchPage, TRANSACTION, TRANSACTION_SUMMARY, TRUNCATED_HEADER, truncatedPage, usesExtension } from './transaction-docs.js';
 import { registerReplay } from './replay.js';
 import { registerUrls } from './urls.js';
 
@@ -144,11 +144,12 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const exact = boolArg(ctx.args, 'exact') ?? true;
     const raw = boolArg(ctx.args, 'raw') ?? true;
     const found = await matches(target, filter, offset, Math.min(limit, MAX_LIST), !exact, searchBudgetMs, ctx);
-    const page = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0, pastBudgetOf(ctx.args, SEARCH_EXTENSION_ARGS));
+    const extended = usesExtension(ctx.args, SEARCH_EXTENSION_ARGS);
+    const page = await viewsOf(evidence, await evidence.load(target), target, found.ids, raw, raw ? LIST_BODY_CAP : 0, extended ? 'cut' : 'stream');
     return successJson(searchJson(found.total, found.filtered, page, {
       // extension: the target's highest id when the search began, for a view's next after_id; only
       // to a request that uses an extension (an upstream one gets upstream's answer, no more)
-      ...(SEARCH_EXTENSION_ARGS.some((name) => ctx.args.get(name) !== null) ? { last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0) } : {}),
+      ...(extended ? { last_id: Math.max(found.lastId, countArg(ctx.args, 'after_id') ?? 0) } : {}),
       ...(found.exact ? {} : { records_filtered_exact: false }),
       ...(found.timedOut ? { timed_out: true } : {}),
       // extension: the page stopped at the answer's budget (32 MiB of JSON) before `limit`

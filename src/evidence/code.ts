@@ -6,6 +6,7 @@
  * text, or is over a MiB, travels as base64 decoded by the program.
  */
 import { isUtf8 } from 'node:buffer';
+import { hexEscaped, plainBytes } from './hex-escape.js';
 import { TOKEN, type Header } from './record.js';
 import { bareHost, pathAsWritten } from './scope.js';
 
@@ -99,35 +100,8 @@ function proxyAddress(proxy: string): { host: string; port: number } {
 /** Shell: single quotes, each `'` as `'\''` (shlex.quote's way): nothing in it is expanded. */
 export const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
-const HEX_DIGITS = '0123456789abcdef';
-
-/**
- * A literal of bytes with `\xHH` escapes for every byte but plain printable ASCII, and for
- * `escaped`: written into one buffer (a string grown a byte at a time, the escapes looked up in a
- * string each time, held the server 2-10 s for a body of 16 MiB).
- */
-function escapedBytes(bytes: Buffer, escaped: string): string {
-  const plain = new Uint8Array(256);
-  for (let b = 0x20; b < 0x7f; b++) plain[b] = 1;
-  for (const c of escaped) plain[c.charCodeAt(0)] = 0;
-  let escapes = 0;
-  for (let i = 0; i < bytes.length; i++) escapes += plain[bytes[i]!] ^ 1;
-  if (escapes === 0) return bytes.toString('latin1');
-  const out = Buffer.allocUnsafe(bytes.length + 3 * escapes);
-  let at = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (plain[b]) {
-      out[at++] = b;
-      continue;
-    }
-    out[at++] = 0x5c; // \
-    out[at++] = 0x78; // x
-    out[at++] = HEX_DIGITS.charCodeAt(b >> 4);
-    out[at++] = HEX_DIGITS.charCodeAt(b & 15);
-  }
-  return out.toString('latin1', 0, at);
-}
+/** A literal of bytes with `\xHH` escapes for every byte but plain printable ASCII, and for `escaped`. */
+const escapedBytes = (bytes: Buffer, escaped: string) => hexEscaped(bytes, plainBytes(0x20, 0x7e, escaped), '\\x');
 
 /** Python: a bytes literal `b'...'`. */
 export const pythonBytes = (bytes: Buffer | string) => `b'${escapedBytes(Buffer.from(bytes), "\\'")}'`;

@@ -5,6 +5,7 @@ import {
 } from './record.js';
 import { FLAG_BINARY, FLAG_DEAD, FLAG_RESPONSE, FLAG_SCOPE, FLAG_TRUNCATED, SOURCE_SHIFT } from './segment.js';
 import type { Evidence, LoadedTarget } from './store.js';
+import { arrayPieces, upTo } from '../json-pieces.js';
 
 /** What is read first of a record when only its start is wanted: its head is nearly always within. */
 const FIRST_READ = 64 * 1024;
@@ -104,28 +105,11 @@ export interface JsonRows {
 /** JSON text: one string, or pieces written as the client reads them. */
 export type JsonText = string | AsyncIterable<string>;
 
-/**
- * Rows' JSON (`texts`) taken while the budget holds them (the first always), and past it left out
- * or left to `rest`, read on as the client takes the rows before.
- */
-async function budgeted(texts: Iterator<string> | AsyncIterator<string>, past: PastBudget): Promise<JsonRows> {
-  const json: string[] = [];
-  let used = 0;
-  for (let next = await texts.next(); !next.done; next = await texts.next()) {
-    used += next.value.length;
-    if (used <= ANSWER_BUDGET || json.length === 0) {
-      json.push(next.value);
-      continue;
-    }
-    if (past === 'cut') return { json, cut: true };
-    const first = next.value;
-    const rest = async function* () {
-      yield first;
-      for (let more = await texts.next(); !more.done; more = await texts.next()) yield more.value;
-    };
-    return { json, cut: false, rest: rest() };
-  }
-  return { json, cut: false };
+/** Rows' JSON (`texts`) taken while the budget holds them (the first always), and past it left out or left to `rest`. */
+async function budgeted(texts: Iterable<string> | AsyncIterable<string>, past: PastBudget): Promise<JsonRows> {
+  const { taken, rest } = await upTo(texts, ANSWER_BUDGET);
+  if (!rest) return { json: taken, cut: false };
+  return past === 'cut' ? { json: taken, cut: true } : { json: taken, cut: false, rest };
 }
 
 /**
@@ -152,13 +136,7 @@ export function withinBudget(rows: readonly unknown[], past: PastBudget = 'cut')
 
 /** `[row,...]`: one string, or, for a page that goes on past the budget, pieces. */
 export function jsonArray(page: JsonRows): JsonText {
-  const { json, rest } = page;
-  if (!rest) return `[${json.join(',')}]`;
-  return (async function* () {
-    yield `[${json.join(',')}`;
-    for await (const row of rest) yield `,${row}`;
-    yield ']';
-  })();
+  return page.rest ? arrayPieces(page.rest, page.json) : `[${page.json.join(',')}]`;
 }
 
 /**

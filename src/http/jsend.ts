@@ -1,4 +1,5 @@
 /** The JSend envelope, written from one place. */
+import { upTo } from '../json-pieces.js';
 
 /** A client-facing failure: handlers throw it, the server writes it as a JSend body. */
 export class HttpError extends Error {
@@ -89,22 +90,15 @@ const WHOLE_ANSWER = 1024 * 1024;
  * once the client has taken those before. A view of many outputs or errors (a tool's thousand
  * findings each) was one string of hundreds of MB: seconds held, GBs of memory, past 512 MB a 500.
  */
-export async function successWritten(pieces: AsyncIterable<string> | Iterable<string>): Promise<Reply> {
-  const source = Symbol.asyncIterator in pieces ? pieces[Symbol.asyncIterator]() : pieces[Symbol.iterator]();
-  const first: string[] = [];
-  let length = 0;
-  for (let next = await source.next(); !next.done; next = await source.next()) {
-    first.push(next.value);
-    length += next.value.length;
-    if (length > WHOLE_ANSWER) {
-      const rest = async function* () {
-        yield first.join('');
-        for (let more = await source.next(); !more.done; more = await source.next()) yield more.value;
-      };
-      return successPieces(rest());
-    }
-  }
-  return successJson(first.join(''));
+export async function successWritten(pieces: Iterable<string> | AsyncIterable<string>): Promise<Reply> {
+  const { taken, rest } = await upTo(pieces, WHOLE_ANSWER);
+  if (!rest) return successJson(taken.join(''));
+  return successPieces(
+    (async function* () {
+      yield taken.join('');
+      yield* rest;
+    })(),
+  );
 }
 
 /**

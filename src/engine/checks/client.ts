@@ -234,13 +234,12 @@ function isRedirect(status: number): boolean {
 
 type OneResponse = Omit<Page, 'redirects' | 'stoppedRedirect'>;
 
-/** A response being read: `size` bytes kept of the `received`. */
+/** A response being read: `body.length` bytes kept of the `received`. */
 interface Answer {
   response: IncomingMessage;
   tls?: TlsInfo;
   /** Copied into blocks: a target answering in 1-byte chunks made ~300 bytes of memory of each byte kept as it came. */
   body: ByteBlocks;
-  size: number;
   received: number;
   truncated: boolean;
 }
@@ -306,7 +305,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
         return;
       }
       const tls = https ? tlsInfo(response) : undefined;
-      const got: Answer = (answer = { response, ...(tls ? { tls } : {}), body: new ByteBlocks(maxBytes), size: 0, received: 0, truncated: false });
+      const got: Answer = (answer = { response, ...(tls ? { tls } : {}), body: new ByteBlocks(maxBytes), received: 0, truncated: false });
       const done = () => {
         if (settled) return;
         settled = true;
@@ -317,7 +316,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
           status: response.statusCode ?? 0,
           headerLines: pairLines(response.rawHeaders),
           body: got.body.bytes().toString('utf8'),
-          bodyBytes: got.size,
+          bodyBytes: got.body.length,
           truncated: got.truncated,
           ...(tls ? { tls } : {}),
           ...(sent === undefined ? {} : { sent }),
@@ -326,10 +325,9 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       response.on('data', (chunk: Buffer) => {
         if (got.truncated) return;
         got.received += chunk.length;
-        const room = maxBytes - got.size;
+        const room = maxBytes - got.body.length;
         if (chunk.length > room) {
           got.body.push(chunk.subarray(0, room));
-          got.size = maxBytes;
           got.truncated = true;
           done();
           // The rest is never read: the connection goes.
@@ -337,7 +335,6 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
           return;
         }
         got.body.push(chunk);
-        got.size += chunk.length;
       });
       response.on('end', done);
       const cut = () => failWith(new Error('the target closed the connection mid-answer'));
