@@ -19,6 +19,7 @@ export const perfHooks = lazy<typeof import('node:perf_hooks')>('node:perf_hooks
 export const fsPromises = lazy<typeof import('node:fs/promises')>('node:fs/promises');
 export const zlib = lazy<typeof import('node:zlib')>('node:zlib');
 export const tls = lazy<typeof import('node:tls')>('node:tls');
+export const https = lazy<typeof import('node:https')>('node:https');
 
 /** Loads node modules at once (a require that esbuild keeps: it drops an unused import of one). */
 export function loadNow(...names: string[]): void {

@@ -6,6 +6,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { browserAgent, HEAD_TOO_LARGE } from '../http/browser-head.js';
 import { BODY_CAP, MAX_HEADERS } from './har.js';
 import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, trimSpacesAndTabs, type Exchange, type Header } from './record.js';
 import { bareHost, hostAndPort, MAX_URL_CHARS, pathAsWritten } from './scope.js';
@@ -136,7 +137,8 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
       headers: raw,
       // labs use self-signed certificates: the replay is evidence, not trust
       rejectUnauthorized: false,
-      agent: false,
+      // a connection of its own, whose heads are read as a browser reads them (a line node refuses mended or left out)
+      agent: browserAgent(url.protocol === 'https:', MAX_RESPONSE_HEADERS + 1024),
       maxHeaderSize: MAX_RESPONSE_HEADERS,
       setHost: false,
       servername: url.hostname.startsWith('[') || /^[0-9.]+$/.test(url.hostname) ? undefined : url.hostname,
@@ -185,8 +187,8 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
     const timer = setTimeout(() => fail(`no complete answer within ${timeoutMs / 1000} s`), timeoutMs);
     outgoing.on('error', (err: NodeJS.ErrnoException) =>
       fail(
-        err.code === 'HPE_HEADER_OVERFLOW'
-          ? `the answer's headers are over the ${MAX_RESPONSE_HEADERS / 1024} KiB a replay reads (${err.code})`
+        err.code === 'HPE_HEADER_OVERFLOW' || err.code === HEAD_TOO_LARGE
+          ? `the answer's headers are over the ${MAX_RESPONSE_HEADERS / 1024} KiB a replay reads${err.code === HEAD_TOO_LARGE ? '' : ` (${err.code})`}`
           : err.code?.startsWith('HPE_') ? `the answer is not valid HTTP (${err.code})` : err.message,
       ),
     );

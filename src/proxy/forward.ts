@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue, TOKEN } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
+import { browserAgent, HEAD_TOO_LARGE, underlying } from '../http/browser-head.js';
 import { tls } from '../lazy-builtins.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
@@ -218,7 +219,7 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
         return `TLS: the handshake with ${where} failed (${(err as { reason?: string }).reason ?? err.code})`;
       }
       // HTTP, only past what the proxy reads of a head
-      if (err.code === 'HPE_HEADER_OVERFLOW') return `invalid answer: ${where} sent headers over ${MAX_HEADER_BYTES / 1024} KiB (${err.code})`;
+      if (err.code === 'HPE_HEADER_OVERFLOW' || err.code === HEAD_TOO_LARGE) return `invalid answer: ${where} sent headers over ${MAX_HEADER_BYTES / 1024} KiB${err.code === HEAD_TOO_LARGE ? '' : ` (${err.code})`}`;
       // node's parser refused the answer's bytes
       if (err.code?.startsWith('HPE_')) return `invalid answer: ${where} sent what is not HTTP (${err.code})`;
       return `failed: ${where}: ${err.code ?? err.message}`;
@@ -797,7 +798,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   function send(): ClientRequest {
     const connection: RequestOptions = lenient
       ? // a connection of its own, closed after the answer: bytes read leniently never frame a later answer
-        { agent: false, insecureHTTPParser: true, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) }
+        // whose heads are read as a browser reads them (a line node refuses even leniently mended or left out)
+        { agent: browserAgent(https, MAX_HEADER_BYTES + 1024), insecureHTTPParser: true, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) }
       : { agent: https ? ctx.https!.agent : ctx.httpAgent };
     const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { ...connection, ...serverNameOf(tunnelled) });
     // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
@@ -904,7 +906,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     // read leniently and relayed: the origin's next requests are read so from the first
     if (lenient) rememberLenient(ctx, url.origin);
     // read now (for the record): a kept-alive socket goes back to its pool once the answer has ended, a closed one says nothing
-    const peer = target === undefined ? undefined : peerOf(answer.socket);
+    const peer = target === undefined ? undefined : peerOf(underlying(answer.socket) as Socket);
     const body = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
     responseBody = body;
     if (raw) {

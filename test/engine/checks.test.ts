@@ -215,7 +215,7 @@ test('an answer whose headers are past what a check reads (300 KB) is said to be
   try {
     const findings = findingsOf(await CHECKS.framing!(inputFor(target.url)));
     assert.equal(highestRank(findings), -1);
-    assert.match(findings[0]!.detail, /headers larger than the 256 KiB a check reads \(HPE_HEADER_OVERFLOW\)/, details(findings));
+    assert.match(findings[0]!.detail, /headers larger than the 256 KiB a check reads/, details(findings));
   } finally {
     target.close();
   }
