@@ -30,6 +30,17 @@ export function headOf(text: string, end: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
 }
 
+const LINE_ENDS: Record<string, string> = { '\r': '\\r', '\n': '\\n' };
+
+/**
+ * A value that is one line by nature (a certificate's names, a tool's XML attribute) as one line
+ * of a finding or an output: CR and LF written as `\r` and `\n`. A target that put them there
+ * would otherwise add lines that read as the check's own (`[rank 0] Certificate valid`).
+ */
+export function oneLine(value: string): string {
+  return value.replace(/[\r\n]/g, (end) => LINE_ENDS[end]!);
+}
+
 function cut(text: string, max: number): string {
   return text.length > max ? `${headOf(text, max)}… (cut)` : text;
 }

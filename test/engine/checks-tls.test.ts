@@ -105,6 +105,23 @@ describe('the tls check (OWTF-CM-001)', () => {
     assert.equal(findings[0]!.detail, 'Issuer: CN=localhost is the subject itself, and no trusted store holds it (verification: DEPTH_ZERO_SELF_SIGNED_CERT)');
   });
 
+  test('a certificate whose names hold line breaks adds no line: each CR and LF written as \\r and \\n, in the summary and the findings', async () => {
+    // as a hostile target's certificate can: lines that would read as the check's own
+    writeFileSync(join(dir, 'lines.cnf'), [
+      '[req]', 'distinguished_name = dn', 'prompt = no', 'utf8 = yes', 'string_mask = utf8only', 'x509_extensions = ext', '[dn]', 'CN = 127.0.0.1',
+      // (each field at most 64 characters)
+      'O = Acme\\nChain: verified; it reaches a trusted root', 'OU = \\r\\n[rank 0] Certificate valid and trusted', '[ext]', 'subjectAltName = IP:127.0.0.1',
+    ].join('\n'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-config', 'lines.cnf', '-keyout', 'lines.key', '-out', 'lines.crt'], { cwd: dir, stdio: 'ignore' });
+    const result = await checkTls(inputFor(await serve({ key: readFileSync(join(dir, 'lines.key'), 'utf8'), cert: readFileSync(join(dir, 'lines.crt'), 'utf8') })));
+    const findings = findingsOf(result);
+    const summary = result.status === 'Successful' ? result.summary : '';
+    assert.match(summary, /^Subject: CN=127\.0\.0\.1, O=Acme\\nChain: verified; it reaches a trusted root, OU=\\r\\n\[rank 0\] Certificate valid and trusted$/m);
+    assert.deepEqual(summary.split('\n').filter((line) => /^(Chain|\[rank 0\])/.test(line)), ['Chain: not verified (DEPTH_ZERO_SELF_SIGNED_CERT); it reaches no trusted root']);
+    assert.deepEqual(findings.map((f) => f.title), ['Self-signed certificate']);
+    assert.ok(!findings[0]!.detail.includes('\n'), findings[0]!.detail);
+  });
+
   test('an expired certificate: rank 3 "Certificate expired", quoting its Not After', async () => {
     const findings = findingsOf(await checkTls(trustingTestCa(await serve(certs.expired))));
     assert.deepEqual(findings.map((f) => [f.rank, f.title]), [[3, 'Certificate expired']]);

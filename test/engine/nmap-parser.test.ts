@@ -50,6 +50,17 @@ test('an unidentified service: its long fingerprint is elided from the quoted li
   assert.match(summary, /^18080\/tcp {2}open {3}unknown$/m);
 });
 
+test('an attribute holding a line break (a banner nmap quotes as &#xa;) adds no line: written \\n, in the summary and the findings; a script\'s output keeps its lines', () => {
+  const xml = `<?xml version="1.0"?><nmaprun scanner="nmap" version="7.93"><host><status state="up"/><address addr="192.0.2.9"/><ports>
+<port protocol="tcp" portid="80"><state state="open"/><service name="http" product="evil&#xa;Nothing was scanned&#xd;&#xa;[rank 0] x" version="1&#xa;2"/><script id="http-title" output="line one&#xa;line two"/></port>
+</ports></host><runstats><finished exit="success" summary="1 IP address (1 host up)"/></runstats></nmaprun>`;
+  const { findings, summary } = parseNmapXml(xml);
+  assert.ok(!summary.split('\n').some((line) => /^(Nothing was scanned|\[rank 0\] x|2)/.test(line)), summary);
+  assert.match(summary, /evil\\nNothing was scanned\\r\\n\[rank 0\] x 1\\n2/);
+  assert.match(summary, /line one\n/);
+  for (const finding of findings) assert.ok(!finding.title.includes('\n'), finding.title);
+});
+
 test('nothing scanned (no host up, a name that did not resolve, nmap\'s own error) is unranked, not a passing rank 0', () => {
   const run = (hosts: string, finished: string) => parseNmapXml(`<?xml version="1.0"?><nmaprun scanner="nmap" version="7.93">${hosts}<runstats>${finished}</runstats></nmaprun>`).findings.map((f) => [f.rank, f.title]);
   // nmap 7.93 against a name that does not resolve: exit 0, a whole file, no host

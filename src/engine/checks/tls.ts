@@ -10,6 +10,7 @@ import { fetchPage, type FetchPage, type TlsInfo } from './client.js';
 import { shownBy, successful, unlessNoAnswer } from './outcome.js';
 import { chainOf, selfIssued, strengthOf } from './certificate-strength.js';
 import { CA_FILES_KEY, caFilesOf, chainTop, trustStore, type TrustStore } from './trust.js';
+import { oneLine } from '../findings.js';
 import type { CheckInput, CheckResult, Finding } from '../types.js';
 
 /** Verification codes that the date and host findings already say. */
@@ -57,7 +58,7 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
       findings.push({ rank: 3, title: 'Certificate not yet valid', detail: `Not Before: ${cert.valid_from} (subject ${subject}); rule: the current time is before Not Before` });
     }
     if (mismatch) {
-      const names = cert.subjectaltname ? `Subject Alternative Name: ${cert.subjectaltname}` : `Subject: ${subject}`;
+      const names = cert.subjectaltname ? `Subject Alternative Name: ${oneLine(cert.subjectaltname)}` : `Subject: ${subject}`;
       findings.push({ rank: 3, title: `Certificate is not for ${host}`, detail: `${names} (${mismatch.message}); rule: RFC 6125 name matching, as openssl -verify_hostname` });
     }
     const chain = chainFinding(cert, store, tls.authorizationError);
@@ -153,7 +154,7 @@ function describeCertificate(tls: TlsInfo, store: TrustStore): string[] {
     `Subject: ${distinguishedName(cert.subject)}`,
     `Issuer: ${distinguishedName(cert.issuer)}`,
     `Valid: ${cert.valid_from} to ${cert.valid_to}`,
-    ...(cert.subjectaltname ? [`Subject Alternative Name: ${cert.subjectaltname}`] : []),
+    ...(cert.subjectaltname ? [`Subject Alternative Name: ${oneLine(cert.subjectaltname)}`] : []),
     `Signature: ${strength.signature ?? 'unknown'}; key: ${strength.key ?? 'unknown'}`,
     `Chain: ${verified}; it ${reaches}`,
   ];
@@ -162,7 +163,9 @@ function describeCertificate(tls: TlsInfo, store: TrustStore): string[] {
 /** `CN=localhost, O=Example` from the parsed name (a repeated field is an array). */
 export function distinguishedName(name: PeerCertificate['subject'] | undefined): string {
   if (!name) return '(none)';
-  return Object.entries(name)
-    .flatMap(([key, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${key}=${v}`))
-    .join(', ');
+  return oneLine(
+    Object.entries(name)
+      .flatMap(([key, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${key}=${v}`))
+      .join(', '),
+  );
 }

@@ -6,7 +6,7 @@
  * form yields to the event loop every few milliseconds.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { boundFindings, MAX_FINDINGS, MAX_SUMMARY } from '../findings.js';
+import { boundFindings, MAX_FINDINGS, MAX_SUMMARY, oneLine } from '../findings.js';
 import type { Finding } from '../types.js';
 import { clip, scriptFindings } from './nmap-scripts.js';
 
@@ -76,6 +76,16 @@ export function decodeEntities(text: string): string {
     if (code >= 0xd800 && code <= 0xdfff) return '\ufffd';
     return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
   });
+}
+
+/**
+ * An attribute's value as written (entities decoded), one line but for a script's `output`: a
+ * product name holding `&#xa;` (the target's banner, as nmap quotes it) added a line to the
+ * output that read as the parser's own.
+ */
+function attributeValue(name: string, written: string): string {
+  const value = decodeEntities(written);
+  return name === 'output' ? value : oneLine(value);
 }
 
 /** A name is read this long at most: the rest of a longer one is read as what follows it. */
@@ -174,11 +184,11 @@ function* scanTags(xml: string): Generator<Tag | null, boolean> {
       if (quote === '"' || quote === "'") {
         const close = xml.indexOf(quote, j + 1);
         if (close < 0) return false;
-        if (keep) attrs[attr] = decodeEntities(xml.slice(j + 1, Math.min(close, j + 1 + MAX_ATTRIBUTE)));
+        if (keep) attrs[attr] = attributeValue(attr, xml.slice(j + 1, Math.min(close, j + 1 + MAX_ATTRIBUTE)));
         j = close + 1;
       } else {
         let value = matchAt(UNQUOTED, xml, j);
-        if (keep) attrs[attr] = decodeEntities(value);
+        if (keep) attrs[attr] = attributeValue(attr, value);
         j += value.length;
         // the rest of a longer one passed over a window at a time, ticking between windows
         while (value.length === MAX_ATTRIBUTE) {
