@@ -22,3 +22,13 @@ export function safeFileStem(name: string, fallback: string): string {
 export function attachment(name: string, fallback: string, suffix: string): string {
   return `attachment; filename="${safeFileStem(name, fallback)}${suffix}"`;
 }
+
+/**
+ * A file's own name for `filename*`, without the characters that change how a name reads or shows
+ * nothing (controls, bidi and other format characters: `file\u202Elmth.txt` would read
+ * `filetxt.html`), which a tool's file may hold; `fallback` when nothing is left.
+ */
+export function readableFileName(name: string, fallback: string): string {
+  const readable = name.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '');
+  return readable === '' ? fallback : readable;
+}

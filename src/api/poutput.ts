@@ -12,7 +12,7 @@ import { ENGINE_MESSAGES as E, MESSAGES as M } from './messages.js';
 import { arrayOf, EMPTY, ref, type ApiRouter } from './openapi.js';
 import { boolArg, listArg, parseUnsigned } from './params.js';
 import { restSegments } from './plugins.js';
-import { safeFileStem } from './filename.js';
+import { readableFileName, safeFileStem } from './filename.js';
 import { arrayPieces } from '../json-pieces.js';
 
 const RANK = /^\s*-?[0-9]+\s*$/;
@@ -114,7 +114,7 @@ export function registerPoutput(router: ApiRouter, store: Store, engine: Engine)
       headers: {
         'Content-Type': binary ? 'application/octet-stream' : 'text/plain; charset=utf-8',
         'Content-Length': String(stats.size),
-        'Content-Disposition': `${download ? 'attachment' : 'inline'}; filename="${safeFileStem(name, 'output')}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+        'Content-Disposition': `${download ? 'attachment' : 'inline'}; filename="${safeFileStem(name, 'output')}"; filename*=UTF-8''${encodeURIComponent(readableFileName(name, 'output'))}`,
         // whatever the file holds (a tool's HTML report), no page of this origin: no script, no sniffing, no cache
         'Content-Security-Policy': "sandbox; default-src 'none'",
         'X-Content-Type-Options': 'nosniff',

@@ -28,6 +28,8 @@ const TOOL = [
   // names a URL cannot give the files route: listed, they could not be opened
   "printf x > 'back\\slash.txt'",
   "printf x > \"$(printf 'odd\\377name')\"",
+  // a name that reads backwards past its U+202E (file<RLO>lmth.txt shows as filetxt.html)
+  "printf x > \"$(printf 'file\\342\\200\\256lmth.txt')\"",
   // a second name for a file outside its directory: a hard link, which O_NOFOLLOW does not see
   'echo outside > ../outside.txt && ln ../outside.txt hardlink',
   'echo done',
@@ -56,7 +58,7 @@ const fetchFile = (name: string, options: Parameters<typeof request>[2] = {}) =>
 describe('listing and reading', () => {
   test('GET .../files/ lists the regular files, nested ones by path; symlinks, hard links and the FIFO are not listed', async () => {
     const files: { name: string; size: number; modified: string }[] = await get(server, base);
-    assert.deepEqual(files.map((f) => f.name), ['data.bin', 'report.html', 'stderr.txt', 'stdout.txt', 'sub/dir/note.txt']);
+    assert.deepEqual(files.map((f) => f.name), ['data.bin', 'file\u202Elmth.txt', 'report.html', 'stderr.txt', 'stdout.txt', 'sub/dir/note.txt']);
     const note = files.find((f) => f.name === 'sub/dir/note.txt')!;
     assert.equal(note.size, 5);
     assert.ok(!Number.isNaN(Date.parse(note.modified)));
@@ -83,6 +85,12 @@ describe('listing and reading', () => {
     const download = await fetchFile('report.html?download=true');
     assert.match(download.headers['content-disposition']!, /^attachment; filename="report\.html"/);
     assert.equal(download.headers['content-type'], 'text/plain; charset=utf-8');
+  });
+
+  test('a name with a bidi control offers it in no file name: filename and filename* without it (file<U+202E>lmth.txt would save as filetxt.html)', async () => {
+    const res = await fetchFile(`${encodeURIComponent('file\u202Elmth.txt')}?download=true`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-disposition'], `attachment; filename="file-lmth.txt"; filename*=UTF-8''filelmth.txt`);
   });
 
   test('a file holding a NUL byte is a download (application/octet-stream, attachment), bytes as written', async () => {

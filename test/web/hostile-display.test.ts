@@ -46,6 +46,8 @@ before(async () => {
       { url: `${ORIGIN}${LONG_PATH}`, responseBody: 'long' },
       // a hostile page's upload: control characters, six characters of JSON each
       { url: `${ORIGIN}/upload`, method: 'POST', headers: [['Content-Type', 'application/octet-stream']], body: Buffer.alloc(2 * 1024 * 1024, 1), responseBody: 'ok' },
+      // a reason phrase of 1,000 characters without a space (a HAR's most), as a target may send
+      { url: `${ORIGIN}/reason`, statusText: 'R'.repeat(1000), responseBody: 'ok' },
     ]),
   });
   w = await openBrowser(server.url);
@@ -140,7 +142,7 @@ test('hostile text in the web application: no fake header line, hidden character
 
   await t.test('a URL of 2 MiB (the longest kept) is cut for display in the list, the URLs view, the detail, the title; the repeater is not handed it', async () => {
     await page.goto(`${server.url}/targets/${target}/transactions`);
-    await eventually(async () => assert.equal(await page.locator('tr.tx').count(), 3));
+    await eventually(async () => assert.equal(await page.locator('tr.tx').count(), 4));
     const cell = (await page.locator('tr.tx[data-tx-id="2"] .tx-url a').textContent()) ?? '';
     assert.ok(cell.length < 2100, `the list's cell holds ${cell.length} characters`);
     assert.ok(/… [\d,]+ characters more$/.test(cell), cell.slice(-60));
@@ -148,7 +150,7 @@ test('hostile text in the web application: no fake header line, hidden character
     assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the list page holds little text');
 
     await page.goto(`${server.url}/targets/${target}/urls`);
-    await eventually(async () => assert.equal(await page.locator('tr.url-row').count(), 3));
+    await eventually(async () => assert.equal(await page.locator('tr.url-row').count(), 4));
     assert.ok((await page.evaluate(() => document.body.textContent!.length)) < 50_000, 'the URLs page holds little text');
     await shows(page.locator('main'), 'characters more');
 
@@ -176,6 +178,14 @@ test('hostile text in the web application: no fake header line, hidden character
     assert.ok(bytes < 4 * 1000 * 1000, `the view's answer: ${bytes} bytes`);
     assert.equal(await page.getByLabel('Body', { exact: true }).inputValue(), '', 'the repeater’s body is left empty');
     await shows(page.locator('form.repeater'), 'The recorded body (2.1 MB) is too long to edit here: its field is left empty, and the recorded body is sent unless you type another.');
+    w.assertClean();
+  });
+
+  await t.test('a reason phrase of 1,000 characters wraps within the page: the transaction view is no wider than the window', async () => {
+    await page.goto(`${server.url}/targets/${target}/transactions/4`);
+    await page.locator('.status-line').waitFor();
+    const [width, window] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+    assert.ok(width <= window, `the page is ${width} px wide in a window of ${window}`);
     w.assertClean();
   });
 });
