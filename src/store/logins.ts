@@ -55,21 +55,43 @@ function keeper(logins: Map<string, number>, now: () => number, save: (logins: M
   };
 }
 
+/** A failed write of the logins is tried again after this, doubling up to RETRY_MAX_MS. */
+export const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+
 /**
  * The logins of the data directory `dir`. A file that cannot be read or is not what this writes
- * is logged and taken as no logins (the browsers then log in again); one that cannot be written
- * is logged, and the change holds until the server stops.
+ * is logged and taken as no logins (the browsers then log in again). One that cannot be written
+ * (a full disk) is logged, the change holds in memory, and the list is written again, after 1 s,
+ * then less often, until it lands: a logout answered while the disk was full is not undone by
+ * the next restart once there is room again.
  */
-export function fileLogins(dir: string, log: (line: string) => void, now: () => number = Date.now): LoginKeeper {
+export function fileLogins(dir: string, log: (line: string) => void, now: () => number = Date.now, retryFirstMs = RETRY_FIRST_MS): LoginKeeper {
   const file = join(dir, LOGINS_FILE);
   let loaded: LoginKeeper | undefined;
   // one write at a time, each of the whole list as it is then
   let writing: Promise<void> = Promise.resolve();
-  const save = (logins: Map<string, number>) => {
-    const text = `${JSON.stringify({ logins: [...logins].map(([digest, expires]) => ({ digest, expires })) })}\n`;
+  /** While the list is not on disk as it is in memory: the retry's timer and its next delay. */
+  let retry: { timer?: NodeJS.Timeout; delay: number } | undefined;
+  const save = (logins: Map<string, number>): Promise<void> => {
+    if (retry?.timer) clearTimeout(retry.timer);
     writing = writing
-      .then(() => nodeFileSystem.writeFileAtomic(file, text))
-      .catch((err: NodeJS.ErrnoException) => log(`the web application's logins could not be written to ${file} (${err.code ?? err.message}): the change holds until the server stops`));
+      .then(() => nodeFileSystem.writeFileAtomic(file, `${JSON.stringify({ logins: [...logins].map(([digest, expires]) => ({ digest, expires })) })}\n`))
+      .then(
+        () => {
+          if (retry) log(`the web application's logins are written to ${file} now`);
+          retry = undefined;
+        },
+        (err: NodeJS.ErrnoException) => {
+          const delay = retry?.delay ?? retryFirstMs;
+          if (!retry) log(`the web application's logins could not be written to ${file} (${err.code ?? err.message}): the change holds in memory, and is written again until it lands`);
+          // the list as it is then: changes made meanwhile go with it
+          const timer = setTimeout(() => void save(logins), delay);
+          // a server stopping does not wait for it (the change was said to hold until then)
+          timer.unref();
+          retry = { timer, delay: Math.min(delay * 2, RETRY_MAX_MS) };
+        },
+      );
     return writing;
   };
   const load = (): LoginKeeper => {

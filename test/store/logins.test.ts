@@ -1,7 +1,7 @@
 /** The web application's logins in the data directory (src/store/logins.ts): expiry, the bound, a file that is not theirs. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileLogins, LOGINS_FILE, MAX_LOGINS } from '../../src/store/logins.ts';
 import { tempDir } from '../helpers/server.ts';
@@ -43,4 +43,23 @@ test('a file that is not a list of logins is said once and taken as none; the ne
     await logins.add(digest(1), 5);
     assert.ok(fileLogins(dir, () => {}, () => 0).has(digest(1)));
   }
+});
+
+test('a list that cannot be written (a full disk) holds in memory and is written again until it lands: a logout answered then is not undone by a restart', async () => {
+  const dir = await tempDir();
+  const lines: string[] = [];
+  const logins = fileLogins(dir, (line) => lines.push(line), () => 0, 20);
+  await logins.add(digest(1), 5);
+  // the file's place taken by a directory: every write of it fails, as on a full disk
+  await rm(join(dir, LOGINS_FILE));
+  await mkdir(join(dir, LOGINS_FILE, 'taken'), { recursive: true });
+  await logins.remove(digest(1));
+  assert.equal(logins.has(digest(1)), false, 'ended at once, in memory');
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(lines.filter((line) => /could not be written/.test(line)).length, 1, 'said once, not at each try');
+  assert.match(lines[0]!, /the change holds in memory, and is written again until it lands$/);
+  await rm(join(dir, LOGINS_FILE), { recursive: true });
+  for (let i = 0; i < 100 && !lines.some((line) => /written to .* now$/.test(line)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(JSON.parse(await readFile(join(dir, LOGINS_FILE), 'utf8')), { logins: [] }, 'the logout on disk');
+  assert.equal(fileLogins(dir, () => {}, () => 0).has(digest(1)), false, 'a restart keeps it');
 });
