@@ -169,6 +169,32 @@ test('a failed write rejects its batch, rolls back to the last durable state, an
   await reopened.close();
 });
 
+test('while the disk has no room, changes are refused unapplied after one shared probe, not applied and undone each (a reload of the store each); with room again, the next change lands', async () => {
+  const dir = await tempDir();
+  const disk = failingDisk();
+  const logs: string[] = [];
+  const store = await openStore({ dir, defaults: DEFAULTS, fs: disk.fs, log: (l) => logs.push(l) });
+  try {
+    disk.fail('ENOSPC');
+    await assert.rejects(store.change({ op: 'createSession', name: 'first' }), { code: 'ENOSPC' });
+    const generation = store.generation;
+    const attempts = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store.change({ op: 'createSession', name: `s${i}` })));
+    assert.ok(attempts.every((a) => a.status === 'rejected' && (a.reason as NodeJS.ErrnoException).code === 'ENOSPC'));
+    assert.equal(store.stats.failedBatches, 1, 'one write failed: the others never reached the disk');
+    assert.equal(logs.filter((l) => /rolling back/.test(l)).length, 1, 'one reload');
+    assert.equal(store.generation, generation, 'nothing applied, nothing undone');
+    assert.deepEqual(listSessions(store.state).map((s) => s.name), ['default session']);
+    disk.fail(undefined);
+    // changes made together once there is room: each lands, in the order made
+    const made = await Promise.all(['a', 'b', 'c'].map((name) => store.change({ op: 'createSession', name })));
+    assert.ok(made.every((m) => m.ok));
+    assert.deepEqual(listSessions(store.state).map((s) => s.name), ['default session', 'a', 'b', 'c']);
+    assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('room-probe')), [], 'the probe leaves nothing');
+  } finally {
+    await store.close();
+  }
+});
+
 test('a refused change writes nothing', async () => {
   await withStore(async (store) => {
     const batches = store.stats.batches;
