@@ -3,7 +3,7 @@
  * next. Pause, resume and abort act on a worker's program (its whole process group); a stop
  * aborts every run and puts its work back at the head of the worklist.
  */
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Evidence } from '../evidence/store.js';
 import { fsPromises } from '../lazy-builtins.js';
@@ -204,7 +204,7 @@ export function createEngine(options: EngineOptions): Engine {
         await removeTree(outputDir);
         await fsPromises().mkdir(outputDir, { recursive: true, mode: 0o700 });
       } catch (err) {
-        return crashed(run.plugin.key, run.target, `could not make the output directory: ${(err as Error).message}`);
+        return crashed(run.plugin.key, run.target, `could not make the output directory: ${directoryFailure(outputDir, err as NodeJS.ErrnoException)}`);
       }
     }
     return runPlugin({
@@ -387,4 +387,21 @@ async function removeTree(dir: string): Promise<void> {
     }),
   );
   if (!removed) await fsPromises().rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * Why `dir` could not be made, as a tester reads it: the system's reason without the server's
+ * path (no body names a file of ours). node's promise mkdir says ENOENT, recursive, where the disk
+ * is full; its synchronous form, asked again only then, says ENOSPC.
+ */
+function directoryFailure(dir: string, err: NodeJS.ErrnoException): string {
+  let cause = err;
+  if (cause.code === 'ENOENT') {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (again) {
+      cause = again as NodeJS.ErrnoException;
+    }
+  }
+  return cause.message.replace(/, \w+ '[^]*$/, '');
 }

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { addTarget, configure, get, ok, queue, script, scriptDir, send, toolPlugin, waitFor, waitForOutput, writePluginFile } from '../helpers/engine.ts';
@@ -61,6 +61,62 @@ test('a full disk under the outputs during a run: the run ends Crashed (listed i
     await s.stop();
     execFileSync('umount', [outputs]);
     await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** Mounts a small ext4 image at `dir` (a loop device), whose directories take blocks; false where this machine does not let the test. */
+function mountExt4(dir: string, image: string): boolean {
+  try {
+    execFileSync('truncate', ['-s', '4M', image]);
+    execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', image], { stdio: 'ignore' });
+    execFileSync('mount', ['-o', 'loop', image, dir], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('an output directory the disk has no room for: Crashed saying ENOSPC (node\'s recursive mkdir says ENOENT), and no path of the server', async (t) => {
+  const { dataDir, options } = await server();
+  const outputs = join(dataDir, 'outputs');
+  await mkdir(outputs, { recursive: true });
+  if (!mountExt4(outputs, `${dataDir}.img`)) return t.skip('this machine does not let the test mount an ext4 image (needs root and a loop device)');
+  try {
+    await chmod(outputs, 0o700);
+    // every block taken: a new directory has none left
+    execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(outputs, 'filler')} bs=1k 2>/dev/null; true`]);
+    const s = await startServer(options);
+    try {
+      await configure(s, { TOOL_WAFW00F: await script(tools, 'quiet.sh', 'echo hi') });
+      const id = await addTarget(s, 'http://127.0.0.1:1/');
+      assert.equal(await queue(s, { id: String(id), type: 'active', code: CODE }), 1);
+      const output = await waitForOutput(s, id, KEY, ['Crashed', 'Successful', 'Aborted', 'Skipped']);
+      assert.equal(output.status, 'Crashed', JSON.stringify(output));
+      assert.equal(output.error, 'could not make the output directory: ENOSPC: no space left on device');
+    } finally {
+      await s.stop();
+    }
+  } finally {
+    execFileSync('umount', [outputs]);
+    await rm(`${dataDir}.img`, { force: true });
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('an output directory that cannot be made for another reason (a file in its place): Crashed saying why, and no path of the server', async () => {
+  const { dataDir, options } = await server();
+  const s = await startServer(options);
+  try {
+    await configure(s, { TOOL_WAFW00F: await script(tools, 'quiet.sh', 'echo hi') });
+    const id = await addTarget(s, 'http://127.0.0.1:1/');
+    await mkdir(join(dataDir, 'outputs'), { recursive: true });
+    await writeFile(join(dataDir, 'outputs', String(id)), 'not a directory');
+    assert.equal(await queue(s, { id: String(id), type: 'active', code: CODE }), 1);
+    const output = await waitForOutput(s, id, KEY, ['Crashed', 'Successful', 'Aborted', 'Skipped']);
+    assert.equal(output.status, 'Crashed', JSON.stringify(output));
+    assert.equal(output.error, 'could not make the output directory: ENOTDIR: not a directory');
+  } finally {
+    await s.close();
   }
 });
 
