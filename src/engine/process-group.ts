@@ -84,13 +84,14 @@ function createOutputFile(path: string): number {
 }
 
 /** One output stream written to its file with backpressure, past the cap read and dropped. */
-function capture(source: Readable | null | undefined, path: string, fd: number, maxBytes: number) {
+function capture(source: Readable | null | undefined, path: string, fd: number, maxBytes: number, onError: () => void) {
   const sink = createWriteStream(path, { fd, autoClose: false });
   const state = { bytes: 0, kept: 0, capped: false, error: undefined as string | undefined };
   let lastByte = 0x0a;
   sink.on('error', (err) => {
     state.error ??= err.message;
     source?.resume();
+    onError();
   });
   source?.on('data', (chunk: Buffer) => {
     state.bytes += chunk.length;
@@ -174,8 +175,11 @@ export function runProgram(options: RunOptions): RunHandle {
   const pid = child?.pid ?? 0;
   // read now: the leader cannot be reaped before the event loop turns, so its /proc entry is there
   const startTime = pid > 0 ? (processStartTime(pid) ?? '') : '';
-  const out = capture(child?.stdout, outPath, outFd, maxOutputBytes);
-  const err = capture(child?.stderr, errPath, errFd, maxOutputBytes);
+  // output that can no longer be written (a full disk) ends the run at once: it is lost whatever
+  // the program does next, which went on for up to the time limit, its output read and dropped
+  const unwritable = () => end('aborted', 'its output could not be written');
+  const out = capture(child?.stdout, outPath, outFd, maxOutputBytes, unwritable);
+  const err = capture(child?.stderr, errPath, errFd, maxOutputBytes, unwritable);
 
   let phase: 'running' | 'paused' | 'exited' = pid > 0 ? 'running' : 'exited';
   let ending: { outcome: 'aborted' | 'timeout'; reason: string } | undefined;

@@ -64,6 +64,27 @@ test('a full disk under the outputs during a run: the run ends Crashed (listed i
   }
 });
 
+test('a program that goes on writing once the disk is full is ended at once, Crashed, not left running to its time limit', async (t) => {
+  const { dataDir, options } = await server({ runTimeoutMs: 300_000 });
+  const outputs = join(dataDir, 'outputs');
+  await mkdir(outputs, { recursive: true });
+  if (!mountTmpfs(outputs, '256k')) return t.skip('this machine does not let the test mount a tmpfs (needs root)');
+  const s = await startServer(options);
+  try {
+    // writes for ever: before, read and dropped for the 300 s of the time limit (and a core busy)
+    await configure(s, { TOOL_WAFW00F: await script(tools, 'endless.sh', 'exec yes') });
+    const id = await addTarget(s, 'http://127.0.0.1:1/');
+    assert.equal(await queue(s, { id: String(id), type: 'active', code: CODE }), 1);
+    const output = await waitForOutput(s, id, KEY, ['Crashed', 'Successful', 'Aborted', 'Skipped'], 20_000);
+    assert.equal(output.status, 'Crashed', JSON.stringify(output));
+    assert.match(output.error ?? '', /could not write its output: .*ENOSPC/);
+  } finally {
+    await s.stop();
+    execFileSync('umount', [outputs]);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
 /** Mounts a small ext4 image at `dir` (a loop device), whose directories take blocks; false where this machine does not let the test. */
 function mountExt4(dir: string, image: string): boolean {
   try {
