@@ -1,4 +1,5 @@
 /** The CLI's run: flags, the start-up line, signals and exit codes (src/main.ts runs it). */
+import { resolve } from 'node:path';
 import { parseCli, UsageError, USAGE } from './cli.js';
 import { isCommand, runCommand } from './commands.js';
 import { loadNow } from './lazy-builtins.js';
@@ -52,7 +53,13 @@ async function main(): Promise<void> {
 
   // No handler while starting: a signal then stops the process at once (nothing is acknowledged yet,
   // every file is written atomically), even if the start is stuck in a synchronous call.
-  const server = await start({ ...command.options, log });
+  const server = await start({ ...command.options, log }).catch((err: NodeJS.ErrnoException) => {
+    // a write's error names no file: the directory is what to free space on
+    if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
+      throw Object.assign(new Error(`the disk holding the data directory ${resolve(command.options.dataDir)} is full (${err.message}): free some space there and start again`), { code: err.code });
+    }
+    throw err;
+  });
   // Handlers before the start-up line: a signal that comes as soon as it is out stops cleanly.
   let stopping = false;
   const stop = async (signal: string) => {

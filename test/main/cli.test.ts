@@ -1,5 +1,5 @@
 import { test } from 'node:test';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -105,6 +105,24 @@ test('an unusable data dir: one line naming it, non-zero exit', async () => {
   assert.notEqual(run.code, 0);
   assert.equal(run.stderr.trim().split('\n').length, 1);
   assert.ok(run.stderr.includes(file), run.stderr);
+});
+
+test('a data dir on a full disk: one line naming the directory and saying the disk is full, non-zero exit', async (t) => {
+  const dir = await tempDir();
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    return t.skip('this machine does not let the test mount a tmpfs (needs root)');
+  }
+  try {
+    execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(dir, 'filler')} bs=4k 2>/dev/null; true`]);
+    const run = await runCli(['--port', '0', '--data-dir', dir]);
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+    assert.match(run.stderr, new RegExp(`^assessd: the disk holding the data directory ${dir} is full \\(ENOSPC: no space left on device.*\\): free some space there and start again$`, 'm'));
+  } finally {
+    execFileSync('umount', [dir]);
+  }
 });
 
 test('a corrupt data file stops the start with a message naming it', async () => {
