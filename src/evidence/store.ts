@@ -95,6 +95,9 @@ export interface Evidence {
 
 /** A segment is rewritten without its deleted transactions once a quarter of it is deleted, or at once while it is small. */
 const REWRITE_FRACTION = 0.25;
+/** A failed rewrite is tried again after this, doubling up to REWRITE_RETRY_MAX_MS. */
+export const REWRITE_RETRY_MS = 1000;
+const REWRITE_RETRY_MAX_MS = 5 * 60 * 1000;
 const SMALL_SEGMENT = 16 * 1024 * 1024;
 
 /** The flags of a row, from its exchange and scope. */
@@ -344,6 +347,13 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
     }
   }
 
+  /**
+   * Segments whose rewrite failed (a full disk), tried again after `wait`, from REWRITE_RETRY_MS
+   * doubling to REWRITE_RETRY_MAX_MS, and said once: a rewrite the disk had no room for was tried
+   * and logged every second for as long as it stayed full.
+   */
+  const rewriteFailures = new Map<number, { until: number; wait: number }>();
+
   async function maintain(): Promise<void> {
     if (maintaining) return maintaining;
     maintaining = (async () => {
@@ -354,9 +364,18 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
         // deleted meanwhile, or its target: nothing to rewrite
         if (state().segments.get(row.n) !== row || liveCount(row) === 0) continue;
         const dead = row.gone.length - row.purged;
+        const failed = rewriteFailures.get(row.n);
+        if (failed && Date.now() < failed.until) continue;
         await (async () => {
           if (dead >= row.span * REWRITE_FRACTION || (await segmentSize(row)) <= SMALL_SEGMENT) await rewrite(row);
-        })().catch((err: Error) => log(`could not rewrite ${SEGMENT_DIR}/${row.n}.seg without its deleted transactions: ${err.message}`));
+          if (!failed) return;
+          rewriteFailures.delete(row.n);
+          log(`${SEGMENT_DIR}/${row.n}.seg is rewritten without its deleted transactions now`);
+        })().catch((err: Error) => {
+          const wait = Math.min(2 * (failed?.wait ?? REWRITE_RETRY_MS / 2), REWRITE_RETRY_MAX_MS);
+          rewriteFailures.set(row.n, { until: Date.now() + wait, wait });
+          if (!failed) log(`could not rewrite ${SEGMENT_DIR}/${row.n}.seg without its deleted transactions (tried again later, less often): ${err.message}`);
+        });
       }
       const retired = [...state().retiredSegments];
       if (retired.length === 0) return;

@@ -83,6 +83,33 @@ test('deleting transactions gives their bytes back: a small segment is rewritten
   await server.close();
 });
 
+test('a rewrite the disk has no room for is said once and tried again less often, not each second; with room again it is done', async () => {
+  const disk = failingDisk();
+  const server = await startServer({ fs: disk.fs });
+  try {
+    await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://a.example/' } });
+    await importHar(server.url, 1, many('a.example', 4, 50_000));
+    await request(server.url, '/api/v1/targets/1/transactions/2', { method: 'DELETE' });
+    disk.fail('ENOSPC');
+    for (let i = 0; i < 5; i++) await server.evidence.maintain();
+    const said = () => server.logs.filter((line) => /could not rewrite transactions\/1\.seg/.test(line));
+    assert.equal(said().length, 1, server.logs.join('\n'));
+    assert.match(said()[0]!, /\(tried again later, less often\): ENOSPC/);
+    assert.deepEqual(segmentsIn(server.dataDir), ['1.seg'], 'nothing half written left');
+    disk.fail(undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await server.evidence.maintain();
+    await server.evidence.maintain();
+    assert.ok(server.logs.some((line) => /transactions\/1\.seg is rewritten without its deleted transactions now/.test(line)), server.logs.join('\n'));
+    const left = segmentsIn(server.dataDir);
+    assert.equal(left.length, 1);
+    assert.notEqual(left[0], '1.seg', 'the rewrite is a new file, the old one deleted');
+    assert.deepEqual(await urls(server.url, 1), ['https://a.example/0', 'https://a.example/2', 'https://a.example/3']);
+  } finally {
+    await server.close();
+  }
+});
+
 test('deleting a target, or the session that held it, deletes its transactions\' files', async () => {
   const server = await startServer();
   await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://a.example/' } });
