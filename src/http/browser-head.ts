@@ -16,6 +16,7 @@ import { Agent as HttpAgent, type AgentOptions } from 'node:http';
 import type { AgentOptions as HttpsAgentOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
+import { ByteBlocks } from '../byte-blocks.js';
 import { https as httpsModule } from '../lazy-builtins.js';
 
 /** RFC 9110's token, as a header name must be. */
@@ -73,9 +74,8 @@ type State = 'head' | 'rest';
 /** `inner`'s bytes, each head read as a browser reads it (above); what is written goes to `inner` as it is. */
 export class BrowserHeadSocket extends Duplex {
   private state: State = 'head';
-  /** The head so far: its chunks, and where in the last one the search for its end goes on. */
-  private parts: Buffer[] = [];
-  private partBytes = 0;
+  /** The head so far, copied into blocks: a head trickled a byte at a time kept as chunks took ~100 bytes a byte. */
+  private readonly head: ByteBlocks;
   /** Bytes since the last LF: 0 none, 1 the LF itself, 2 an LF then a CR. */
   private afterLf = 0;
   /** The head so far starts with `HTTP/` (it has five bytes or more). */
@@ -86,10 +86,11 @@ export class BrowserHeadSocket extends Duplex {
     private readonly maxHeadBytes: number,
   ) {
     super({ allowHalfOpen: true });
+    this.head = new ByteBlocks(maxHeadBytes);
     inner.on('data', (chunk: Buffer) => this.received(chunk));
     inner.on('end', () => {
       // a head that never ended goes on as it came: the parser says what it is
-      this.flushParts();
+      this.flushHead();
       this.push(null);
     });
     inner.on('error', (error) => this.destroy(error));
@@ -155,9 +156,9 @@ export class BrowserHeadSocket extends Duplex {
   private readHead(chunk: Buffer): Buffer | undefined {
     if (!this.startedAsHttp) {
       // the first five bytes decide (the head so far is shorter)
-      const start = Buffer.concat([...this.parts, chunk]).subarray(0, 5);
+      const start = Buffer.concat([this.head.bytes(), chunk]).subarray(0, 5);
       if (!startsAsHttp(start)) {
-        this.flushParts();
+        this.flushHead();
         this.state = 'rest';
         this.forward(chunk);
         return undefined;
@@ -176,16 +177,13 @@ export class BrowserHeadSocket extends Duplex {
       } else this.afterLf = byte === CR && this.afterLf === 1 ? 2 : 0;
     }
     if (end === -1) {
-      this.parts.push(chunk);
-      this.partBytes += chunk.length;
-      if (this.partBytes > this.maxHeadBytes) {
+      if (this.head.length + chunk.length > this.maxHeadBytes) {
         this.destroy(Object.assign(new Error(`an answer's head over ${this.maxHeadBytes} bytes`), { code: HEAD_TOO_LARGE }));
-      }
+      } else this.head.push(chunk);
       return undefined;
     }
-    const head = Buffer.concat([...this.parts, chunk.subarray(0, end)]).toString('latin1');
-    this.parts = [];
-    this.partBytes = 0;
+    const head = Buffer.concat([this.head.bytes(), chunk.subarray(0, end)]).toString('latin1');
+    this.head.clear();
     this.afterLf = 0;
     this.startedAsHttp = false;
     this.forward(Buffer.from(browserHead(head), 'latin1'));
@@ -195,12 +193,11 @@ export class BrowserHeadSocket extends Duplex {
     return chunk.subarray(end);
   }
 
-  private flushParts(): void {
-    if (this.partBytes === 0) return;
-    const parts = this.parts;
-    this.parts = [];
-    this.partBytes = 0;
-    for (const part of parts) this.forward(part);
+  private flushHead(): void {
+    if (this.head.length === 0) return;
+    const head = this.head.bytes();
+    this.head.clear();
+    this.forward(head);
   }
 
   private forward(bytes: Buffer): void {
