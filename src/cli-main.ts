@@ -53,10 +53,12 @@ async function main(): Promise<void> {
 
   // No handler while starting: a signal then stops the process at once (nothing is acknowledged yet,
   // every file is written atomically), even if the start is stuck in a synchronous call.
-  const server = await start({ ...command.options, log }).catch((err: NodeJS.ErrnoException) => {
+  const server = await start({ ...command.options, log }).catch((err: unknown) => {
     // a write's error names no file: the directory is what to free space on
-    if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
-      throw Object.assign(new Error(`the disk holding the data directory ${resolve(command.options.dataDir)} is full (${err.message}): free some space there and start again`), { code: err.code });
+    const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') {
+      const why = code === 'ENOSPC' ? 'is full' : "is over this user's quota";
+      throw Object.assign(new Error(`the disk holding the data directory ${resolve(command.options.dataDir)} ${why} (${(err as Error).message}): free some space there and start again`), { code });
     }
     throw err;
   });

@@ -15,7 +15,7 @@ import { listenEarly } from './http/early-listen.js';
 import { parseDefaults } from './store/defaults.js';
 import { openStore, type Store } from './store/store.js';
 import { openEvidence, type Evidence } from './evidence/store.js';
-import { fileLogins } from './store/logins.js';
+import { fileLogins, type LoginKeeper } from './store/logins.js';
 import { loadOrCreateToken, TOKEN_FILE } from './store/token-file.js';
 
 /** A running server. */
@@ -76,6 +76,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   let proxyView: ProxyView | undefined;
   let recorder: EvidenceRecorder | undefined;
   let evidence: Evidence | undefined;
+  let logins: LoginKeeper | undefined;
   let token = resolved.token;
   let generated = false;
   try {
@@ -99,6 +100,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       const running = proxy;
       proxyView = { host: running.host, port: running.port, ca, counts: () => running.counts(), needsToken: token !== undefined && !isLoopback(running.host) };
     }
+    logins = fileLogins(dataDir, log);
     server = createServer({
       store,
       engine,
@@ -112,7 +114,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       defaults,
       allowedHosts: resolved.allowedHosts,
       token,
-      logins: fileLogins(dataDir, log),
+      logins,
       version: version(),
       ...(proxyView ? { proxy: proxyView } : {}),
       log,
@@ -151,6 +153,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   // set once the try above did not throw
   const runningEngine = engine!;
   const openedEvidence = evidence!;
+  const openedLogins = logins!;
   const catalogue = runningEngine.catalogue;
   setTimeout(() => {
     try {
@@ -186,6 +189,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         // what the proxy forwarded last is stored before the store closes
         await runningRecorder?.flush();
         await closed;
+        // no write of the logins after this: another server may have the directory next
+        await openedLogins.close?.();
         await openedEvidence.close();
         await store.close();
       })();

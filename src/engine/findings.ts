@@ -35,7 +35,10 @@ const LINE_ENDS: Record<string, string> = { '\r': '\\r', '\n': '\\n' };
 /**
  * A value that is one line by nature (a certificate's names, a tool's XML attribute) as one line
  * of a finding or an output: CR and LF written as `\r` and `\n`. A target that put them there
- * would otherwise add lines that read as the check's own (`[rank 0] Certificate valid`).
+ * would otherwise add lines that read as the check's own (`[rank 0] Certificate valid`). (The
+ * checks' quote() flattens a quoted line of the target's into spaces instead: a page's text,
+ * where a line break says nothing; here it is evidence of a crafted value. U+2028 and the other
+ * separators are shown as marks by the web application and the report.)
  */
 export function oneLine(value: string): string {
   return value.replace(/[\r\n]/g, (end) => LINE_ENDS[end]!);

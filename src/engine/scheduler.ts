@@ -136,8 +136,15 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
+  /**
+   * Works whose start is asked of the store and not yet answered: while the disk has no room the
+   * store applies a change only once a probe of the disk says so, and until then the work is
+   * still on the worklist, where another worker would take it too.
+   */
+  const starting = new Set<number>();
+
   function nextWork(): WorkRow | undefined {
-    for (const work of store.state.works.values()) if (work.active) return work;
+    for (const work of store.state.works.values()) if (work.active && !starting.has(work.id)) return work;
     return undefined;
   }
 
@@ -157,8 +164,11 @@ export function createEngine(options: EngineOptions): Engine {
     const target = { ...store.state.targets.get(work.target)!.target };
     const outputPath = entry?.action.kind === 'program' ? [String(target.id), plugin.group, plugin.type, plugin.code].join('/') : '';
     const at = Date.now();
-    // applied at once (the work leaves the worklist now: no other worker takes it), durable later
+    // applied at once (the work leaves the worklist now: no other worker takes it), durable later;
+    // on a full disk, once a probe of it says so (`starting` keeps it from the other workers)
+    starting.add(work.id);
     const started = store.change({ op: 'startRun', work: work.id, plugin: { key: plugin.key, code: plugin.code, group: plugin.group, type: plugin.type }, outputPath, at });
+    void started.then(() => starting.delete(work.id), () => starting.delete(work.id));
     const run: Run = { output: 0, target, plugin, outputPath, startedAt: at, controller: new AbortController(), done: Promise.resolve() };
     worker.run = run;
     run.done = (async () => {
@@ -202,9 +212,10 @@ export function createEngine(options: EngineOptions): Engine {
       try {
         // a rerun starts from an empty directory: nothing of the last run's is taken for this one's
         await removeTree(outputDir);
-        await fsPromises().mkdir(outputDir, { recursive: true, mode: 0o700 });
+        await fsPromises().mkdir(outputDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => madeAgain(outputDir, err));
       } catch (err) {
-        return crashed(run.plugin.key, run.target, `could not make the output directory: ${directoryFailure(outputDir, err as NodeJS.ErrnoException)}`);
+        // the system's reason without its path (`ENOSPC: no space left on device, mkdir '/...'`): no body names a file of ours
+        return crashed(run.plugin.key, run.target, `could not make the output directory: ${(err as Error).message.replace(/, \w+ '[^]*$/, '')}`);
       }
     }
     return runPlugin({
@@ -390,18 +401,11 @@ async function removeTree(dir: string): Promise<void> {
 }
 
 /**
- * Why `dir` could not be made, as a tester reads it: the system's reason without the server's
- * path (no body names a file of ours). node's promise mkdir says ENOENT, recursive, where the disk
- * is full; its synchronous form, asked again only then, says ENOSPC.
+ * `dir` made again, synchronously, after node's promise mkdir failed with ENOENT: recursive, it
+ * says ENOENT where the disk is full, and the synchronous form says ENOSPC (thrown, for the run
+ * to say); a directory made meanwhile is taken. Any other failure is thrown as it is.
  */
-function directoryFailure(dir: string, err: NodeJS.ErrnoException): string {
-  let cause = err;
-  if (cause.code === 'ENOENT') {
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (again) {
-      cause = again as NodeJS.ErrnoException;
-    }
-  }
-  return cause.message.replace(/, \w+ '[^]*$/, '');
+function madeAgain(dir: string, err: NodeJS.ErrnoException): void {
+  if (err.code !== 'ENOENT') throw err;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
 }

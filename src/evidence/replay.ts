@@ -138,7 +138,7 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
       // labs use self-signed certificates: the replay is evidence, not trust
       rejectUnauthorized: false,
       // a connection of its own, whose heads are read as a browser reads them (a line node refuses mended or left out)
-      agent: browserAgent(url.protocol === 'https:', MAX_RESPONSE_HEADERS + 1024),
+      agent: browserAgent(url.protocol === 'https:', { maxHeadBytes: MAX_RESPONSE_HEADERS + 1024, nulInHead: 'as-is' }),
       maxHeaderSize: MAX_RESPONSE_HEADERS,
       setHost: false,
       servername: url.hostname.startsWith('[') || /^[0-9.]+$/.test(url.hostname) ? undefined : url.hostname,

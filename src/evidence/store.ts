@@ -353,11 +353,14 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
    * and logged every second for as long as it stayed full.
    */
   const rewriteFailures = new Map<number, { until: number; wait: number }>();
+  /** The last maintenance failed (and said so). */
+  let maintenanceFailed = false;
 
   async function maintain(): Promise<void> {
     if (maintaining) return maintaining;
     maintaining = (async () => {
       for (const target of loaded.keys()) if (!state().targets.has(target)) loaded.delete(target);
+      for (const n of rewriteFailures.keys()) if (!state().segments.has(n)) rewriteFailures.delete(n);
       const candidates = [...state().segments.values()].filter((row) => row.gone.length > row.purged);
       for (const row of candidates) {
         if (closed) break;
@@ -367,7 +370,8 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
         const failed = rewriteFailures.get(row.n);
         if (failed && Date.now() < failed.until) continue;
         await (async () => {
-          if (dead >= row.span * REWRITE_FRACTION || (await segmentSize(row)) <= SMALL_SEGMENT) await rewrite(row);
+          if (!(dead >= row.span * REWRITE_FRACTION || (await segmentSize(row)) <= SMALL_SEGMENT)) return;
+          await rewrite(row);
           if (!failed) return;
           rewriteFailures.delete(row.n);
           log(`${SEGMENT_DIR}/${row.n}.seg is rewritten without its deleted transactions now`);
@@ -385,8 +389,13 @@ export async function openEvidence(options: EvidenceOptions): Promise<Evidence> 
         reader.forget(n);
         await fs.remove(segmentPath(dataDir, n)).catch((err: Error) => log(`could not delete ${SEGMENT_DIR}/${n}.seg: ${err.message} (it goes at the next start)`));
       }
+      maintenanceFailed = false;
     })()
-      .catch((err: Error) => log(`transaction maintenance failed, tried again later: ${err.message}`))
+      .catch((err: Error) => {
+        // said once until it succeeds again (a full disk made it a line a second)
+        if (!maintenanceFailed) log(`transaction maintenance failed, tried again later: ${err.message}`);
+        maintenanceFailed = true;
+      })
       .finally(() => (maintaining = undefined));
     return maintaining;
   }

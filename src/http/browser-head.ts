@@ -8,9 +8,12 @@
  * the proxy answered 502 for a page the browser shows.
  *
  * `BrowserHeadSocket` stands between a connection and the parser and writes each head again so:
- * those lines mended or left out, every other byte as received. It waits for a head's end only
- * when the answer starts as HTTP (other bytes go on as they came, for the parser to refuse), and
- * for at most `maxHeadBytes`: past them it fails with `HEAD_TOO_LARGE`.
+ * those lines mended or left out, every byte after the heads as received. It waits for a head's
+ * end only when the answer starts as HTTP (other bytes go on as they came, for the parser to
+ * refuse), and for at most `maxHeadBytes`: past them it fails with `HEAD_TOO_LARGE`. A head with
+ * a NUL, which Chromium refuses whole (ERR_INVALID_HTTP_RESPONSE), fails with `NUL_IN_HEAD`, or
+ * goes on as it came (`nulInHead: 'as-is'`: a proxy relays it, for the browser to refuse).
+ * Interim (1xx) heads are read too, MAX_INTERIM_BYTES of them at most (`TOO_MANY_INTERIM`).
  */
 import { Agent as HttpAgent, type AgentOptions } from 'node:http';
 import type { AgentOptions as HttpsAgentOptions } from 'node:https';
@@ -19,11 +22,26 @@ import { Duplex } from 'node:stream';
 import { ByteBlocks } from '../byte-blocks.js';
 import { https as httpsModule } from '../lazy-builtins.js';
 
-/** RFC 9110's token, as a header name must be. */
+/** RFC 9110's token, as a header name must be (as evidence/record.ts's: http/ imports nothing of evidence/). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The error code of a head past `maxHeadBytes`. */
 export const HEAD_TOO_LARGE = 'ERR_ASSESSD_HEAD_TOO_LARGE';
+/** The error code of a head with a NUL byte, which browsers refuse. */
+export const NUL_IN_HEAD = 'ERR_ASSESSD_NUL_IN_HEAD';
+/** The error code past MAX_INTERIM_BYTES of interim heads (the proxy's own code for a 1xx flood). */
+export const TOO_MANY_INTERIM = 'TOO_MANY_INFORMATIONAL';
+/**
+ * Bytes of interim (1xx) heads one connection may send, as received: each is read and written
+ * again, and a flood of them with lines left out would cost that work without counting.
+ */
+export const MAX_INTERIM_BYTES = 1024 * 1024;
+
+/** What the socket does with a head holding a NUL: fail (what a browser does with the answer), or let it through as it came. */
+export interface HeadOptions {
+  maxHeadBytes: number;
+  nulInHead: 'fail' | 'as-is';
+}
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -32,33 +50,43 @@ const HT = 0x09;
 
 /**
  * A head (the status line, the header lines and the empty line that ends them; bytes as Latin-1
- * characters) with each header line as Chromium reads it: the space or tab before a colon
- * dropped; a line without a colon, or whose name is not a token, left out. A line that starts
- * with a space or a tab continues the line before it (obs-fold), which node joins as browsers do,
- * and is left as it is. The same string when nothing changes.
+ * characters) as Chromium reads it (net/http/http_util.cc): the status line ends at its first CR
+ * or LF; the rest is split at every CR and LF (AssembleRawHeaders); a line that starts with a
+ * space or tab continues the one before it, joined with one space, when that one could be
+ * continued (it has a colon with a name before it and does not start with a space or tab), and is
+ * a line of its own otherwise; then each line (HeadersIterator) without a colon, starting with a
+ * space or tab, or whose name is not a token is left out, and the space or tab before a colon is
+ * dropped. Written back with CRLF line ends, so node reads what Chromium reads.
  */
 export function browserHead(head: string): string {
-  // [status line, header lines..., the empty line ('\r' or ''), ''] once split at each LF
-  const lines = head.split('\n');
-  const kept = [lines[0]!];
-  let changed = false;
-  for (let i = 1; i < lines.length - 2; i++) {
-    const line = lines[i]!;
+  const statusEnd = head.search(/[\r\n]/);
+  const lines: string[] = [];
+  let continuable = false;
+  for (const segment of head.slice(statusEnd).split(/[\r\n]+/)) {
+    if (segment === '') continue;
+    const first = segment.charCodeAt(0);
+    if (continuable && (first === SP || first === HT)) {
+      lines[lines.length - 1] += ` ${segment.replace(/^[ \t]+/, '')}`;
+      continue;
+    }
+    lines.push(segment);
+    continuable = segment.indexOf(':') > 0 && first !== SP && first !== HT;
+  }
+  const kept = [head.slice(0, statusEnd)];
+  for (const line of lines) {
     const read = headerLine(line);
-    if (read !== line) changed = true;
     if (read !== undefined) kept.push(read);
   }
-  return changed ? [...kept, ...lines.slice(-2)].join('\n') : head;
+  return `${kept.join('\r\n')}\r\n\r\n`;
 }
 
 function headerLine(line: string): string | undefined {
-  const first = line.charCodeAt(0);
-  if (first === SP || first === HT) return line;
   const colon = line.indexOf(':');
-  if (colon === -1) return undefined;
+  if (colon <= 0) return undefined;
   let end = colon;
   while (end > 0 && (line.charCodeAt(end - 1) === SP || line.charCodeAt(end - 1) === HT)) end--;
   const name = line.slice(0, end);
+  // (a name starting with a space or tab is no token either)
   if (!TOKEN.test(name)) return undefined;
   return end === colon ? line : name + line.slice(colon);
 }
@@ -80,24 +108,26 @@ export class BrowserHeadSocket extends Duplex {
   private afterLf = 0;
   /** The head so far starts with `HTTP/` (it has five bytes or more). */
   private startedAsHttp = false;
+  /** Bytes of interim heads so far. */
+  private interimBytes = 0;
+  /** The end of what is read is pushed. */
+  private endPushed = false;
 
   constructor(
     readonly inner: Socket,
-    private readonly maxHeadBytes: number,
+    private readonly options: HeadOptions,
   ) {
     super({ allowHalfOpen: true });
-    this.head = new ByteBlocks(maxHeadBytes);
+    this.head = new ByteBlocks(options.maxHeadBytes);
     inner.on('data', (chunk: Buffer) => this.received(chunk));
-    inner.on('end', () => {
-      // a head that never ended goes on as it came: the parser says what it is
-      this.flushHead();
-      this.push(null);
-    });
+    inner.on('end', () => this.endReadable());
     inner.on('error', (error) => this.destroy(error));
     inner.on('close', () => {
       if (this.destroyed) return;
-      if (this.readableEnded) this.destroy();
-      else this.once('end', () => this.destroy());
+      if (this.readableEnded) return void this.destroy();
+      // closed without an end (destroyed here) too: the parser is not left waiting
+      this.endReadable();
+      this.once('end', () => this.destroy());
     });
     inner.on('connect', () => this.emit('connect'));
     inner.on('timeout', () => this.emit('timeout'));
@@ -140,6 +170,12 @@ export class BrowserHeadSocket extends Duplex {
     this.inner.unref();
     return this;
   }
+  /** As net.Socket's: node's client calls it once an answer has ended, and a mere end() left the connection open until the target closed it. */
+  destroySoon(): void {
+    if (this.writable) this.end();
+    if (this.writableFinished) this.destroy();
+    else this.once('finish', () => this.destroy());
+  }
 
   private received(chunk: Buffer): void {
     let rest: Buffer | undefined = chunk;
@@ -155,8 +191,8 @@ export class BrowserHeadSocket extends Duplex {
   /** Takes the head's bytes from `chunk`; what follows the head, if it ended in it. */
   private readHead(chunk: Buffer): Buffer | undefined {
     if (!this.startedAsHttp) {
-      // the first five bytes decide (the head so far is shorter)
-      const start = Buffer.concat([this.head.bytes(), chunk]).subarray(0, 5);
+      // the first five bytes decide (the head so far is shorter): a few bytes copied, not the chunk
+      const start = Buffer.concat([this.head.bytes(), chunk.subarray(0, 5)]).subarray(0, 5);
       if (!startsAsHttp(start)) {
         this.flushHead();
         this.state = 'rest';
@@ -177,20 +213,39 @@ export class BrowserHeadSocket extends Duplex {
       } else this.afterLf = byte === CR && this.afterLf === 1 ? 2 : 0;
     }
     if (end === -1) {
-      if (this.head.length + chunk.length > this.maxHeadBytes) {
-        this.destroy(Object.assign(new Error(`an answer's head over ${this.maxHeadBytes} bytes`), { code: HEAD_TOO_LARGE }));
+      if (this.head.length + chunk.length > this.options.maxHeadBytes) {
+        this.destroy(Object.assign(new Error(`an answer's head over ${this.options.maxHeadBytes} bytes`), { code: HEAD_TOO_LARGE }));
       } else this.head.push(chunk);
       return undefined;
     }
-    const head = Buffer.concat([this.head.bytes(), chunk.subarray(0, end)]).toString('latin1');
+    const bytes = Buffer.concat([this.head.bytes(), chunk.subarray(0, end)]);
     this.head.clear();
     this.afterLf = 0;
     this.startedAsHttp = false;
-    this.forward(Buffer.from(browserHead(head), 'latin1'));
+    const head = bytes.toString('latin1');
     const status = statusOf(head);
     // an interim answer (100, 103) is followed by another head; after 101 the bytes are another protocol's
-    if (!(status >= 100 && status < 200 && status !== 101)) this.state = 'rest';
+    const interim = status >= 100 && status < 200 && status !== 101;
+    if (interim && (this.interimBytes += bytes.length) > MAX_INTERIM_BYTES) {
+      this.destroy(Object.assign(new Error(`over ${MAX_INTERIM_BYTES / 1024 / 1024} MiB of`), { code: TOO_MANY_INTERIM }));
+      return undefined;
+    }
+    if (!head.includes('\0')) this.forward(Buffer.from(browserHead(head), 'latin1'));
+    else if (this.options.nulInHead === 'as-is') this.forward(bytes);
+    else {
+      this.destroy(Object.assign(new Error("a NUL byte in the answer's head"), { code: NUL_IN_HEAD }));
+      return undefined;
+    }
+    if (!interim) this.state = 'rest';
     return chunk.subarray(end);
+  }
+
+  /** The end of what is read: a head that never ended goes on as it came, for the parser to say what it is. */
+  private endReadable(): void {
+    if (this.endPushed) return;
+    this.endPushed = true;
+    this.flushHead();
+    this.push(null);
   }
 
   private flushHead(): void {
@@ -225,14 +280,16 @@ export class BrowserHeadSocket extends Duplex {
 /**
  * A fresh agent (as `agent: false` makes one: no kept connection, no TLS session resumed unless
  * `options` say so) whose connections read each answer's head as a browser does. `maxHeadBytes`:
- * a little past what the client's parser reads (`maxHeaderSize`), which then says so first.
+ * a little past what the client's parser reads (`maxHeaderSize`): a head that comes whole in one
+ * read is the parser's to refuse (HPE_HEADER_OVERFLOW), one that comes in pieces this socket's
+ * (HEAD_TOO_LARGE).
  */
-export function browserAgent(https: boolean, maxHeadBytes: number, options: AgentOptions & HttpsAgentOptions = {}): HttpAgent {
+export function browserAgent(https: boolean, head: HeadOptions, options: AgentOptions & HttpsAgentOptions = {}): HttpAgent {
   // node:https when first needed: the proxy's module holds this, and a start loads no cryptography
   const agent = https ? new (httpsModule().Agent)(options) : new HttpAgent(options);
   const connect = agent.createConnection.bind(agent);
   // the socket is returned, which the agent takes at once (no callback)
-  agent.createConnection = (connection) => new BrowserHeadSocket(connect(connection) as Socket, maxHeadBytes);
+  agent.createConnection = (connection) => new BrowserHeadSocket(connect(connection) as Socket, head);
   return agent;
 }
 

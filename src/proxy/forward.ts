@@ -594,6 +594,8 @@ const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 /**
  * Whether every header name is a token, as a lenient reading does not check: a raw relay must not
  * send `Transfer-Encoding : chunked` (the name with its space), a framing its body no longer has.
+ * The lenient connection's head is read as Chromium reads it (http/browser-head.ts), which leaves
+ * such names out already: this stays as the raw relay's own guard.
  */
 function namesAreTokens(raw: readonly string[]): boolean {
   for (let i = 0; i < raw.length; i += 2) if (!TOKEN.test(raw[i]!)) return false;
@@ -799,7 +801,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
     const connection: RequestOptions = lenient
       ? // a connection of its own, closed after the answer: bytes read leniently never frame a later answer
         // whose heads are read as a browser reads them (a line node refuses even leniently mended or left out)
-        { agent: browserAgent(https, MAX_HEADER_BYTES + 1024), insecureHTTPParser: true, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) }
+        { agent: browserAgent(https, { maxHeadBytes: MAX_HEADER_BYTES + 1024, nulInHead: 'as-is' }), insecureHTTPParser: true, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) }
       : { agent: https ? ctx.https!.agent : ctx.httpAgent };
     const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { ...connection, ...serverNameOf(tunnelled) });
     // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout

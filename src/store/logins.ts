@@ -17,10 +17,12 @@ export const MAX_LOGINS = 100;
 export interface LoginKeeper {
   /** Whether `digest` is a login that has not ended. */
   has(digest: string): boolean;
-  /** Keeps a new login until `expires` (ms since the epoch); resolves once it is on disk. */
+  /** Keeps a new login until `expires` (ms since the epoch); resolves once it is written, or could not be (then written again until it is). */
   add(digest: string, expires: number): Promise<void>;
-  /** Ends a login; resolves once that is on disk. */
+  /** Ends a login; resolves as `add` does. */
   remove(digest: string): Promise<void>;
+  /** Stops writing the list again (a last try first, when one is due): the server stops. */
+  close?(): Promise<void>;
 }
 
 /** Logins in memory only: a library server without a data directory's file, and the tests of the access check. */
@@ -71,25 +73,30 @@ export function fileLogins(dir: string, log: (line: string) => void, now: () => 
   let loaded: LoginKeeper | undefined;
   // one write at a time, each of the whole list as it is then
   let writing: Promise<void> = Promise.resolve();
-  /** While the list is not on disk as it is in memory: the retry's timer and its next delay. */
-  let retry: { timer?: NodeJS.Timeout; delay: number } | undefined;
+  /** While the list is not on disk as it is in memory: the retry's timer, its next delay, and the list. */
+  let retry: { timer?: NodeJS.Timeout; delay: number; logins: Map<string, number> } | undefined;
+  let closed = false;
   const save = (logins: Map<string, number>): Promise<void> => {
-    if (retry?.timer) clearTimeout(retry.timer);
+    clearTimeout(retry?.timer);
     writing = writing
       .then(() => nodeFileSystem.writeFileAtomic(file, `${JSON.stringify({ logins: [...logins].map(([digest, expires]) => ({ digest, expires })) })}\n`))
       .then(
         () => {
+          // a timer set by a write that failed before this one began: this one wrote what it would
+          clearTimeout(retry?.timer);
           if (retry) log(`the web application's logins are written to ${file} now`);
           retry = undefined;
         },
         (err: NodeJS.ErrnoException) => {
           const delay = retry?.delay ?? retryFirstMs;
           if (!retry) log(`the web application's logins could not be written to ${file} (${err.code ?? err.message}): the change holds in memory, and is written again until it lands`);
-          // the list as it is then: changes made meanwhile go with it
-          const timer = setTimeout(() => void save(logins), delay);
-          // a server stopping does not wait for it (the change was said to hold until then)
-          timer.unref();
-          retry = { timer, delay: Math.min(delay * 2, RETRY_MAX_MS) };
+          clearTimeout(retry?.timer);
+          // the list as it is then: changes made meanwhile go with it; none once the server stops
+          // (a later server on the directory would have its logout undone by it)
+          const timer = closed ? undefined : setTimeout(() => void save(logins), delay);
+          // a server stopping does not wait for it (close() tries once more)
+          timer?.unref();
+          retry = { ...(timer ? { timer } : {}), delay: Math.min(delay * 2, RETRY_MAX_MS), logins };
         },
       );
     return writing;
@@ -121,5 +128,11 @@ export function fileLogins(dir: string, log: (line: string) => void, now: () => 
     has: (digest) => (loaded ??= load()).has(digest),
     add: (digest, expires) => (loaded ??= load()).add(digest, expires),
     remove: (digest) => (loaded ??= load()).remove(digest),
+    async close() {
+      closed = true;
+      await writing;
+      if (retry) await save(retry.logins);
+      clearTimeout(retry?.timer);
+    },
   };
 }

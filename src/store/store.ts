@@ -57,6 +57,9 @@ export interface Store {
   /**
    * Applies `op` at once; if it succeeds, resolves once it is durable (rejects, with the state
    * rolled back to the last durable one, if it cannot be made durable). A refusal changes nothing.
+   * Once a write has failed for lack of room (ENOSPC, EDQUOT), not at once: the change waits for a
+   * probe of the disk and is refused unapplied while the disk has no room, whatever it is (even
+   * one the state would refuse); the first change once there is room is applied.
    */
   change<O extends Op>(op: O): Promise<ResultOf<O>>;
   /**
@@ -78,13 +81,14 @@ interface Waiter {
 
 const PARTS = Object.keys(PART_FILES) as Part[];
 
-/** Opens (creating if need be) the data directory: lock, sweep, load, replay, merge defaults. */
 /** What a write fails with when the disk has no room for it. */
 const NO_ROOM = new Set(['ENOSPC', 'EDQUOT']);
 /** The disk has room again when this much can be written in the data directory (most batches are smaller). */
 const PROBE_BYTES = 64 * 1024;
-const PROBE_FILE = 'room-probe';
+/** A temp file's name (TEMP_MARKER): one a crash leaves is swept at the next start. */
+const PROBE_FILE = `.room-probe${TEMP_MARKER}probe`;
 
+/** Opens (creating if need be) the data directory: lock, sweep, load, replay, merge defaults. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   const { dir } = options;
   const log = options.log ?? (() => {});
@@ -279,7 +283,10 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
    */
   let noRoom: Error | undefined;
   let probing: Promise<void> | undefined;
-  /** Whether PROBE_BYTES can be written (and synced) in the directory now; clears noRoom if so. */
+  /**
+   * Whether PROBE_BYTES can be written (and synced) in the directory now: clears noRoom if so, or
+   * if it fails for another reason than room (the change then tries, and says that reason).
+   */
   const probeRoom = (): Promise<void> =>
     (probing ??= fs
       .writeFileAtomic(join(dir, PROBE_FILE), ' '.repeat(PROBE_BYTES))
@@ -288,9 +295,13 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
         () => {
           noRoom = undefined;
         },
-        () => {},
+        (err: NodeJS.ErrnoException) => {
+          if (!NO_ROOM.has(err.code ?? '')) noRoom = undefined;
+        },
       )
       .finally(() => (probing = undefined)));
+  /** Set by close(): a change that waited on a probe then is refused, never applied to a store let go. */
+  let closing = false;
 
   /**
    * Back to what the disk holds: the snapshots and the journal's durable records. Not when the
@@ -421,7 +432,7 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
   function change<O extends Op>(op: O): Promise<ResultOf<O>> {
     if (lost) return Promise.reject(lost);
     // in call order still: the changes waiting on one probe go on in turn, before any later one
-    if (noRoom) return probeRoom().then(() => (noRoom ? Promise.reject(noRoom) : change(op)));
+    if (noRoom) return probeRoom().then(() => (closing ? Promise.reject(new Error('the store is closed')) : noRoom ? Promise.reject(noRoom) : change(op)));
     if (unsure) rollback();
     if (unsure) return Promise.reject(unsure);
     const result = applyOp(state, op);
@@ -453,6 +464,9 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
     },
 
     async close() {
+      // changes waiting on a probe are refused first (their continuations come before this one's)
+      closing = true;
+      await probing;
       // a running compaction is waited for: its worker writes into the directory
       while (flushing ?? compacting) await (flushing ?? compacting);
       // a failed write's bytes whose cut failed too: one more try, so that no restart sees them

@@ -120,6 +120,14 @@ describe('the tls check (OWTF-CM-001)', () => {
     assert.deepEqual(summary.split('\n').filter((line) => /^(Chain|\[rank 0\])/.test(line)), ['Chain: not verified (DEPTH_ZERO_SELF_SIGNED_CERT); it reaches no trusted root']);
     assert.deepEqual(findings.map((f) => f.title), ['Self-signed certificate']);
     assert.ok(!findings[0]!.detail.includes('\n'), findings[0]!.detail);
+    // a CN alone, not the host's: node's own reason quotes it
+    writeFileSync(join(dir, 'cn.cnf'), ['[req]', 'distinguished_name = dn', 'prompt = no', 'utf8 = yes', 'string_mask = utf8only', '[dn]', 'CN = evil\\n[rank 0] Certificate valid'].join('\n'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-config', 'cn.cnf', '-keyout', 'cn.key', '-out', 'cn.crt'], { cwd: dir, stdio: 'ignore' });
+    // (by name: for an address node's reason does not quote the CN)
+    const byName = (await serve({ key: readFileSync(join(dir, 'cn.key'), 'utf8'), cert: readFileSync(join(dir, 'cn.crt'), 'utf8') })).replace('127.0.0.1', 'localhost');
+    const wrongFindings = findingsOf(await checkTls(inputFor(byName)));
+    assert.ok(wrongFindings.some((f) => f.title === 'Certificate is not for localhost' && f.detail.includes('evil\\n[rank 0]')), JSON.stringify(wrongFindings));
+    for (const f of wrongFindings) assert.ok(!f.detail.includes('\n'), f.detail);
   });
 
   test('an expired certificate: rank 3 "Certificate expired", quoting its Not After', async () => {

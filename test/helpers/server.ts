@@ -98,7 +98,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   }
   const { proxy: _wanted, maintenanceEvery: _every, ...serverOptions } = options;
   // the logins in the data directory, as start() keeps them
-  const server = createServer({ defaults, logins: fileLogins(dataDir, log), ...serverOptions, store, engine, evidence, web, log, ...(proxyView ? { proxy: proxyView } : {}) });
+  const logins = fileLogins(dataDir, log);
+  const server = createServer({ defaults, logins, ...serverOptions, store, engine, evidence, web, log, ...(proxyView ? { proxy: proxyView } : {}) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stop = async () => {
@@ -108,6 +109,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     });
     await proxy?.close();
     await engine.close();
+    await logins.close?.();
     await evidence.close();
     await store.close();
   };

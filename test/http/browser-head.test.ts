@@ -16,17 +16,26 @@ describe('browserHead', () => {
     assert.equal(browserHead(head('X-Frame-Options : DENY', 'A\t \t: b')), head('X-Frame-Options: DENY', 'A: b'));
   });
 
-  test('a line without a colon, with an empty name, or whose name is not a token is left out; the lines around it stay', () => {
+  test('a line without a colon, with an empty name, starting with a space, or whose name is not a token is left out; the lines around it stay', () => {
     assert.equal(browserHead(head('A: 1', 'no colon here', ': empty', 'Bad Name: x', 'X-é: x', 'B: 2')), head('A: 1', 'B: 2'));
   });
 
-  test('a line that continues the one before (obs-fold) is left as it is; so are values of any bytes', () => {
-    const same = head('A: one', ' two', 'B: a\x01b:c', 'C:');
+  test('values of any bytes stay as they are; an unchanged head is the same', () => {
+    const same = head('B: a\x01b:c', 'C:');
     assert.equal(browserHead(same), same);
   });
 
-  test('LF line ends stay LF', () => {
-    assert.equal(browserHead('HTTP/1.1 200 OK\nA : 1\nno colon\n\n'), 'HTTP/1.1 200 OK\nA: 1\n\n');
+  test('a bare CR ends a line, as a LF does (Bad Name: x<CR>Set-Cookie: ... is two lines: the cookie is set); every line end is written CRLF', () => {
+    assert.equal(browserHead(head('X-Frame-Options: DENY', 'Bad Name: x\rContent-Security-Policy: frame-ancestors *')), head('X-Frame-Options: DENY', 'Content-Security-Policy: frame-ancestors *'));
+    assert.equal(browserHead('HTTP/1.1 200 OK\nA : 1\nno colon\n\n'), 'HTTP/1.1 200 OK\r\nA: 1\r\n\r\n');
+    assert.equal(browserHead('HTTP/1.1 200 OK\rA: 1\r\n\r\n'), 'HTTP/1.1 200 OK\r\nA: 1\r\n\r\n');
+  });
+
+  test('a line starting with a space or tab continues a line that has a colon and a name, joined with one space, and goes with it when that one is left out; after another line it is a line of its own, left out', () => {
+    assert.equal(browserHead(head('A: one', ' \t two', 'B: 2')), head('A: one two', 'B: 2'));
+    // Chromium frames both pages: the fold goes with the line left out, not onto the CSP before it
+    assert.equal(browserHead(head("Content-Security-Policy: script-src 'self'", 'Bad Name: x', " ; frame-ancestors 'none'")), head("Content-Security-Policy: script-src 'self'"));
+    assert.equal(browserHead(head('X-Frame-Options: SAMEORIGIN', 'NoColon', ' DENY')), head('X-Frame-Options: SAMEORIGIN'));
   });
 });
 
@@ -38,6 +47,8 @@ describe('a check reads the answers node refuses as Chromium does', () => {
   const sockets = new Set<Socket>();
   before(async () => {
     server = createServer((socket) => {
+      // a client that has what it needs closes (a flood cut short, an answer read): a reset here
+      socket.on('error', () => {});
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
       let asked = '';
@@ -83,6 +94,16 @@ describe('a check reads the answers node refuses as Chromium does', () => {
     assert.deepEqual(page.headerLines, ['X-Frame-Options: SAMEORIGIN', 'Content-Length: 2']);
   });
 
+  test('a NUL in the head (Chromium refuses such an answer whole) is said to be not valid HTTP', async () => {
+    answer = ['HTTP/1.1 200 OK\r\nBad\0Name: x\r\nX-Frame-Options: DENY\r\nContent-Length: 2\r\n\r\nok'];
+    await assert.rejects(fetchPage(url, { timeoutMs: 2000 }), /not valid HTTP: a NUL byte in its head, which browsers refuse|a NUL byte in its head/);
+  });
+
+  test('a flood of interim heads (100 Continue) stops past 1 MiB of them, at once', async () => {
+    answer = ['HTTP/1.1 100 Continue\r\nBad Name: x\r\n\r\n'.repeat(40_000), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'];
+    await assert.rejects(fetchPage(url, { timeoutMs: 5000 }), /over 1 MiB of interim \(1xx\) answers/);
+  });
+
   test('a chunked body holding what looks like a head is left as it came', async () => {
     const body = 'HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n';
     answer = [`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`];
@@ -101,8 +122,31 @@ describe('a check reads the answers node refuses as Chromium does', () => {
     await assert.rejects(fetchPage(url, { timeoutMs: 2000 }), /not valid HTTP/);
   });
 
-  test('a head past what a check reads goes to the parser as it came, which says it is too large', async () => {
+  test('a head past what a check reads is said to be too large', async () => {
     answer = [`HTTP/1.1 200 OK\r\nBad Name: x\r\n${'X-Pad: 0123456789012345678901234567890123456789\r\n'.repeat(8000)}\r\nok`];
     await assert.rejects(fetchPage(url, { timeoutMs: 5000 }), /headers larger than the 256 KiB a check reads/);
+  });
+
+  test('the connection is closed once the answer has ended, though the target keeps its side open (it was left half-closed, a descriptor held, until the target closed)', async () => {
+    // a target that keeps its side open when the client ends its own (as a hostile one may)
+    const held = createServer({ allowHalfOpen: true }, (socket) => {
+      socket.once('data', () => socket.write('HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 2\r\n\r\nok'));
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => held.once('listening', resolve));
+    const closed = new Promise<void>((resolve) => held.once('connection', (socket: Socket) => {
+      socket.on('error', () => {});
+      socket.once('close', () => resolve());
+      // more bytes after the answer: a client gone answers them with a reset
+      const poke = setInterval(() => socket.writable && socket.write('x'), 50);
+      socket.once('close', () => clearInterval(poke));
+    }));
+    try {
+      const page = await fetchPage(`http://127.0.0.1:${(held.address() as AddressInfo).port}/`, { timeoutMs: 2000 });
+      assert.equal(page.body, 'ok');
+      const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open'), 3000))]);
+      assert.equal(outcome, 'closed');
+    } finally {
+      held.close();
+    }
   });
 });

@@ -63,3 +63,22 @@ test('a list that cannot be written (a full disk) holds in memory and is written
   assert.deepEqual(JSON.parse(await readFile(join(dir, LOGINS_FILE), 'utf8')), { logins: [] }, 'the logout on disk');
   assert.equal(fileLogins(dir, () => {}, () => 0).has(digest(1)), false, 'a restart keeps it');
 });
+
+test('once closed (the server stops), a list that could not be written is tried once more, and never again after: a later server on the directory keeps what it writes', async () => {
+  const dir = await tempDir();
+  const lines: string[] = [];
+  const logins = fileLogins(dir, (line) => lines.push(line), () => 0, 20);
+  await logins.add(digest(1), 5);
+  await rm(join(dir, LOGINS_FILE));
+  await mkdir(join(dir, LOGINS_FILE, 'taken'), { recursive: true });
+  await logins.add(digest(2), 5);
+  await logins.close!();
+  await rm(join(dir, LOGINS_FILE), { recursive: true });
+  // the next server's logout, on disk
+  const next = fileLogins(dir, () => {}, () => 0);
+  await next.add(digest(3), 5);
+  await next.remove(digest(3));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(JSON.parse(await readFile(join(dir, LOGINS_FILE), 'utf8')), { logins: [] }, 'not overwritten by the stopped one');
+  assert.equal(lines.filter((line) => /could not be written/.test(line)).length, 1);
+});

@@ -189,8 +189,40 @@ test('while the disk has no room, changes are refused unapplied after one shared
     const made = await Promise.all(['a', 'b', 'c'].map((name) => store.change({ op: 'createSession', name })));
     assert.ok(made.every((m) => m.ok));
     assert.deepEqual(listSessions(store.state).map((s) => s.name), ['default session', 'a', 'b', 'c']);
-    assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('room-probe')), [], 'the probe leaves nothing');
+    assert.deepEqual((await readdir(dir)).filter((f) => f.includes('room-probe')), [], 'the probe leaves nothing');
   } finally {
+    await store.close();
+  }
+});
+
+test('a change waiting on the probe of a full disk when the store closes is refused, never applied to a store let go', async () => {
+  const dir = await tempDir();
+  const disk = failingDisk();
+  const store = await openStore({ dir, defaults: DEFAULTS, fs: disk.fs, log: () => {} });
+  disk.fail('ENOSPC');
+  await assert.rejects(store.change({ op: 'createSession', name: 'first' }), { code: 'ENOSPC' });
+  disk.fail(undefined);
+  const refused = assert.rejects(store.change({ op: 'createSession', name: 'late' }), /the store is closed/);
+  await store.close();
+  await refused;
+  assert.deepEqual(listSessions(store.state).map((s) => s.name), ['default session']);
+  const reopened = await openStore({ dir, defaults: DEFAULTS });
+  assert.deepEqual(listSessions(reopened.state).map((s) => s.name), ['default session']);
+  await reopened.close();
+});
+
+test('a probe that fails for another reason than room lets the next change try, and say that reason', async () => {
+  const dir = await tempDir();
+  const disk = failingDisk();
+  const store = await openStore({ dir, defaults: DEFAULTS, fs: disk.fs, log: () => {} });
+  try {
+    disk.fail('ENOSPC');
+    await assert.rejects(store.change({ op: 'createSession', name: 'first' }), { code: 'ENOSPC' });
+    disk.fail('EIO');
+    await assert.rejects(store.change({ op: 'createSession', name: 'second' }), { code: 'EIO' });
+    assert.equal(store.stats.failedBatches, 2, 'the second change reached the disk');
+  } finally {
+    disk.fail(undefined);
     await store.close();
   }
 });

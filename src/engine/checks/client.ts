@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { DetailedPeerCertificate, SecureContext, TLSSocket } from 'node:tls';
 import { ByteBlocks } from '../../byte-blocks.js';
-import { browserAgent, HEAD_TOO_LARGE, underlying } from '../../http/browser-head.js';
+import { browserAgent, HEAD_TOO_LARGE, NUL_IN_HEAD, TOO_MANY_INTERIM, underlying } from '../../http/browser-head.js';
 import { headerPairs, headerText } from '../../evidence/record.js';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -133,6 +133,8 @@ export function failureReason(cause: unknown): { reason: string; title: string }
   if (code === 'HPE_HEADER_OVERFLOW') return { reason: `headers larger than the ${MAX_HEADER_BYTES / 1024} KiB a check reads (${code})`, title: NOT_HTTP };
   // (found so before the parser saw it: http/browser-head.ts)
   if (code === HEAD_TOO_LARGE) return { reason: `headers larger than the ${MAX_HEADER_BYTES / 1024} KiB a check reads`, title: NOT_HTTP };
+  if (code === NUL_IN_HEAD) return { reason: 'a NUL byte in its head, which browsers refuse (ERR_INVALID_HTTP_RESPONSE)', title: NOT_HTTP };
+  if (code === TOO_MANY_INTERIM) return { reason: `${cause.message} interim (1xx) answers`, title: NOT_HTTP };
   if (code === TOO_MANY_HEADER_LINES) return { reason: `more header lines than the ${MAX_HEADER_LINES.toLocaleString('en')} a check reads`, title: NOT_HTTP };
   if (typeof code === 'string' && code.startsWith('HPE_')) {
     return { reason: `not valid HTTP (${code}: ${cause.message.replace(/^Parse Error: /, '')})`, title: NOT_HTTP };
@@ -259,7 +261,7 @@ function requestOnce(url: URL, method: string, options: FetchOptions, deadline: 
       headers: { 'user-agent': USER_AGENT, accept: '*/*', ...options.headers },
       // An agent of its own: no kept connection, no TLS session resumed (a resumed session skips the checks).
       // and each head read as a browser reads it (a line node's parser refuses mended or left out)
-      agent: browserAgent(https, MAX_HEADER_BYTES + 1024),
+      agent: browserAgent(https, { maxHeadBytes: MAX_HEADER_BYTES + 1024, nulInHead: 'fail' }),
       // A tester inspects bad certificates: the TLS check reports them instead.
       rejectUnauthorized: false,
       // Reach old servers too (TLS 1.0, weak ciphers): the TLS check says what was negotiated

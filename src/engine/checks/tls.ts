@@ -59,7 +59,7 @@ export function certificateFindings(tls: TlsInfo, host: string, now: Date, store
     }
     if (mismatch) {
       const names = cert.subjectaltname ? `Subject Alternative Name: ${oneLine(cert.subjectaltname)}` : `Subject: ${subject}`;
-      findings.push({ rank: 3, title: `Certificate is not for ${host}`, detail: `${names} (${mismatch.message}); rule: RFC 6125 name matching, as openssl -verify_hostname` });
+      findings.push({ rank: 3, title: `Certificate is not for ${host}`, detail: `${names} (${oneLine(mismatch.message)}); rule: RFC 6125 name matching, as openssl -verify_hostname` });
     }
     const chain = chainFinding(cert, store, tls.authorizationError);
     if (chain) findings.push(chain);
