@@ -101,32 +101,35 @@ type State = 'head' | 'rest';
 
 /** `inner`'s bytes, each head read as a browser reads it (above); what is written goes to `inner` as it is. */
 export class BrowserHeadSocket extends Duplex {
-  private state: State = 'head';
+  #state: State = 'head';
   /** The head so far, copied into blocks: a head trickled a byte at a time kept as chunks took ~100 bytes a byte. */
-  private readonly head: ByteBlocks;
+  readonly #head: ByteBlocks;
   /** Bytes since the last LF: 0 none, 1 the LF itself, 2 an LF then a CR. */
-  private afterLf = 0;
+  #afterLf = 0;
   /** The head so far starts with `HTTP/` (it has five bytes or more). */
-  private startedAsHttp = false;
+  #startedAsHttp = false;
   /** Bytes of interim heads so far. */
-  private interimBytes = 0;
+  #interimBytes = 0;
   /** The end of what is read is pushed. */
-  private endPushed = false;
+  #endPushed = false;
+
+  readonly #options: HeadOptions;
 
   constructor(
     readonly inner: Socket,
-    private readonly options: HeadOptions,
+    options: HeadOptions,
   ) {
     super({ allowHalfOpen: true });
-    this.head = new ByteBlocks(options.maxHeadBytes);
-    inner.on('data', (chunk: Buffer) => this.received(chunk));
-    inner.on('end', () => this.endReadable());
+    this.#options = options;
+    this.#head = new ByteBlocks(options.maxHeadBytes);
+    inner.on('data', (chunk: Buffer) => this.#received(chunk));
+    inner.on('end', () => this.#endReadable());
     inner.on('error', (error) => this.destroy(error));
     inner.on('close', () => {
       if (this.destroyed) return;
       if (this.readableEnded) return void this.destroy();
       // closed without an end (destroyed here) too: the parser is not left waiting
-      this.endReadable();
+      this.#endReadable();
       this.once('end', () => this.destroy());
     });
     inner.on('connect', () => this.emit('connect'));
@@ -177,85 +180,85 @@ export class BrowserHeadSocket extends Duplex {
     else this.once('finish', () => this.destroy());
   }
 
-  private received(chunk: Buffer): void {
+  #received(chunk: Buffer): void {
     let rest: Buffer | undefined = chunk;
     while (rest && rest.length > 0) {
-      if (this.state === 'rest') {
-        this.forward(rest);
+      if (this.#state === 'rest') {
+        this.#forward(rest);
         return;
       }
-      rest = this.readHead(rest);
+      rest = this.#readHead(rest);
     }
   }
 
   /** Takes the head's bytes from `chunk`; what follows the head, if it ended in it. */
-  private readHead(chunk: Buffer): Buffer | undefined {
-    if (!this.startedAsHttp) {
+  #readHead(chunk: Buffer): Buffer | undefined {
+    if (!this.#startedAsHttp) {
       // the first five bytes decide (the head so far is shorter): a few bytes copied, not the chunk
-      const start = Buffer.concat([this.head.bytes(), chunk.subarray(0, 5)]).subarray(0, 5);
+      const start = Buffer.concat([this.#head.bytes(), chunk.subarray(0, 5)]).subarray(0, 5);
       if (!startsAsHttp(start)) {
-        this.flushHead();
-        this.state = 'rest';
-        this.forward(chunk);
+        this.#flushHead();
+        this.#state = 'rest';
+        this.#forward(chunk);
         return undefined;
       }
-      this.startedAsHttp = start.length === 5;
+      this.#startedAsHttp = start.length === 5;
     }
     let end = -1;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i];
       if (byte === LF) {
-        if (this.afterLf !== 0) {
+        if (this.#afterLf !== 0) {
           end = i + 1;
           break;
         }
-        this.afterLf = 1;
-      } else this.afterLf = byte === CR && this.afterLf === 1 ? 2 : 0;
+        this.#afterLf = 1;
+      } else this.#afterLf = byte === CR && this.#afterLf === 1 ? 2 : 0;
     }
     if (end === -1) {
-      if (this.head.length + chunk.length > this.options.maxHeadBytes) {
-        this.destroy(Object.assign(new Error(`an answer's head over ${this.options.maxHeadBytes} bytes`), { code: HEAD_TOO_LARGE }));
-      } else this.head.push(chunk);
+      if (this.#head.length + chunk.length > this.#options.maxHeadBytes) {
+        this.destroy(Object.assign(new Error(`an answer's head over ${this.#options.maxHeadBytes} bytes`), { code: HEAD_TOO_LARGE }));
+      } else this.#head.push(chunk);
       return undefined;
     }
-    const bytes = Buffer.concat([this.head.bytes(), chunk.subarray(0, end)]);
-    this.head.clear();
-    this.afterLf = 0;
-    this.startedAsHttp = false;
+    const bytes = Buffer.concat([this.#head.bytes(), chunk.subarray(0, end)]);
+    this.#head.clear();
+    this.#afterLf = 0;
+    this.#startedAsHttp = false;
     const head = bytes.toString('latin1');
     const status = statusOf(head);
     // an interim answer (100, 103) is followed by another head; after 101 the bytes are another protocol's
     const interim = status >= 100 && status < 200 && status !== 101;
-    if (interim && (this.interimBytes += bytes.length) > MAX_INTERIM_BYTES) {
+    if (interim && (this.#interimBytes += bytes.length) > MAX_INTERIM_BYTES) {
       this.destroy(Object.assign(new Error(`over ${MAX_INTERIM_BYTES / 1024 / 1024} MiB of`), { code: TOO_MANY_INTERIM }));
       return undefined;
     }
-    if (!head.includes('\0')) this.forward(Buffer.from(browserHead(head), 'latin1'));
-    else if (this.options.nulInHead === 'as-is') this.forward(bytes);
+    if (!head.includes('\0')) this.#forward(Buffer.from(browserHead(head), 'latin1'));
+    else if (this.#options.nulInHead === 'as-is') this.#forward(bytes);
     else {
       this.destroy(Object.assign(new Error("a NUL byte in the answer's head"), { code: NUL_IN_HEAD }));
       return undefined;
     }
-    if (!interim) this.state = 'rest';
+    if (!interim) this.#state = 'rest';
     return chunk.subarray(end);
   }
 
   /** The end of what is read: a head that never ended goes on as it came, for the parser to say what it is. */
-  private endReadable(): void {
-    if (this.endPushed) return;
-    this.endPushed = true;
-    this.flushHead();
+  #endReadable(): void {
+    if (this.#endPushed) return;
+    this.#endPushed = true;
+    this.#flushHead();
     this.push(null);
   }
 
-  private flushHead(): void {
-    if (this.head.length === 0) return;
-    const head = this.head.bytes();
-    this.head.clear();
-    this.forward(head);
+  #flushHead(): void {
+    if (this.#head.length === 0) return;
+    const head = this.#head.bytes();
+    this.#head.clear();
+    this.#forward(head);
   }
 
-  private forward(bytes: Buffer): void {
+  #forward(bytes: Buffer): void {
     if (bytes.length > 0 && !this.push(bytes)) this.inner.pause();
   }
 
