@@ -93,7 +93,8 @@ export function fileLogins(dir: string, log: (line: string) => void, now: () => 
           clearTimeout(retry?.timer);
           // the list as it is then: changes made meanwhile go with it; none once the server stops
           // (a later server on the directory would have its logout undone by it)
-          const timer = closed ? undefined : setTimeout(() => void save(logins), delay);
+          // (a timer set before close() does nothing after it: close() makes the last try itself)
+          const timer = closed ? undefined : setTimeout(() => closed || void save(logins), delay);
           // a server stopping does not wait for it (close() tries once more)
           timer?.unref();
           retry = { ...(timer ? { timer } : {}), delay: Math.min(delay * 2, RETRY_MAX_MS), logins };
@@ -130,7 +131,8 @@ export function fileLogins(dir: string, log: (line: string) => void, now: () => 
     remove: (digest) => (loaded ??= load()).remove(digest),
     async close() {
       closed = true;
-      await writing;
+      // every write chained before now, then one last try of a list not yet written
+      for (let last: Promise<void> | undefined; last !== writing; ) await (last = writing);
       if (retry) await save(retry.logins);
       clearTimeout(retry?.timer);
     },

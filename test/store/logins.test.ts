@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { nodeFileSystem } from '../../src/store/atomic-file.ts';
 import { fileLogins, LOGINS_FILE, MAX_LOGINS } from '../../src/store/logins.ts';
 import { tempDir } from '../helpers/server.ts';
 
@@ -81,4 +82,26 @@ test('once closed (the server stops), a list that could not be written is tried 
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.deepEqual(JSON.parse(await readFile(join(dir, LOGINS_FILE), 'utf8')), { logins: [] }, 'not overwritten by the stopped one');
   assert.equal(lines.filter((line) => /could not be written/.test(line)).length, 1);
+});
+
+test('no write of the list after close() has returned, though a retry was due while a slow write ran', async (t) => {
+  const dir = await tempDir();
+  const writes: string[] = [];
+  let closed = false;
+  const write = nodeFileSystem.writeFileAtomic.bind(nodeFileSystem);
+  // the first write refused (a full disk), the next ones slower than the retry's delay
+  t.mock.method(nodeFileSystem, 'writeFileAtomic', async (path: string, data: string) => {
+    if (writes.push('started') === 1) throw Object.assign(new Error('full'), { code: 'ENOSPC' });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await write(path, data);
+    writes.push(closed ? 'written after close' : 'written');
+  });
+  const logins = fileLogins(dir, () => {}, () => 0, 50);
+  void logins.add(digest(1), 5);
+  void logins.add(digest(2), 5);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  await logins.close!();
+  closed = true;
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.ok(!writes.includes('written after close'), writes.join(', '));
 });
