@@ -96,7 +96,7 @@ export interface Evidence {
 /** A segment is rewritten without its deleted transactions once a quarter of it is deleted, or at once while it is small. */
 const REWRITE_FRACTION = 0.25;
 /** A failed rewrite is tried again after this, doubling up to REWRITE_RETRY_MAX_MS. */
-export const REWRITE_RETRY_MS = 1000;
+const REWRITE_RETRY_MS = 1000;
 const REWRITE_RETRY_MAX_MS = 5 * 60 * 1000;
 const SMALL_SEGMENT = 16 * 1024 * 1024;
 

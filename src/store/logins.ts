@@ -94,7 +94,9 @@ export function fileLogins(dir: string, log: (line: string) => void, now: () => 
           // the list as it is then: changes made meanwhile go with it; none once the server stops
           // (a later server on the directory would have its logout undone by it)
           // (a timer set before close() does nothing after it: close() makes the last try itself)
-          const timer = closed ? undefined : setTimeout(() => closed || void save(logins), delay);
+          const timer = closed ? undefined : setTimeout(() => {
+            if (!closed) void save(logins);
+          }, delay);
           // a server stopping does not wait for it (close() tries once more)
           timer?.unref();
           retry = { ...(timer ? { timer } : {}), delay: Math.min(delay * 2, RETRY_MAX_MS), logins };
