@@ -188,4 +188,23 @@ test('hostile text in the web application: no fake header line, hidden character
     assert.ok(width <= window, `the page is ${width} px wide in a window of ${window}`);
     w.assertClean();
   });
+
+  await t.test('an output of 300 findings (a bundle may hold 1,000 of 64 KiB each: all drawn at once held the view 8-12 s) shows the 100 most severe, the rest a click away', async () => {
+    const findings = Array.from({ length: 300 }, (_, i) => ({ rank: i === 250 ? 4 : 1, title: `Finding ${i}`, detail: `detail ${i} ${'x'.repeat(1000)}` }));
+    const output = {
+      plugin_key: 'external@OWTF-IG-001', plugin_code: 'OWTF-IG-001', plugin_group: 'web', plugin_type: 'external', status: 'Successful', owtf_rank: 4, user_rank: -1,
+      user_notes: '', findings, exit_code: 0, error: null, started_at: '2026-11-20T09:00:00.000Z', ended_at: '2026-11-20T09:00:01.500Z', output: 'the text',
+    };
+    const body = JSON.stringify({ format: 'assessd-session', version: 1, exported_at: '2026-11-21T10:00:00.000Z', session: { name: 'many findings' }, targets: [{ target_url: 'http://many-findings.example/', outputs: [output] }] });
+    const { id: session } = await api<{ id: number }>('/api/v1/bundles/', { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const [many] = await api<{ id: number }[]>(`/api/v1/targets/?session_id=${session}`);
+    await page.goto(`${server.url}/targets/${many!.id}`);
+    const list = page.locator('ul.findings');
+    await eventually(async () => assert.equal(await list.locator('li.finding').count(), 100));
+    assert.equal(await list.locator('li.finding').first().locator('strong').textContent(), 'Finding 250', 'the most severe first');
+    await page.getByRole('button', { name: 'Show the 200 other findings' }).click();
+    await eventually(async () => assert.equal(await list.locator('li.finding').count(), 300));
+    assert.equal(await page.getByRole('button', { name: /other finding/ }).count(), 0);
+    w.assertClean();
+  });
 });

@@ -49,19 +49,29 @@ function evidenceLinks(o: Output, f: Finding): HTMLElement | null {
   );
 }
 
+/**
+ * Findings of an output shown at once, the most severe first; the rest a click away. An output may
+ * hold 1,000 of 64 KiB each (a bundle's bound): all of them drawn at once held the view 8-12 s.
+ */
+const FINDINGS_SHOWN = 100;
+
 function findingsList(o: Output): HTMLElement | HTMLElement[] | null {
   if (o.findings.length === 0) return o.status === 'Successful' && o.owtf_rank === 0 ? h('p', { class: 'hint' }, 'No finding: nothing wrong was seen.') : null;
   const sorted = [...o.findings].sort((a, b) => b.rank - a.rank);
-  const list = h(
-    'ul',
-    { class: 'findings', 'aria-label': `Findings of ${o.plugin_key}` },
-    ...sorted.map((f) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, blockText(f.detail)) : null, evidenceLinks(o, f))),
-  );
+  const item = (f: Finding) => h('li', { class: 'finding' }, h('div', { class: 'finding-head' }, rankBadge(f.rank), h('strong', {}, f.title)), f.detail ? h('pre', { class: 'evidence' }, blockText(f.detail)) : null, evidenceLinks(o, f));
+  const list = h('ul', { class: 'findings', 'aria-label': `Findings of ${o.plugin_key}` }, ...sorted.slice(0, FINDINGS_SHOWN).map(item));
+  const rest = sorted.slice(FINDINGS_SHOWN);
+  const more = rest.length > 0 ? h('button', { type: 'button', class: 'link-button more-findings' }, `Show the ${count(rest.length, 'other finding')}`) : null;
+  more?.addEventListener('click', () => {
+    list.append(...rest.map(item));
+    more.remove();
+  });
+  const shown = more ? [list, more] : [list];
   // a check whose target did not answer saw nothing: it is not Passing, and says so
   if (o.status === 'Successful' && o.owtf_rank === -1 && sorted.every((f) => f.rank === -1)) {
-    return [h('p', { class: 'hint unanswered' }, 'Unranked, not Passing: nothing was seen, so nothing passed (the finding says why). The severity panel and the report do not count it; run it again once the target answers, or rank it yourself.'), list];
+    return [h('p', { class: 'hint unanswered' }, 'Unranked, not Passing: nothing was seen, so nothing passed (the finding says why). The severity panel and the report do not count it; run it again once the target answers, or rank it yourself.'), ...shown];
   }
-  return list;
+  return more ? shown : list;
 }
 
 export function resultsView({ root, params, signal }: ViewContext): void {
