@@ -175,6 +175,31 @@ test('the journal refusing writes as runs end: each end is recorded once the dis
   }
 });
 
+test('on a full disk, a work whose start waits on the probe of the disk is taken by one worker, not by every idle one; it runs once there is room', async () => {
+  const disk = failingDisk();
+  const { options } = await server({ fs: disk.fs, workers: 3 });
+  const s = await startServer(options);
+  try {
+    await configure(s, { TOOL_WAFW00F: await script(tools, 'quick.sh', 'echo done') });
+    const id = await addTarget(s, 'http://127.0.0.1:1/');
+    s.engine.act(0, 'pause');
+    assert.equal(await queue(s, { id: String(id), type: 'active', code: CODE }), 1);
+    disk.fail('ENOSPC');
+    // a refused change: the store now waits on a probe before applying any
+    assert.equal((await send(s, 'POST', '/api/v1/sessions/', { name: 'refused' })).status, 500);
+    s.engine.act(0, 'resume');
+    await waitFor('a start refused', async () => s.logs.some((l) => l.includes('could not start')), 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(s.logs.filter((l) => l.includes('could not start')).length, 1, s.logs.join('\n'));
+    disk.fail(undefined);
+    const output = await waitForOutput(s, id, KEY, ['Successful'], 10_000);
+    assert.match(output.output ?? '', /done/);
+  } finally {
+    disk.fail(undefined);
+    await s.stop();
+  }
+});
+
 test('a plugin file removed while its works are queued: the worklist shows a stand-in, and the run is Skipped saying why', async () => {
   const { dataDir, options } = await server({ workers: 0 });
   const first = await startServer(options);
