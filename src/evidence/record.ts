@@ -101,8 +101,8 @@ export const RECORD_HEADER = 20;
 /** A Content-Type's media type, without its parameters, in lower case. */
 export const mediaType = (type: string): string => type.split(';', 1)[0].trim().toLowerCase();
 
-/** An HTTP token (RFC 9110 5.6.2): what a method or a header name must be. */
-export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** An HTTP token (RFC 9110 5.6.2): what a method or a header name must be (one regex, the head reader's). */
+export { TOKEN } from '../http/browser-head.js';
 
 /** Whether `text` holds a character a header value or a reason phrase cannot (RFC 9110 5.5, RFC 9112 4: CR, LF, NUL, DEL...). */
 export const hasControlCharacter = (text: string): boolean => /[^\t\x20-\x7e\x80-\xff]/.test(text);

@@ -22,8 +22,8 @@ import { Duplex } from 'node:stream';
 import { ByteBlocks } from '../byte-blocks.js';
 import { https as httpsModule } from '../lazy-builtins.js';
 
-/** RFC 9110's token, as a header name must be (as evidence/record.ts's: http/ imports nothing of evidence/). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** RFC 9110's token, as a header name (and a method) must be. */
+export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The error code of a head past `maxHeadBytes`. */
 export const HEAD_TOO_LARGE = 'ERR_ASSESSD_HEAD_TOO_LARGE';

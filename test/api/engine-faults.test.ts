@@ -10,6 +10,7 @@ import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { addTarget, configure, get, ok, queue, script, scriptDir, send, toolPlugin, waitFor, waitForOutput, writePluginFile } from '../helpers/engine.ts';
 import { failingDisk } from '../helpers/failing-fs.ts';
+import { fill, mountExt4, mountTmpfs } from '../helpers/mount.ts';
 import { spawnServer, startServer, tempDir, type StartOptions } from '../helpers/server.ts';
 
 const CODE = 'USR-DISK-001';
@@ -25,16 +26,6 @@ async function server(options: StartOptions = {}) {
   const dataDir = await tempDir();
   await writePluginFile(dataDir, 'disk.json', { test_groups: [{ code: CODE, descrip: 'Writes output' }], plugins: [toolPlugin(CODE, 'TOOL_WAFW00F', ['{target_url}'])] });
   return { dataDir, options: { workers: 1, ...options, dataDir } };
-}
-
-/** Mounts a tmpfs of `size` at `dir`; false where this machine does not let the test (not root, no mount). */
-function mountTmpfs(dir: string, size: string): boolean {
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 test('a full disk under the outputs during a run: the run ends Crashed (listed in the errors), the store keeps working', async (t) => {
@@ -85,18 +76,6 @@ test('a program that goes on writing once the disk is full is ended at once, Cra
   }
 });
 
-/** Mounts a small ext4 image at `dir` (a loop device), whose directories take blocks; false where this machine does not let the test. */
-function mountExt4(dir: string, image: string): boolean {
-  try {
-    execFileSync('truncate', ['-s', '4M', image]);
-    execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', image], { stdio: 'ignore' });
-    execFileSync('mount', ['-o', 'loop', image, dir], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 test('an output directory the disk has no room for: Crashed saying ENOSPC (node\'s recursive mkdir says ENOENT), and no path of the server', async (t) => {
   const { dataDir, options } = await server();
   const outputs = join(dataDir, 'outputs');
@@ -105,7 +84,7 @@ test('an output directory the disk has no room for: Crashed saying ENOSPC (node\
   try {
     await chmod(outputs, 0o700);
     // every block taken: a new directory has none left
-    execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(outputs, 'filler')} bs=1k 2>/dev/null; true`]);
+    fill(outputs);
     const s = await startServer(options);
     try {
       await configure(s, { TOOL_WAFW00F: await script(tools, 'quiet.sh', 'echo hi') });

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import { execFile, execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseCli, UsageError } from '../../src/cli.ts';
 import { PROJECT_ROOT } from '../../src/paths.ts';
+import { fill, mountTmpfs } from '../helpers/mount.ts';
 import { request, runCli, spawnServer, tempDir } from '../helpers/server.ts';
 
 test('flags, then ASSESSD_* variables, then defaults', () => {
@@ -109,17 +110,53 @@ test('an unusable data dir: one line naming it, non-zero exit', async () => {
 
 test('a data dir on a full disk: one line naming the directory and saying the disk is full, non-zero exit', async (t) => {
   const dir = await tempDir();
+  if (!mountTmpfs(dir, '64k')) return t.skip('this machine does not let the test mount a tmpfs (needs root)');
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', dir], { stdio: 'ignore' });
-  } catch {
-    return t.skip('this machine does not let the test mount a tmpfs (needs root)');
-  }
-  try {
-    execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(dir, 'filler')} bs=4k 2>/dev/null; true`]);
+    fill(dir);
     const run = await runCli(['--port', '0', '--data-dir', dir]);
     assert.equal(run.code, 1);
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
     assert.match(run.stderr, new RegExp(`^assessd: the disk holding the data directory ${dir} is full \\(ENOSPC: no space left on device.*\\): free some space there and start again$`, 'm'));
+  } finally {
+    execFileSync('umount', [dir]);
+  }
+});
+
+test('the compiled server on a disk that fills up: each change a 500, one a 4xx would refuse too, health answers; once there is room the next change lands, no restart, and a restart holds what was acknowledged', async (t) => {
+  const dir = await tempDir();
+  if (!mountTmpfs(dir, '8m')) return t.skip('this machine does not let the test mount a tmpfs (needs root)');
+  try {
+    const server = await spawnServer(['--port', '0', '--data-dir', dir]);
+    const create = (name: string) => request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name } });
+    try {
+      assert.equal((await create('before')).status, 201);
+      fill(dir);
+      // what is left of the journal's last page takes a few small writes yet
+      let refused;
+      for (let i = 0; i < 500 && !refused; i++) {
+        const res = await create(`filling ${i}`);
+        if (res.status === 500) refused = res;
+        else assert.equal(res.status, 201, res.text);
+      }
+      assert.deepEqual(refused?.json, { status: 'error', message: 'Internal server error', code: 500 });
+      assert.equal((await create('refused')).status, 500);
+      assert.equal((await create('before')).status, 500, 'a duplicate name, on a full disk: the same 500');
+      assert.equal((await request(server.url, '/debug/health')).status, 200);
+      await rm(join(dir, 'filler'));
+      assert.equal((await create('after')).status, 201);
+    } finally {
+      server.proc.kill('SIGTERM');
+      assert.equal(await server.exited, 0);
+    }
+    const again = await spawnServer(['--port', '0', '--data-dir', dir]);
+    try {
+      const names = (await request(again.url, '/api/v1/sessions/')).json.data.map((session: { name: string }) => session.name);
+      assert.ok(names.includes('before') && names.includes('after'), names.join(', '));
+      assert.ok(!names.includes('refused'), names.join(', '));
+    } finally {
+      again.proc.kill('SIGTERM');
+      await again.exited;
+    }
   } finally {
     execFileSync('umount', [dir]);
   }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { bundle, storeBytes, withoutId } from '../helpers/bundles.ts';
+import { mountTmpfs } from '../helpers/mount.ts';
 import { request, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
 async function stop(server: ChildServer): Promise<void> {
@@ -229,11 +230,7 @@ describe('refusals: exit 1 and one line', () => {
 
   test('import onto a full disk: one line naming the data directory (a write on a descriptor names no file); nothing imported', async (t) => {
     const dir = await tempDir();
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'tmpfs', dir], { stdio: 'ignore' });
-    } catch {
-      return t.skip('this machine does not let the test mount a tmpfs (needs root)');
-    }
+    if (!mountTmpfs(dir, '256k')) return t.skip('this machine does not let the test mount a tmpfs (needs root)');
     try {
       const files = await tempDir();
       const small = join(files, 'small.json');

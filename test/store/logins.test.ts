@@ -9,6 +9,12 @@ import { tempDir } from '../helpers/server.ts';
 
 const digest = (i: number) => i.toString(16).padStart(64, '0');
 
+/** The logins file's place taken by a directory: every write of it fails, as on a full disk. */
+async function takePlaceOfFile(dir: string): Promise<void> {
+  await rm(join(dir, LOGINS_FILE));
+  await mkdir(join(dir, LOGINS_FILE, 'taken'), { recursive: true });
+}
+
 test('a login lasts until it expires, on disk as in memory', async () => {
   const dir = await tempDir();
   let now = 1_000_000;
@@ -51,9 +57,7 @@ test('a list that cannot be written (a full disk) holds in memory and is written
   const lines: string[] = [];
   const logins = fileLogins(dir, (line) => lines.push(line), () => 0, 20);
   await logins.add(digest(1), 5);
-  // the file's place taken by a directory: every write of it fails, as on a full disk
-  await rm(join(dir, LOGINS_FILE));
-  await mkdir(join(dir, LOGINS_FILE, 'taken'), { recursive: true });
+  await takePlaceOfFile(dir);
   await logins.remove(digest(1));
   assert.equal(logins.has(digest(1)), false, 'ended at once, in memory');
   await new Promise((resolve) => setTimeout(resolve, 150));
@@ -70,8 +74,7 @@ test('once closed (the server stops), a list that could not be written is tried 
   const lines: string[] = [];
   const logins = fileLogins(dir, (line) => lines.push(line), () => 0, 20);
   await logins.add(digest(1), 5);
-  await rm(join(dir, LOGINS_FILE));
-  await mkdir(join(dir, LOGINS_FILE, 'taken'), { recursive: true });
+  await takePlaceOfFile(dir);
   await logins.add(digest(2), 5);
   await logins.close!();
   await rm(join(dir, LOGINS_FILE), { recursive: true });
