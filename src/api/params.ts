@@ -25,11 +25,15 @@ export function parseUnsigned(raw: string | null | undefined): number | undefine
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
-/** An unsigned integer, or a 400 "Invalid parameter type provided" naming the argument. */
+/**
+ * An unsigned integer argument, or a 400 "Invalid parameter type provided" naming it. One past
+ * 2^53 is still one (docs/API.md calls only what is not an unsigned integer a wrong type): it
+ * reads as 2^53 - 1, an id nothing has and a limit or offset past every list.
+ */
 function unsigned(raw: string, name: string, what: string): number {
-  const n = parseUnsigned(raw);
-  if (n === undefined) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: `expected ${what}` });
-  return n;
+  const text = raw.trim();
+  if (!/^[0-9]+$/.test(text)) throw new HttpError(400, MESSAGES.invalidParameterType, { [name]: `expected ${what}` });
+  return Math.min(Number(text), Number.MAX_SAFE_INTEGER);
 }
 
 /** A non-negative integer argument (limit, offset); undefined when absent. */

@@ -61,15 +61,23 @@ export function registerWorkers(router: ApiRouter, engine: Engine): void {
   router.add('GET', '/api/v1/workers', list, { summary: 'The workers: what each runs, since when, and its program\'s pid', args: { include: { ...include, enum: [...include.enum] } }, ok: { status: 200, description: 'The workers', data: arrayOf(ref('Worker')) } });
   router.add('GET', '/api/v1/workers/{id:int}', get, { summary: 'One worker', args: { include: { ...include, enum: [...include.enum] } }, ok: { status: 200, description: 'The worker', data: ref('Worker') }, fails: { 400: [E.invalidWorker] } });
   router.add('GET', '/api/v1/workers/{id:int}/{action:word}', getWithAction, { summary: 'Refused (deviation): a GET changes nothing; use PATCH', fails: { 400: [M.actionMustBeNone] } });
+  // upstream's route takes an optional id, then an optional action: an action alone is answered as its method's other refusals
+  router.add('GET', '/api/v1/workers/{action:word}', getWithAction, { summary: 'Refused (deviation): a GET changes nothing', fails: { 400: [M.actionMustBeNone] } });
   router.add('POST', '/api/v1/workers', add, { summary: 'One more worker', ok: { status: 201, description: 'Added', data: EMPTY } });
   router.add('POST', '/api/v1/workers/{id:int}', refuseIdOrAction, { summary: 'Refused: POST takes no id', fails: { 400: [E.workerIdAndActionNone] } });
+  router.add('POST', '/api/v1/workers/{action:word}', refuseIdOrAction, { summary: 'Refused: POST takes no action', fails: { 400: [E.workerIdAndActionNone] } });
+  router.add('POST', '/api/v1/workers/{id:int}/{action:word}', refuseIdOrAction, { summary: 'Refused: POST takes no id or action', fails: { 400: [E.workerIdAndActionNone] } });
   router.add('DELETE', '/api/v1/workers', needsId, { summary: 'Refused: DELETE needs a worker id', fails: { 400: [E.invalidWorker] } });
   router.add('DELETE', '/api/v1/workers/{id:int}', remove, {
     summary: 'Remove a worker (a busy one: its run is aborted first)',
     ok: { status: 200, description: 'Removed', data: EMPTY },
     fails: { 400: [E.invalidWorker] },
   });
+  router.add('DELETE', '/api/v1/workers/{action:word}', needsId, { summary: 'Refused: DELETE needs a worker id', fails: { 400: [E.invalidWorker] } });
+  // upstream removes the worker whatever follows its id; here a removal says what it removes, as on the worklist
+  router.add('DELETE', '/api/v1/workers/{id:int}/{action:word}', needsAction, { summary: 'Refused: DELETE takes no action', fails: { 400: [E.actionNone] } });
   router.add('PATCH', '/api/v1/workers', needsId, { summary: 'Refused: PATCH needs a worker id', fails: { 400: [E.invalidWorker] } });
+  router.add('PATCH', '/api/v1/workers/{action:word}', needsId, { summary: 'Refused: PATCH needs a worker id before its action', fails: { 400: [E.invalidWorker] } });
   router.add('PATCH', '/api/v1/workers/{id:int}', needsAction, { summary: 'Refused: PATCH needs an action', fails: { 400: [E.actionNone] } });
   router.add('PATCH', '/api/v1/workers/{id:int}/{action:word}', act, {
     summary: 'pause (SIGSTOP to the program\'s process group; no new work), resume (SIGCONT), abort (SIGTERM, SIGKILL after 5 s; saved as Aborted); id 0: every worker',

@@ -245,6 +245,18 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     ok: { status: 200, description: 'The work', data: ref('Work') },
     fails: { 400: [E.invalidWorker] },
   });
+  // upstream's GET reads the id and ignores an action after it: with one, the work; with an action alone, the list
+  router.add('GET', '/api/v1/worklist/{id:int}/{action:word}', get, {
+    summary: 'One queued work, as without the action (upstream\'s route; a GET changes nothing)',
+    ok: { status: 200, description: 'The work', data: ref('Work') },
+    fails: { 400: [E.invalidWorker] },
+  });
+  router.add('GET', '/api/v1/worklist/{action:word}', list, {
+    summary: 'The worklist, as without the action (upstream\'s route; a GET changes nothing)',
+    args: { ...filters, active: { type: 'boolean', description: 'Only active (or only paused) works' } },
+    ok: { status: 200, description: 'The queued works', data: arrayOf(ref('Work')) },
+    fails: { 400: [M.invalidParameterType] },
+  });
   router.add('POST', '/api/v1/worklist', queue, {
     summary: 'Queue every matching plugin for every named target, as one durable change',
     description: 'A pair already queued, or (without force_overwrite=true) already run, is skipped. The arguments may also come packed in one argument, plugin_data, a form-encoded string (as the upstream client sends them).',

@@ -147,14 +147,44 @@ export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
  * a lower pid than its leader. Two passes, for what a killed process forked meanwhile. Answers
  * how many it killed.
  */
-export async function killLeftovers(leader: number, entry?: string, waitMs = 2000): Promise<number> {
+export function killLeftovers(leader: number, entry?: string, waitMs = 2000): Promise<number> {
+  return killMarked(leader, entry === undefined ? () => false : (environ) => environ.startsWith(`${entry}\0`) || environ.includes(`\0${entry}\0`), waitMs);
+}
+
+/**
+ * After a crash: kills every process that carries a run marker of `marker` (a data directory's)
+ * for an output `isOwn` does not claim as a run of this server's: what a dead server left running
+ * that no output names any more (its output, target or session deleted while it ran, then the
+ * crash, before the program was ended), a child that left its group included. Answers how many.
+ */
+export function killUnowned(marker: string, isOwn: (output: number) => boolean, waitMs = 2000): Promise<number> {
+  const entry = `${RUN_MARKER_VARIABLE}=${marker}:`;
+  return killMarked(undefined, (environ) => {
+    let at: number;
+    if (environ.startsWith(entry)) at = entry.length;
+    else {
+      const found = environ.indexOf(`\0${entry}`);
+      if (found === -1) return false;
+      at = found + 1 + entry.length;
+    }
+    const end = environ.indexOf('\0', at);
+    const output = environ.slice(at, end === -1 ? undefined : end);
+    return !/^[0-9]+$/.test(output) || !isOwn(Number(output));
+  }, waitMs);
+}
+
+/**
+ * Kills every process whose environment `marks` says is to go (two passes, for what a killed one
+ * forked meanwhile), and waits (bounded) for those and for the members of `leader`'s group that
+ * its SIGKILL reached.
+ */
+async function killMarked(leader: number | undefined, marks: (environ: string) => boolean, waitMs: number): Promise<number> {
   const { readdir } = fsPromises();
   const killed: number[] = [];
   /** Members of the group dying of its SIGKILL: waited for, never signalled. */
   const dying: number[] = [];
-  /** Whether `pid` carries the entry: `undefined` while its environment reads empty (an execve under way shows none). */
+  /** Whether `pid` is marked: `undefined` while its environment reads empty (an execve under way shows none). */
   const marked = async (pid: number): Promise<boolean | undefined> => {
-    if (entry === undefined) return false;
     let environ: string;
     try {
       environ = await procRead(`/proc/${pid}/environ`, 'latin1');
@@ -162,7 +192,7 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
       return false; // gone, or another user's
     }
     if (environ === '') return undefined;
-    return environ.startsWith(`${entry}\0`) || environ.includes(`\0${entry}\0`);
+    return marks(environ);
   };
   const kill = (pid: number) => {
     try {
@@ -189,7 +219,7 @@ export async function killLeftovers(leader: number, entry?: string, waitMs = 200
       if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.kernelThread) continue;
       const verdict = await marked(pid);
       if (verdict) found += kill(pid);
-      else if (stat.pgrp === leader && pass === 0 && (await killPending(pid))) dying.push(pid);
+      else if (leader !== undefined && stat.pgrp === leader && pass === 0 && (await killPending(pid))) dying.push(pid);
       else if (verdict === undefined) unread.push(pid);
     }
     // read again what was between two programs; a process whose environment stays empty is not the run's

@@ -12,7 +12,7 @@ import { withAddresses } from '../store/targets.js';
 import type { Target, WorkRow } from '../store/state.js';
 import { pluginOrStandIn, type Catalogue } from './catalogue.js';
 import type { RunHandle as ProgramHandle } from './process-group.js';
-import { RUN_MARKER_VARIABLE, runMarker } from './proc.js';
+import { killUnowned, RUN_MARKER_VARIABLE, runMarker } from './proc.js';
 import { boundFindings, boundSummary, boundText } from './findings.js';
 import { crashed, runPlugin, skipped, type RunOutcome } from './run.js';
 import type { CatalogueEntry, Plugin } from './types.js';
@@ -94,6 +94,8 @@ const RUN_LOOKUP_MS = 5_000;
 const DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024;
 /** How long a write that failed (a full disk) waits before it is tried again. */
 const RETRY_MS = 1_000;
+/** After the start, when to look for what a dead server left running that no output names. */
+const LEFTOVERS_AFTER_MS = 1_000;
 
 /** `2026/11/24 17:00:00`, local time, as the upstream worker list shows it. */
 export function workerTime(ms: number): string {
@@ -323,6 +325,18 @@ export function createEngine(options: EngineOptions): Engine {
   }, 1_000);
   sweep.unref();
 
+  // What a server that stopped left running that no output names any more (its output, target or
+  // session deleted while it ran, then a crash before the sweep ended it): ended once, soon after
+  // the start and off its path (every process's environment is read: ~1 ms a hundred processes).
+  const leftovers = setTimeout(() => {
+    void killUnowned((marker ??= runMarker(options.dataDir)), (output) => workers.some((w) => w.run?.output === output))
+      .then((n) => {
+        if (n > 0) log(`ended ${n === 1 ? '1 process' : `${n} processes`} left running by a server that stopped, of runs whose output was deleted before they ended`);
+      })
+      .catch((err: Error) => log(`could not look for processes left running by a server that stopped: ${err.message}`));
+  }, LEFTOVERS_AFTER_MS);
+  leftovers.unref();
+
   return {
     catalogue,
     outputsDir,
@@ -365,6 +379,7 @@ export function createEngine(options: EngineOptions): Engine {
     async close() {
       closing = true;
       clearInterval(sweep);
+      clearTimeout(leftovers);
       const runs = workers.map((w) => w.run).filter((r): r is Run => r !== undefined);
       for (const run of runs) end(run, 'stop');
       await Promise.all(runs.map((r) => r.done));

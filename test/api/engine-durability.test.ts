@@ -28,6 +28,7 @@ import {
   type Api,
 } from '../helpers/engine.ts';
 import { request, runCli, spawnServer, startServer, tempDir, type ChildServer, type TestServer } from '../helpers/server.ts';
+import { RUN_MARKER_VARIABLE, runMarker } from '../../src/engine/proc.ts';
 
 const TOOL = 'USR-DUR-001';
 const TOOL_KEY = `active@${TOOL}`;
@@ -203,6 +204,57 @@ async function acrossKill<T>(
     await rm(dataDir, { recursive: true, force: true });
   }
 }
+
+/** The live processes whose environment carries a run marker of this data directory (proc.ts). */
+async function markedProcesses(dataDir: string): Promise<number[]> {
+  const { readdir } = await import('node:fs/promises');
+  const entry = `${RUN_MARKER_VARIABLE}=${runMarker(dataDir)}:`;
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    const environ = await readFile(`/proc/${name}/environ`, 'latin1').catch(() => '');
+    if ((environ.startsWith(entry) || environ.includes(`\0${entry}`)) && (await alive(Number(name)))) found.push(Number(name));
+  }
+  return found;
+}
+
+describe('a program whose output was deleted while it ran, then a crash before it ended', () => {
+  // ignores SIGTERM (and so do its children: an ignored signal stays ignored across exec), so
+  // that it outlives the grace a deleted run gets; and starts a child that leaves its group
+  const STUBBORN = "trap '' TERM\nsetsid sleep 31 &\necho started\nsleep 30";
+  const deletes: { what: string; path: (target: number) => string }[] = [
+    { what: 'its target', path: (target) => `/api/v1/targets/${target}` },
+    { what: 'its output', path: (target) => `/api/v1/targets/${target}/poutput/` },
+    { what: 'its session', path: () => '/api/v1/sessions/1' },
+  ];
+  for (const { what, path } of deletes) {
+    test(`(${what} deleted) is ended by the next start, with what left its group: no output names it any more, yet its environment says whose it is`, async () => {
+      const dataDir = await pluginDir();
+      let first: (ChildServer & Api) | undefined;
+      let second: (ChildServer & Api) | undefined;
+      try {
+        first = await child(dataDir, '1');
+        await configure(first, { TOOL_WAFW00F: await script(tools, `stubborn-${what.replace(/\W/g, '')}.sh`, STUBBORN) });
+        const id = await addTarget(first, 'http://a.example/');
+        await queue(first, { id: String(id), code: TOOL });
+        await waitForProgram(first, TOOL_KEY);
+        await waitFor('the program and the child that left its group', async () => (await markedProcesses(dataDir)).length >= 3);
+        await ok(first, 'DELETE', path(id));
+        first.proc.kill('SIGKILL');
+        await first.exited;
+        assert.notDeepEqual(await markedProcesses(dataDir), [], 'the programs outlived their server');
+        second = await child(dataDir, '0');
+        await waitFor('no process of the dead server\'s runs left', async () => (await markedProcesses(dataDir)).length === 0, 10_000);
+        await waitFor('the start to say so', async () => second!.output().includes('ended 3 processes left running by a server that stopped'));
+      } finally {
+        for (const pid of await markedProcesses(dataDir)) process.kill(pid, 'SIGKILL');
+        first?.proc.kill('SIGKILL');
+        await stopChild(second);
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
+});
 
 describe('after a crash of the compiled server (kill -9)', () => {
   test('the next start ends the program group the dead server left running and puts its work back', () =>

@@ -596,6 +596,13 @@ describe('a program that sleeps: workers and their actions', () => {
     { name: 'PATCH pause of an unknown worker', method: 'PATCH', path: '/api/v1/workers/99/pause', status: 400, message: E.invalidWorker },
     { name: 'PATCH abort of an unknown worker', method: 'PATCH', path: '/api/v1/workers/99/abort', status: 400, message: E.invalidWorker },
     { name: 'DELETE of an unknown worker', method: 'DELETE', path: '/api/v1/workers/99', status: 400, message: E.invalidWorker },
+    // upstream's route takes an optional id, then an optional action: each combination answers as its method says
+    { name: 'GET of an action without an id', method: 'GET', path: '/api/v1/workers/pause', status: 400, message: M.actionMustBeNone },
+    { name: 'POST with an id and an action', method: 'POST', path: '/api/v1/workers/1/pause', status: 400, message: E.workerIdAndActionNone },
+    { name: 'POST with an action', method: 'POST', path: '/api/v1/workers/pause', status: 400, message: E.workerIdAndActionNone },
+    { name: 'PATCH of an action without an id', method: 'PATCH', path: '/api/v1/workers/pause', status: 400, message: E.invalidWorker },
+    { name: 'DELETE of an action without an id', method: 'DELETE', path: '/api/v1/workers/abort', status: 400, message: E.invalidWorker },
+    { name: 'DELETE with an action', method: 'DELETE', path: '/api/v1/workers/1/abort', status: 400, message: E.actionNone },
   ];
   for (const { name, method, path, status, message } of refusals) {
     test(`${name} (${method} ${path}) is ${status} ${message}, nothing changes`, () =>

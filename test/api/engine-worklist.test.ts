@@ -257,6 +257,18 @@ describe('GET /worklist/', () => {
       }
       assertFail(await send(s, 'GET', '/api/v1/worklist/999'), 400, E.invalidWorker);
     }));
+
+  test('GET with an action answers as without it, as upstream (a GET changes nothing): the work, or the list', () =>
+    withServer(async (s) => {
+      await queue(s, { id: '1,2', ...external(IG1) });
+      const works = await list(s);
+      for (const action of ['pause', 'resume', 'delete']) {
+        assert.deepEqual(await get(s, `/api/v1/worklist/${works[0]!.id}/${action}`), works[0]);
+        assert.deepEqual(await get(s, `/api/v1/worklist/${action}/`), works);
+      }
+      assertFail(await send(s, 'GET', '/api/v1/worklist/999/pause'), 400, E.invalidWorker);
+      assert.deepEqual(await list(s), works, 'nothing paused, resumed or deleted');
+    }));
 });
 
 describe('GET /worklist/search/', () => {

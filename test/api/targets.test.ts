@@ -173,6 +173,10 @@ test('session_id lists another session\'s targets; an unknown one lists []', asy
   assert.deepEqual(await ids('?session_id=1'), [1]);
   assert.deepEqual(await ids('?session_id=2'), [2]);
   assert.deepEqual(await ids('?session_id=99'), []);
+  // an unsigned integer past 2^53 names no session either: not a wrong type
+  assert.deepEqual(await ids('?session_id=9007199254740992'), []);
+  assert.deepEqual(await ids(`?session_id=${'9'.repeat(40)}`), []);
+  assert.deepEqual(await ids('?id=9007199254740993'), []);
 });
 
 test('session_id=abc is 400 Invalid parameter type provided', async () => {
@@ -212,6 +216,9 @@ test('limit and offset page the newest-first list', async () => {
   assert.deepEqual(await ids('?offset=10'), []);
   assert.deepEqual(await ids('?limit=0'), []);
   assert.deepEqual(await ids('?limit=100'), [4, 3, 2, 1]);
+  // past 2^53: as large as can be, not a wrong type
+  assert.deepEqual(await ids('?limit=9007199254740992'), [4, 3, 2, 1]);
+  assert.deepEqual(await ids(`?offset=${'9'.repeat(40)}`), []);
 });
 
 test('a negative or non-integer limit or offset is 400 Invalid parameter type provided', async () => {
