@@ -64,8 +64,12 @@ async function main(): Promise<void> {
   });
   // Handlers before the start-up line: a signal that comes as soon as it is out stops cleanly.
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
+  const stop = async (signal: 'SIGTERM' | 'SIGINT') => {
+    if (stopping) {
+      // a second Ctrl-C: the user would otherwise wait for what is in flight (10 s at most), or reach for kill -9
+      log(`${signal} again: exiting now; what was in flight is cut (every acknowledged change is on disk, and the next start ends the tools still running)`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
     stopping = true;
     log(`${signal}: finishing in-flight requests and writes`);
     await server.close();

@@ -37,6 +37,8 @@ export interface AssessdServer {
 
 /** A token shorter than this is warned of: 128 bits written as base64url (a generated one has 43). */
 const STRONG_TOKEN_CHARACTERS = 22;
+/** How long a stop lets the API's requests in flight finish before it cuts their connections (the proxy's drain too). */
+const STOP_DRAIN_MS = 10_000;
 
 /** The page's files, loaded once per process: two servers in one process share them. */
 let web: WebAssets | undefined;
@@ -180,15 +182,24 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     proxyUrl,
     close() {
       closing ??= (async () => {
-        // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now
+        // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now,
+        // and each answer from now on closes its connection: a view asking every 1.5 s on a kept
+        // one had it carry request after request, and the server never ended
+        listening.prependListener('request', (_req, res) => {
+          res.shouldKeepAlive = false;
+        });
         const closed = new Promise((resolve) => listening.close(resolve));
         listening.closeIdleConnections();
+        // requests in flight get STOP_DRAIN_MS (a client sending a byte a second held the stop for
+        // the request timeout's 30 s); what is still in flight then is cut
+        const cut = setTimeout(() => listening.closeAllConnections(), STOP_DRAIN_MS);
         // runs first: each aborted run is recorded (and requeued) before the store closes
         await runningEngine.close();
         await runningProxy?.close();
         // what the proxy forwarded last is stored before the store closes
         await runningRecorder?.flush();
         await closed;
+        clearTimeout(cut);
         // no write of the logins after this: another server may have the directory next
         await openedLogins.close?.();
         await openedEvidence.close();

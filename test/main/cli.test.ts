@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import { execFile, execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseCli, UsageError } from '../../src/cli.ts';
@@ -205,6 +206,86 @@ test('SIGTERM lets an in-flight write finish before exiting', async () => {
   restarted.proc.kill('SIGTERM');
   await restarted.exited;
   assert.ok(acknowledged > 0 && saved >= acknowledged, `${acknowledged} acknowledged, ${saved} saved`);
+});
+
+test('SIGTERM with a browser keep-alive connection polling (a view asks every 1.5 s): the answers from then on close it, and the server exits', async () => {
+  const server = await spawnServer(['--port', '0', '--no-token', '--data-dir', await tempDir()]);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (method: string, path: string, body?: string) =>
+    new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const req = httpRequest(`${server.url}${path}`, { method, agent, headers: body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+      });
+      req.on('error', reject);
+      if (body === undefined) req.end();
+      else {
+        // in flight when the stop begins: its head sent, its body not yet
+        req.flushHeaders();
+        setTimeout(() => server.proc.kill('SIGTERM'), 200);
+        setTimeout(() => req.end(body), 500);
+      }
+    });
+  try {
+    assert.equal((await send('GET', '/debug/health')).status, 200);
+    assert.equal((await send('POST', '/api/v1/sessions/', 'name=in-flight')).status, 201);
+    const after: (string | undefined)[] = [];
+    // the view goes on asking on its connection; before, each answer kept it open, and the server never exited
+    for (let i = 0; i < 40 && server.proc.exitCode === null; i++) {
+      const answer = await send('GET', '/debug/health').catch(() => undefined);
+      if (!answer) break;
+      after.push(answer.connection);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(after, ['close'], 'the first answer after the stop began closes its connection');
+    assert.equal(await server.exited, 0);
+  } finally {
+    agent.destroy();
+    server.proc.kill('SIGKILL');
+  }
+});
+
+/** The compiled server, and a POST to it whose head is sent and whose body comes a byte a second (a slow client). */
+async function slowPost() {
+  const server = await spawnServer(['--port', '0', '--no-token', '--data-dir', await tempDir()]);
+  const body = `name=${'s'.repeat(60)}`;
+  const req = httpRequest(`${server.url}/api/v1/sessions/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': body.length } });
+  req.on('error', () => {});
+  req.flushHeaders();
+  let sent = 0;
+  const drip = setInterval(() => (sent < body.length ? req.write(body[sent++]) : clearInterval(drip)), 1000);
+  await new Promise((r) => setTimeout(r, 300));
+  return { server, stopDripping: () => clearInterval(drip) };
+}
+
+test('SIGTERM with a client sending its body a byte a second: its request is cut after 10 s, not held until its 30 s time limit, and the server exits 0', async () => {
+  const { server, stopDripping } = await slowPost();
+  try {
+    const began = Date.now();
+    server.proc.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    const took = Date.now() - began;
+    assert.ok(took >= 9_000 && took < 25_000, `exited ${took} ms after SIGTERM`);
+  } finally {
+    stopDripping();
+    server.proc.kill('SIGKILL');
+  }
+});
+
+test('a second SIGINT (or SIGTERM) while the stop waits exits at once, 130 (143), saying so', async () => {
+  for (const [second, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    const { server, stopDripping } = await slowPost();
+    try {
+      server.proc.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      server.proc.kill(second);
+      assert.equal(await server.exited, code);
+      assert.match(server.output(), new RegExp(`${second} again: exiting now`));
+    } finally {
+      stopDripping();
+      server.proc.kill('SIGKILL');
+    }
+  }
 });
 
 test('--file-server-port and --max-body reach the server', async () => {
