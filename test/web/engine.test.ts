@@ -273,9 +273,16 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await leave.getByRole('button', { name: 'Cancel' }).click();
     assert.equal(new URL(page.url()).pathname, `/targets/${targetA}`);
     assert.equal(await methods.getByLabel('Notes').inputValue(), 'TRACE is on: <script>alert("xss")</script> & more');
+    const rankCounts = () => page.locator('.result-summary .rank-counts li').evaluateAll((els) => els.map((e) => (e as HTMLElement).innerText.replace(/\s+/g, ' ').trim()));
+    const countsBefore = await rankCounts();
+    assert.ok(countsBefore.includes('Critical 0') && countsBefore.includes('Medium 1'), countsBefore.join(', '));
     await methods.getByRole('button', { name: 'Save' }).click();
     await shows(methods.locator('.save-status'), 'Saved: ranked Critical, with your notes.');
     await shows(methods.locator('.output-head'), 'Critical');
+    // the group's highest and the summary's counts say it at once (they waited for a reload)
+    await shows(page.locator('.test-group[data-code="OWTF-CM-008"] .test-group-head'), 'Highest: Critical');
+    const countsAfter = await rankCounts();
+    assert.ok(countsAfter.includes('Critical 1') && countsAfter.includes('Medium 0'), countsAfter.join(', '));
     // saved: nothing to ask any more
     await page.getByRole('link', { name: 'Sessions', exact: true }).click();
     await shows(page.locator('h1'), 'Sessions');
@@ -287,6 +294,18 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await page.reload();
     await eventually(async () => assert.equal(await page.locator('.test-group[data-code="OWTF-CM-008"] .output').getByLabel('Your rank').inputValue(), '5'));
     assert.equal(await page.locator('.test-group[data-code="OWTF-CM-008"] .output').getByLabel('Notes').inputValue(), saved.user_notes);
+    // another tab saves other notes; a rank changed here alone leaves them (both were sent: this
+    // tab's notes, as it had loaded them, wiped the other's without a word)
+    const output = `/api/v1/targets/${targetA}/poutput/web/semi_passive/OWTF-CM-008`;
+    await api(output, { method: 'PATCH', form: { user_notes: 'from another tab' } });
+    const again = page.locator('.test-group[data-code="OWTF-CM-008"] .output');
+    await again.getByLabel('Your rank').selectOption({ label: '4 · High' });
+    await again.getByRole('button', { name: 'Save' }).click();
+    await shows(again.locator('.save-status'), 'Saved: ranked High');
+    const [both] = await api(output);
+    assert.deepEqual([both.user_rank, both.user_notes], [4, 'from another tab']);
+    // as the views after this one expect it
+    await api(output, { method: 'PATCH', form: { user_rank: '5', user_notes: saved.user_notes } });
     assertClean();
   });
 

@@ -208,6 +208,19 @@ test('a target’s transactions in the web application: list, filter, live, deta
     await shows(page.locator('#rep-result'), "Invalid replay: a replay goes to the target's own host and port", 'not to elsewhere.example:80');
     assert.equal(await page.getByLabel('URL', { exact: true }).getAttribute('aria-invalid'), 'true');
     assert.equal(received.length, 1, 'nothing sent');
+    // edits not sent are asked about before leaving (the payload was lost without a word)
+    await page.getByLabel('Body').fill('a payload not sent yet');
+    await page.getByRole('link', { name: '← Back to the list' }).click();
+    const leave = page.getByRole('dialog', { name: 'Leave without saving?' });
+    await shows(leave, 'Your edits of the request in the repeater are not sent.');
+    await leave.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await page.getByLabel('Body').inputValue(), 'a payload not sent yet');
+    assert.equal(await page.getByLabel('URL', { exact: true }).inputValue(), 'http://elsewhere.example/');
+    // back to the recorded request: nothing to ask
+    await page.getByRole('button', { name: 'Reset to the recorded request' }).click();
+    await page.getByRole('link', { name: '← Back to the list' }).click();
+    await shows(page.locator('h1'), `Transactions of ${origin}/`);
+    assert.equal(await leave.count(), 0);
     w.assertClean(/status of 400/);
   });
 

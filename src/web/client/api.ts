@@ -503,8 +503,12 @@ export const api = {
     return found?.output ?? '';
   },
   outputFiles: (o: OutputRef, signal?: AbortSignal) => get<OutputFile[]>(outputFileUrl(o), signal),
-  rankOutput: (o: Pick<Output, 'target_id' | 'plugin_group' | 'plugin_type' | 'plugin_code'>, rank: number, notes: string) =>
-    send<object>('PATCH', `/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}`, { user_rank: String(rank), user_notes: notes }),
+  /** Sets what was changed of the tester's rank and notes, and only that: another tab's change to the other stays. */
+  rankOutput: (o: Pick<Output, 'target_id' | 'plugin_group' | 'plugin_type' | 'plugin_code'>, changes: { rank?: number; notes?: string }) =>
+    send<object>('PATCH', `/api/v1/targets/${o.target_id}/poutput/${o.plugin_group}/${o.plugin_type}/${encodeURIComponent(o.plugin_code)}`, {
+      ...(changes.rank === undefined ? {} : { user_rank: String(changes.rank) }),
+      ...(changes.notes === undefined ? {} : { user_notes: changes.notes }),
+    }),
 
   /** A page of a target's transactions, newest first, without raw fields; `afterId`: only those newer. */
   transactionPage(target: number, query: TransactionQuery, signal?: AbortSignal): Promise<TransactionPage> {

@@ -98,13 +98,21 @@ export function resultsView({ root, params, signal }: ViewContext): void {
     }
   }
 
+  /** Counts the summary's ranks again (a rank saved changes them). */
+  let countRanks = () => {};
+
   function show(target: Target, byCode: OutputsByCode): void {
     replace(heading, 'Results of ', h('span', { class: 'target-name' }, target.target_url));
     setTitle('Results of ', target.target_url);
     const codes = Object.keys(byCode).sort(byGuideOrder);
     const all = codes.flatMap((c) => byCode[c].data);
-    const perRank = new Map<number, number>();
-    for (const o of all) perRank.set(effectiveRank(o), (perRank.get(effectiveRank(o)) ?? 0) + 1);
+    const counts = new Map(RANKS.map((r) => [r, h('span', { class: 'rank-count' })]));
+    countRanks = () => {
+      const perRank = new Map<number, number>();
+      for (const o of all) perRank.set(effectiveRank(o), (perRank.get(effectiveRank(o)) ?? 0) + 1);
+      for (const [r, el] of counts) el.textContent = num(perRank.get(r) ?? 0);
+    };
+    countRanks();
     const summary = h(
       'section',
       { class: 'panel result-summary', 'aria-labelledby': 'result-summary-heading' },
@@ -112,7 +120,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
       h(
         'ul',
         { class: 'rank-counts' },
-        ...RANKS.map((r) => h('li', {}, rankBadge(r), h('span', { class: 'rank-count' }, num(perRank.get(r) ?? 0)))),
+        ...RANKS.map((r) => h('li', {}, rankBadge(r), counts.get(r)!)),
       ),
       h('p', { class: 'hint' }, 'The rank shown is yours when you set one, else the engine’s. ', h('a', { href: '/plugins' }, 'Run more plugins'), '.'),
     );
@@ -128,7 +136,15 @@ export function resultsView({ root, params, signal }: ViewContext): void {
 
   function testGroup(code: string, { data, details }: OutputsByCode[string]): HTMLElement {
     const headingId = `group-${code}`;
-    const top = Math.max(...data.map(effectiveRank));
+    const highest = () => rankBadge(Math.max(...data.map(effectiveRank)), 'Highest: ');
+    let top = highest();
+    // a rank saved: the group's highest and the summary's counts say it at once
+    const ranked = () => {
+      const fresh = highest();
+      top.replaceWith(fresh);
+      top = fresh;
+      countRanks();
+    };
     return h(
       'section',
       { class: 'test-group', 'aria-labelledby': headingId, 'data-code': code },
@@ -136,16 +152,16 @@ export function resultsView({ root, params, signal }: ViewContext): void {
         'div',
         { class: 'test-group-head' },
         h('h2', { id: headingId }, h('span', { class: 'code' }, code), ` ${details.descrip}`),
-        rankBadge(top, 'Highest: '),
+        top,
       ),
       details.hint || webUrl(details.url)
         ? h('p', { class: 'hint' }, details.hint, details.hint && webUrl(details.url) ? ' · ' : '', webUrl(details.url) ? h('a', { href: details.url, target: '_blank', rel: 'noopener noreferrer' }, 'Guide page', h('span', { class: 'visually-hidden' }, ` for ${code} (opens in a new tab)`)) : null)
         : null,
-      ...[...data].sort(byType).map(outputCard),
+      ...[...data].sort(byType).map((o) => outputCard(o, ranked)),
     );
   }
 
-  function outputCard(o: Output): HTMLElement {
+  function outputCard(o: Output, ranked: () => void): HTMLElement {
     const rank = effectiveRank(o);
     const name = `${o.plugin_code} ${o.plugin_type}`;
     const base = `out-${o.id}`;
@@ -233,14 +249,22 @@ export function resultsView({ root, params, signal }: ViewContext): void {
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const next = Number(select.value);
+      // only what was changed here: a rank alone leaves the notes another tab saved, and the other way round
+      const changes = { ...(next !== o.user_rank ? { rank: next } : {}), ...(notes.value !== o.user_notes ? { notes: notes.value } : {}) };
+      if (changes.rank === undefined && changes.notes === undefined) {
+        replace(saved, 'Nothing changed to save.');
+        saved.dataset.kind = '';
+        return;
+      }
       try {
-        await busy(save, () => api.rankOutput(o, next, notes.value));
+        await busy(save, () => api.rankOutput(o, changes));
         o.user_rank = next;
         o.user_notes = notes.value;
         const now = effectiveRank(o);
         const fresh = rankBadge(now);
         badge.replaceWith(fresh);
         badge = fresh;
+        ranked();
         replace(saved, `Saved: ${next === -1 ? `no rank of yours (the engine’s ${rankWord(o.owtf_rank)} stands)` : `ranked ${rankWord(next)}`}${o.user_notes ? ', with your notes' : ''}.`);
         saved.dataset.kind = 'ok';
         form.classList.remove('is-edited');

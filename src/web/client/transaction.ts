@@ -7,7 +7,7 @@
 import { shownLines } from '../bidi.js';
 import { api, ApiError, CODE_LANGUAGES, isAbort, type CodeLanguage, type ReplayEdits, type Transaction } from './api.js';
 import { append, blockText, h, num, replace, setTitle } from './dom.js';
-import type { ViewContext } from './router.js';
+import { askBeforeLeaving, type ViewContext } from './router.js';
 import { duration, size, statusClass, targetNav } from './target-nav.js';
 import { listQueryKey } from './transactions.js';
 import { announce, busy, copyText, describeError, errorState, loadingState, viewHeading } from './ui.js';
@@ -205,11 +205,17 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       ),
       h('div', { class: 'actions' }, sendButton, reset),
     );
+    // edits not sent are lost if the tester leaves: asked first, as the configuration's and the results' are
+    const guardEdits = () => {
+      const edited = method.value !== recorded.method || url.value !== recorded.url || headers.value !== recorded.headers || body.value !== recorded.body;
+      askBeforeLeaving(edited ? 'Your edits of the request in the repeater are not sent.' : undefined);
+    };
     reset.addEventListener('click', () => {
       method.value = recorded.method;
       url.value = recorded.url;
       headers.value = recorded.headers;
       body.value = recorded.body;
+      guardEdits();
     });
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
@@ -237,6 +243,8 @@ export function transactionView({ root, params, signal }: ViewContext): void {
           ),
         );
         announce(`Sent: the answer is ${answer.response_status || 'empty'}, stored as #${answer.id}.`);
+        // what was sent is kept, as the new transaction's request
+        askBeforeLeaving(undefined);
       } catch (err) {
         if (isAbort(err)) return;
         const field = err instanceof ApiError ? Object.keys(err.data)[0] : undefined;
@@ -246,7 +254,12 @@ export function transactionView({ root, params, signal }: ViewContext): void {
         control?.focus();
       }
     });
-    for (const control of [method, url, headers, body]) control.addEventListener('input', () => control.removeAttribute('aria-invalid'));
+    for (const control of [method, url, headers, body]) {
+      control.addEventListener('input', () => {
+        control.removeAttribute('aria-invalid');
+        guardEdits();
+      });
+    }
     return h(
       'section',
       { class: 'panel', 'aria-labelledby': 'rep-heading' },
