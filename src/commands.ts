@@ -94,8 +94,12 @@ function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
  */
 async function open(dir: string, logs: string[], instead: (server: string) => string): Promise<Store> {
   try {
-    const { text, file } = defaultConfiguration(dir);
-    return await openStore({ dir, defaults: parseDefaults(text, file), log: (line) => logs.push(line) });
+    // read once the directory is this command's: the single executable writes its shipped files there as it reads them
+    const defaults = () => {
+      const { text, file } = defaultConfiguration(dir);
+      return parseDefaults(text, file);
+    };
+    return await openStore({ dir, defaults, log: (line) => logs.push(line) });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
     // a server still starting has not said its URL yet

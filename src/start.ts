@@ -13,6 +13,7 @@ import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
 import { listenEarly } from './http/early-listen.js';
 import { parseDefaults } from './store/defaults.js';
+import type { DefaultItem } from './store/configuration.js';
 import { openStore, type Store } from './store/store.js';
 import { openEvidence, type Evidence } from './evidence/store.js';
 import { fileLogins, type LoginKeeper } from './store/logins.js';
@@ -60,14 +61,22 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     checkWebBuilt();
     web = lazyWebAssets(webFiles);
   }
-  const { text, file } = defaultConfiguration(dataDir);
-  const defaults = parseDefaults(text, file);
+  // read once the data directory is this process's: the single executable writes its shipped
+  // files (wordlists) there as it reads them, which must not happen under another server
+  let defaults: DefaultItem[] | undefined;
+  const readDefaults = (): DefaultItem[] => {
+    if (defaults === undefined) {
+      const { text, file } = defaultConfiguration(dataDir);
+      defaults = parseDefaults(text, file);
+    }
+    return defaults;
+  };
   // bound now, taken over once the server is ready: a client that connects meanwhile waits for its
   // answer instead of being refused (a bind's error is thrown there, after the data directory's own)
   const early = listenEarly(resolved.port, host);
   let store: Store;
   try {
-    store = await openStore({ dir: dataDir, defaults, log, compactAfter: resolved.compactAfter });
+    store = await openStore({ dir: dataDir, defaults: readDefaults, log, compactAfter: resolved.compactAfter });
   } catch (err) {
     await early.close();
     throw err;
@@ -113,7 +122,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       fileServerPort: resolved.fileServerPort,
       maxBody: resolved.maxBody,
       maxImportBody: resolved.maxImportBody,
-      defaults,
+      defaults: readDefaults(),
       allowedHosts: resolved.allowedHosts,
       token,
       logins,

@@ -21,7 +21,11 @@ import { DataFileError, emptyState, PART_FILES, serializePartInPieces, type Part
 
 export interface StoreOptions {
   dir: string;
-  defaults: DefaultItem[];
+  /**
+   * The configuration's defaults; a function is called once the directory's lock is held (what
+   * reading them may write there waits until the directory is this process's).
+   */
+  defaults: DefaultItem[] | (() => DefaultItem[]);
   fs?: FileSystem;
   log?: (line: string) => void;
   /**
@@ -220,7 +224,8 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
 }
 
 async function createStore(options: StoreOptions, log: (line: string) => void, lock: Lock): Promise<Store> {
-  const { dir, defaults } = options;
+  const { dir } = options;
+  const defaults = typeof options.defaults === 'function' ? options.defaults() : options.defaults;
   const fs = options.fs ?? nodeFileSystem;
   const compactor = options.compactor ?? workerCompactor;
   const loaded = load(dir, defaults);

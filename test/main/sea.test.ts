@@ -5,7 +5,8 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, version } from '../../src/paths.ts';
@@ -91,6 +92,14 @@ test('npm run sea builds one file that runs alone: same flags, the page, and a s
     const names = (await request(again, '/api/v1/sessions/')).json.data.map((s: { name: string }) => s.name);
     assert.deepEqual(names, ['default session', 'on the box', ...[0, 1, 2, 3, 4].map((i) => `filler ${i}`)]);
     assert.equal((await request(again, '/api/v1/configuration?key=THREADS')).json.data[0].value, '3');
+    // another start, or an offline command, on the directory this server holds is refused, and
+    // writes nothing there first (its shipped files were written before the lock was asked for)
+    await rm(wordlist);
+    for (const args of [['--port', '0'], ['export', '--session', '1', '--out', join(box, 'out.json')]]) {
+      const refused = await run(executable, args, { cwd: elsewhere, env: { PATH: '' } }).then(() => undefined, (err: { code: number; stderr: string }) => err);
+      assert.ok(refused && refused.code === 1 && /in use/.test(refused.stderr), `${args[0]}: ${JSON.stringify(refused)}`);
+    }
+    assert.equal(existsSync(wordlist), false, 'the wordlist removed under the running server was not written again by the refused ones');
   } finally {
     second.proc.kill('SIGTERM');
     await second.exited;
