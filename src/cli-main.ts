@@ -1,6 +1,6 @@
 /** The CLI's run: flags, the start-up line, signals and exit codes (src/main.ts runs it). */
 import { resolve } from 'node:path';
-import { parseCli, UsageError, USAGE } from './cli.js';
+import { oneLineMessage, parseCli, UsageError, USAGE } from './cli.js';
 import { isCommand, runCommand } from './commands.js';
 import { loadNow } from './lazy-builtins.js';
 import { dropStartTunables } from './malloc-tunables.js';
@@ -19,7 +19,7 @@ loadNow('node:cluster', 'node:dns');
 const log = (line: string) => console.error(`assessd: ${line}`);
 
 function fail(message: string, code = 1): never {
-  console.error(`assessd: ${message}`);
+  console.error(`assessd: ${oneLineMessage(message)}`);
   process.exit(code);
 }
 

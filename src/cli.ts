@@ -134,12 +134,18 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     if (values['no-proxy'] && values[flag] !== undefined) throw new UsageError(`--${flag} and --no-proxy exclude each other`);
   }
   try {
-    const { log: _log, ...resolved } = resolveOptions(options, (option) =>
-      option === 'compactAfter' ? 'ASSESSD_COMPACT_AFTER' : flagName(option),
-    );
+    // a value is named where it came from: the flag, else the environment's variable
+    const { log: _log, ...resolved } = resolveOptions(options, (option) => {
+      const flag = flagName(option);
+      const variable = option === 'compactAfter' ? 'ASSESSD_COMPACT_AFTER' : `ASSESSD_${flag.slice(2).replace(/-/g, '_').toUpperCase()}`;
+      return (values as Record<string, unknown>)[flag.slice(2)] === undefined && env[variable] !== undefined ? variable : flag;
+    });
     return { kind: 'serve', options: resolved };
   } catch (err) {
     if (err instanceof OptionError) throw new UsageError(err.message);
     throw err;
   }
 }
+
+/** A message as one line of the log: its line breaks written `\r` and `\n` (JSON.parse's quotes a file's text, breaks and all). */
+export const oneLineMessage = (message: string): string => message.replace(/\r/g, '\\r').replace(/\n/g, '\\n');

@@ -8,6 +8,7 @@ import { createReadStream, existsSync, readFileSync, realpathSync, statSync } fr
 import { dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleProblem } from './api/messages.js';
+import { oneLineMessage } from './cli.js';
 import { DEFAULT_DATA_DIR, defaultConfiguration } from './paths.js';
 import { nodeFileSystem } from './store/atomic-file.js';
 import { exportSession } from './engine/bundle-outputs.js';
@@ -61,7 +62,7 @@ const processOutput: Output = {
       }),
     );
   },
-  err: (line) => console.error(`assessd: ${line}`),
+  err: (line) => console.error(`assessd: ${oneLineMessage(line)}`),
 };
 
 interface Parsed {

@@ -54,7 +54,12 @@ test('bad flags and values are usage errors', () => {
   ]) {
     assert.throws(() => parseCli(argv, {}, '/d'), UsageError, argv.join(' '));
   }
-  assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), UsageError);
+  // a bad value from the environment names the variable it came from, not a flag nobody typed
+  assert.throws(() => parseCli([], { ASSESSD_PORT: 'x' }, '/d'), { message: 'ASSESSD_PORT must be a port number from 0 to 65535, not "x"' });
+  assert.throws(() => parseCli([], { ASSESSD_WORKERS: '-1' }, '/d'), { message: /^ASSESSD_WORKERS must be/ });
+  assert.throws(() => parseCli([], { ASSESSD_PROXY_PORT: '70000' }, '/d'), { message: /^ASSESSD_PROXY_PORT must be/ });
+  assert.throws(() => parseCli([], { ASSESSD_RUN_TIMEOUT: 'soon' }, '/d'), { message: /^ASSESSD_RUN_TIMEOUT must be/ });
+  assert.throws(() => parseCli(['--port', 'y'], { ASSESSD_PORT: 'x' }, '/d'), { message: /^--port must be .*"y"/ });
   assert.throws(() => parseCli([], { ASSESSD_COMPACT_AFTER: '-1' }, '/d'), UsageError);
   // a negative number after a space is the flag's value, and its own error says what is wrong with it
   assert.throws(() => parseCli(['--workers', '-1'], {}, '/d'), { message: '--workers must be a number of workers from 0 to 256, not "-1"' });
@@ -170,6 +175,12 @@ test('a corrupt data file stops the start with a message naming it', async () =>
   assert.equal(run.code, 1);
   assert.match(run.stderr, new RegExp(`^assessd: ${join(dir, 'sessions.json')}: not valid JSON`));
   assert.equal(await readFile(join(dir, 'sessions.json'), 'utf8'), '{oops');
+  // one line, whatever the file holds (JSON.parse quotes it, line breaks and all)
+  await writeFile(join(dir, 'sessions.json'), 'x\ny\r\nz\n');
+  const broken = await runCli(['--port', '0', '--data-dir', dir]);
+  assert.equal(broken.code, 1);
+  assert.equal(broken.stderr.split('\n').filter(Boolean).length, 1, broken.stderr);
+  assert.match(broken.stderr, /not valid JSON .*x\\ny\\r\\nz\\n/);
 });
 
 test('start-up line, env vars, a second server refused, SIGTERM exits 0 and releases the dir', async () => {
