@@ -623,6 +623,14 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
     await shows(page.locator('#target-count'), '111 of 4,997 targets match “host12”');
     await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
     await page.getByRole('button', { name: 'Select all 111 matching' }).click();
+    // a change of the filter clears "all matching" (the old filter's), and says so: it was dropped without a word
+    await page.getByLabel('Filter by URL, host or IP').fill('host1');
+    await shows(flash(), 'The selection of all 111 targets matching “host12” was cleared: the filter changed.');
+    await shows(selected(), 'No target selected.');
+    await page.getByLabel('Filter by URL, host or IP').fill('host12');
+    await shows(page.locator('#target-count'), '111 of 4,997 targets match “host12”');
+    await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
+    await page.getByRole('button', { name: 'Select all 111 matching' }).click();
     const made = await apiCalls(async () => {
       await page.getByRole('button', { name: 'Delete selected' }).click();
       const dialog = page.getByRole('dialog', { name: 'Delete 111 targets?' });

@@ -217,7 +217,12 @@ export function targetList(signal: AbortSignal, initial: ListState, reload: Relo
     if (q === state.q) return;
     state.q = q;
     state.page = 1;
-    if (selection.all) clearSelection(selection);
+    if (selection.all) {
+      // "all matching" is the old filter's: said, not dropped without a word
+      const { total: was, q: old } = selection.all;
+      clearSelection(selection);
+      announce(`The selection of all ${num(was)} targets matching “${old}” was cleared: the filter changed. Select again under the new one.`);
+    }
     syncUrl();
     void fetchPage();
   }
