@@ -224,6 +224,27 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     assertClean();
   });
 
+  await t.test('adding to a session deleted meanwhile (in another tab): nothing added, said plainly, the lines kept', async () => {
+    const active = (await sessions()).find((s) => s.active)!;
+    assert.equal((await request(server.url, '/api/v1/sessions/', { method: 'POST', form: { name: 'doomed' } })).status, 201);
+    const doomed = await sessionNamed('doomed');
+    assert.equal((await request(server.url, `/api/v1/sessions/${active.id}/activate`, { method: 'PATCH' })).status, 200);
+    await page.goto(`${server.url}/targets?session=${doomed.id}`);
+    await shows(page.getByRole('heading', { level: 2 }), 'Targets in “doomed” (0)');
+    assert.equal((await request(server.url, `/api/v1/sessions/${doomed.id}`, { method: 'DELETE' })).status, 200);
+    await page.getByLabel('Target URLs, one per line').fill('http://late.example/');
+    await provoking([httpStatus(400)], async () => {
+      await page.getByRole('button', { name: 'Add targets' }).click();
+      await shows(page.locator('.add-summary'), 'Nothing added: the session “doomed” was deleted (in another tab, or by another client).');
+    });
+    await shows(page.locator('.add-results .failed'), 'http://late.example/', 'Not sent: the session “doomed” no longer exists.');
+    assert.equal(await page.getByLabel('Target URLs, one per line').inputValue(), 'http://late.example/');
+    assert.equal((await sessions()).some((s) => s.name === 'doomed'), false);
+    await page.goto(`${server.url}/targets`);
+    await shows(page.getByRole('heading', { level: 2 }), `Targets in “${active.name}”`);
+    assertClean();
+  });
+
   await t.test('configuration: a refused save is shown against the offending key and saves nothing', async () => {
     // A key the page shows but the server no longer has (as after an upgrade dropped it).
     await page.route(

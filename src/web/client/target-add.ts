@@ -146,6 +146,8 @@ export function addTargetsForm(signal: AbortSignal, onAdded: (added: number) => 
     showProgress(0, lines.length);
     let added = 0;
     let done = 0;
+    /** The session was deleted meanwhile (in another tab, or by another client). */
+    let gone = false;
     await busy(addButton, async () => {
       for (const batch of todo) {
         try {
@@ -155,7 +157,8 @@ export function addTargetsForm(signal: AbortSignal, onAdded: (added: number) => 
         } catch (err) {
           if (isAbort(err)) return;
           // what was sent before stays added; this batch and the rest are left in the box
-          const why = `Not sent: ${describeError(err)}`;
+          gone = err instanceof ApiError && err.status === 400 && err.message === 'Invalid session id provided';
+          const why = gone ? `Not sent: the session “${to.name}” no longer exists.` : `Not sent: ${describeError(err)}`;
           for (const line of todo.slice(todo.indexOf(batch)).flat()) refused.push({ ...line, why });
           break;
         }
@@ -169,7 +172,9 @@ export function addTargetsForm(signal: AbortSignal, onAdded: (added: number) => 
     urls.value = refused.map((r) => r.url).join('\n');
     urls.setAttribute('aria-invalid', String(refused.length > 0));
     showRefusals(refused);
-    const text = `${count(added, 'target')} added to “${to.name}”${refused.length > 0 ? `; ${count(refused.length, 'line')} refused, listed below` : ''}.`;
+    const text = gone
+      ? `${added > 0 ? `${count(added, 'target')} added to “${to.name}”, then it` : `Nothing added: the session “${to.name}”`} was deleted (in another tab, or by another client). The lines not sent are kept in the box: check the session named below before adding them again.`
+      : `${count(added, 'target')} added to “${to.name}”${refused.length > 0 ? `; ${count(refused.length, 'line')} refused, listed below` : ''}.`;
     replace(summary, text);
     // an error only when nothing went in: a list partly added is news, its refusals listed below
     announce(text, refused.length > 0 && added === 0 ? 'error' : 'info');
