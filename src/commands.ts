@@ -4,18 +4,19 @@
  * transactions. They open it through the store, so they
  * take its lock: while a server holds it they refuse and name the API call to use instead.
  */
-import { createReadStream, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleProblem } from './api/messages.js';
 import { oneLineMessage } from './cli.js';
 import { DEFAULT_DATA_DIR, defaultConfiguration } from './paths.js';
-import { nodeFileSystem } from './store/atomic-file.js';
+import { nodeFileSystem, TEMP_MARKER } from './store/atomic-file.js';
 import { exportSession } from './engine/bundle-outputs.js';
 import { BundledTransactionError, transactionEntries, writeBundledTransactions } from './evidence/bundle.js';
 import { HarError, readHar } from './evidence/har.js';
 import { openEvidence } from './evidence/store.js';
 import { readCatalogue } from './engine/index.js';
+import { isAlive } from './engine/proc.js';
 import { parseBundle, referencedTransactions } from './store/bundle.js';
 import { parseDefaults } from './store/defaults.js';
 import { DataDirInUseError } from './store/lock.js';
@@ -156,13 +157,39 @@ function outputFile(value: string, dataDir: string): string {
   return out;
 }
 
+/**
+ * Removes what an export to `out` that was killed left beside it (`.<name>.tmp-<pid>-...`, its
+ * bundle whole or in part: a client's scope, on a USB stick as often as not), when its process is
+ * gone. The data directory's own are swept by the store; nothing else sweeps these.
+ */
+function removeStaleTemps(out: string): void {
+  const prefix = `.${basename(out)}${TEMP_MARKER}`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(out));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
+    try {
+      unlinkSync(join(dirname(out), name));
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+}
+
 async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<void> {
   const { values, positionals } = parse(argv, ['session', 'data-dir', 'out'], EXPORT_USAGE);
   if (values.help) return io.out(`${EXPORT_USAGE}\n`);
   if (positionals.length > 0) throw new CommandError(`unexpected argument ${JSON.stringify(positionals[0])} (${EXPORT_USAGE})`);
   const id = idFlag(values, 'session', 'session', EXPORT_USAGE);
   const dir = existingDataDir(values, env);
-  const out = values.out === undefined ? undefined : outputFile(values.out as string, dir);
+  // `--out -` is the standard output, as `import -` reads the standard input
+  const out = values.out === undefined || values.out === '-' ? undefined : outputFile(values.out as string, dir);
 
   const logs: string[] = [];
   const store = await open(dir, logs, (url) => `curl -f ${authHeader(dir)} -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
@@ -189,6 +216,7 @@ async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   for (const line of logs) io.err(line);
   if (out === undefined) return io.out(bundle);
   try {
+    removeStaleTemps(out);
     await nodeFileSystem.writeFileAtomic(out, bundle);
     await nodeFileSystem.syncDir(dirname(out));
   } catch (err) {

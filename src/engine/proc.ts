@@ -82,7 +82,8 @@ export async function endStaleGroup(pid: number, startTime: string, graceMs = 50
   return 'ended';
 }
 
-function isAlive(pid: number): boolean {
+/** A process of that pid exists (a zombie too; another user's: EPERM). */
+export function isAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

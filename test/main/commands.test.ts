@@ -82,11 +82,26 @@ describe('a round trip through the CLI, no server running', () => {
     }
   });
 
-  test('export without --out writes the bundle to standard output, and nothing else', async () => {
-    const run = await runCli(['export', '--session', '2'], { ASSESSD_DATA_DIR: source.dir });
+  test('export without --out (or with --out -) writes the bundle to standard output, and nothing else', async () => {
+    for (const out of [[], ['--out', '-']]) {
+      const run = await runCli(['export', '--session', '2', ...out], { ASSESSD_DATA_DIR: source.dir });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stderr, '');
+      assert.deepEqual({ ...JSON.parse(run.stdout), exported_at: 'x' }, { ...source.exported, exported_at: 'x' });
+    }
+  });
+
+  test('export --out removes the temp file a killed export left beside that file (its process gone), and no other', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'acme.assessd.json');
+    // a pid no process has (past pid_max), one that is running (this one), another file's
+    const dead = join(dir, `.acme.assessd.json.tmp-4194305-0-1`);
+    const running = join(dir, `.acme.assessd.json.tmp-${process.pid}-0-1`);
+    const other = join(dir, `.other.json.tmp-4194305-0-1`);
+    for (const file of [dead, running, other]) await writeFile(file, '{"format":"assessd-session", "half');
+    const run = await runCli(['export', '--data-dir', source.dir, '--session', '2', '--out', out]);
     assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.stderr, '');
-    assert.deepEqual({ ...JSON.parse(run.stdout), exported_at: 'x' }, { ...source.exported, exported_at: 'x' });
+    assert.deepEqual((await readdir(dir)).sort(), [running, other, out].map((f) => f.slice(dir.length + 1)).sort());
   });
 
   test('import - reads standard input; --name names the session', async () => {
