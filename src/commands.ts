@@ -94,16 +94,20 @@ function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
  * Opens the store; a server holding it is named with the call that does the same through it.
  * Store log lines are kept back, so that a failure prints one line only.
  */
-async function open(dir: string, logs: string[], instead: (server: string) => string): Promise<Store> {
+async function open(command: string, dir: string, logs: string[], instead: (server: string) => string): Promise<Store> {
   try {
     // read once the directory is this command's: the single executable writes its shipped files there as it reads them
     const defaults = () => {
       const { text, file } = defaultConfiguration(dir);
       return parseDefaults(text, file);
     };
-    return await openStore({ dir, defaults, log: (line) => logs.push(line) });
+    const store = await openStore({ dir, defaults, log: (line) => logs.push(line) });
+    // whoever is refused the directory meanwhile is told it is this command, not a server
+    store.advertise({ command });
+    return store;
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
+    if (err.command !== undefined) throw new CommandError(err.message);
     // a server still starting has not said its URL yet
     const owner = `data directory ${dir} is in use by a running server${err.pid === undefined ? '' : ` (process ${err.pid})`}`;
     throw new CommandError(`${owner}; stop it first, or use its API instead: ${instead(err.url ?? 'http://HOST:PORT')}`);
@@ -192,7 +196,7 @@ async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   const out = values.out === undefined || values.out === '-' ? undefined : outputFile(values.out as string, dir);
 
   const logs: string[] = [];
-  const store = await open(dir, logs, (url) => `curl -f ${authHeader(dir)} -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
+  const store = await open('export', dir, logs, (url) => `curl -f ${authHeader(dir)} -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
   let bundle: string | undefined;
   let summary = '';
   try {
@@ -259,7 +263,7 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
 
   const logs: string[] = [];
   const query = name === undefined ? '' : `?name=${encodeURIComponent(name)}`;
-  const store = await open(dir, logs, (url) =>
+  const store = await open('import', dir, logs, (url) =>
     `curl ${authHeader(dir)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/bundles/${query}`)}`,
   );
   const { urls, outputs } = parsed;
@@ -316,7 +320,7 @@ async function importHarCommand(argv: string[], env: NodeJS.ProcessEnv, io: Outp
   });
 
   const logs: string[] = [];
-  const store = await open(dir, logs, (url) =>
+  const store = await open('import-har', dir, logs, (url) =>
     `curl ${authHeader(dir)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/targets/${target}/transactions/${scopeOnly ? '?scope_only=true' : ''}`)}`,
   ).catch((err) => {
     input.destroy();

@@ -11,6 +11,8 @@ export interface Answer {
   pid: number;
   state: 'starting' | 'owner';
   url?: string;
+  /** An offline command's name (`import`, `export`...), when the owner is one rather than a server. */
+  command?: string;
 }
 
 /** The lock sockets' addresses in one directory. */
@@ -133,7 +135,12 @@ function parseAnswer(line: string): Answer | undefined {
   try {
     const value = JSON.parse(line) as Partial<Answer>;
     if (!Number.isSafeInteger(value.pid) || (value.state !== 'starting' && value.state !== 'owner')) return undefined;
-    return { pid: value.pid!, state: value.state, ...(typeof value.url === 'string' ? { url: value.url } : {}) };
+    return {
+      pid: value.pid!,
+      state: value.state,
+      ...(typeof value.url === 'string' ? { url: value.url } : {}),
+      ...(typeof value.command === 'string' && /^[a-z-]{1,32}$/.test(value.command) ? { command: value.command } : {}),
+    };
   } catch {
     return undefined;
   }

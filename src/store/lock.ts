@@ -73,15 +73,18 @@ export class DataDirInUseError extends Error {
     readonly pid: number | undefined,
     /** The owner's URL, once it advertised one. */
     readonly url?: string,
+    /** The owner's offline command (`import`...), when it is one and said so. */
+    readonly command?: string,
   ) {
-    super(`data directory ${dir} is in use by ${pid === undefined ? 'a process too busy to say which' : `process ${pid}`}`);
+    const by = pid === undefined ? 'a process too busy to say which' : `process ${pid}`;
+    super(command === undefined ? `data directory ${dir} is in use by ${by}` : `data directory ${dir} is in use by assessd ${command} (${by}): try again once it has ended`);
   }
 }
 
 export interface Lock {
   readonly kind: LockKind;
   /** Makes the owner's answer carry the server's URL, for whoever is refused the directory. */
-  advertise(info: { url: string }): void;
+  advertise(info: { url: string } | { command: string }): void;
   /** Gives up the directory: the socket closed and its file removed. */
   release(): Promise<void>;
 }
@@ -216,7 +219,7 @@ async function watch(dir: LockDir, own: string | undefined): Promise<boolean> {
   for (;;) {
     const peers = await scan(dir, own);
     const holder = peers.find((peer) => peer.answer?.state !== 'starting');
-    if (holder) throw new DataDirInUseError(dir.path, holder.answer?.pid ?? holder.pid, holder.answer?.url);
+    if (holder) throw new DataDirInUseError(dir.path, holder.answer?.pid ?? holder.pid, holder.answer?.url, holder.answer?.command);
     if (peers.length === 0) return true;
     if (own !== undefined && peers.some((peer) => peer.name < own)) return false;
     await new Promise((resolve) => setTimeout(resolve, RESCAN_MS * (1 + Math.random())));
@@ -253,7 +256,7 @@ function ownLock(dir: LockDir, owner: Candidate, kind: LockKind): Lock {
   return {
     kind,
     advertise(info) {
-      owner.answer.url = info.url;
+      Object.assign(owner.answer, info);
     },
     release() {
       released ??= closeLockSocket(dir, owner).then(() => dir.sockets.close());

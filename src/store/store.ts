@@ -73,7 +73,7 @@ export interface Store {
    */
   readonly lost?: Error;
   /** Tells whoever is refused the directory where its owner answers (the lock carries it). */
-  advertise(url: string): void;
+  advertise(info: { url: string } | { command: string }): void;
   /** Waits for writes in flight, then releases the data directory. */
   close(): Promise<void>;
 }
@@ -464,8 +464,8 @@ async function createStore(options: StoreOptions, log: (line: string) => void, l
 
     change,
 
-    advertise(url) {
-      lock.advertise({ url });
+    advertise(info) {
+      lock.advertise(info);
     },
 
     async close() {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
 import { bundle, storeBytes, withoutId } from '../helpers/bundles.ts';
+import { harOf } from '../evidence/helpers.ts';
 import { mountTmpfs } from '../helpers/mount.ts';
 import { request, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/server.ts';
 
@@ -127,6 +128,32 @@ describe('a round trip through the CLI, no server running', () => {
     assert.equal(renamed.code, 0);
     assert.match(renamed.stdout, /^imported "acme web \(2\)" as session 3 with 3 targets/);
   });
+});
+
+test('while another command holds the directory (an import-har reading its standard input), a command or a start is told so, not sent to a server that is not there', async () => {
+  const dir = await tempDir();
+  const file = join(await tempDir(), 'b.json');
+  await writeFile(file, bundle('n', ['http://a.example/']));
+  assert.equal((await runCli(['import', file, '--data-dir', dir])).code, 0);
+  const holder = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'assessd.cjs'), 'import-har', '-', '--target', '1', '--data-dir', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+  try {
+    let refused;
+    for (let i = 0; i < 200 && !refused; i++) {
+      const run = await runCli(['export', '--data-dir', dir, '--session', '2']);
+      if (run.code === 1) refused = run;
+      else await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.ok(refused, 'the import never held the directory');
+    const message = `data directory ${dir} is in use by assessd import-har (process ${holder.pid}): try again once it has ended`;
+    assertRefused(refused, new RegExp(`^assessd: export: ${message.replace(/[.()]/g, '\\$&')}$`));
+    const start = await runCli(['--port', '0', '--data-dir', dir]);
+    assert.equal(start.code, 1);
+    assert.equal(start.stderr, `assessd: ${message}\n`);
+    holder.stdin.end(harOf([{ url: 'http://a.example/x' }]));
+    assert.equal(await new Promise((resolve) => holder.on('close', resolve)), 0);
+  } finally {
+    holder.kill('SIGKILL');
+  }
 });
 
 describe('while a server holds the directory', () => {
