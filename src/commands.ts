@@ -134,7 +134,14 @@ function idFlag(values: Parsed['values'], flag: string, what: string, usage: str
 /** The data directory a command reads, which must hold a store: never created just to find it empty. */
 function existingDataDir(values: Parsed['values'], env: NodeJS.ProcessEnv): string {
   const dir = dataDirOf(values['data-dir'] as string | undefined, env);
-  if (!existsSync(join(dir, PART_FILES.sessions))) throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+  try {
+    statSync(join(dir, PART_FILES.sessions));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // only a file that is not there is "no data": a directory this user may not read says that
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new CommandError(`no assessd data in ${dir} (no ${PART_FILES.sessions})`);
+    throw new CommandError(`cannot read the data directory ${dir}: ${(err as Error).message}`);
+  }
   return dir;
 }
 

@@ -239,6 +239,17 @@ describe('refusals: exit 1 and one line', () => {
     assertRefused(await runCli(['export', '--data-dir', source.dir, '--session', '1', '--out', join(empty, 'no', 'such', 'dir', 'f.json')]), /cannot write .*f\.json: ENOENT/);
   });
 
+  test('export by a user who may not read the data directory: it says so, not "no assessd data"', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('needs root, to run the command as nobody');
+    // the store's directory is 0700, root's
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile('runuser', ['-u', 'nobody', '--', process.execPath, join(PROJECT_ROOT, 'dist', 'assessd.cjs'), 'export', '--data-dir', source.dir, '--session', '1'], (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    assertRefused(run, new RegExp(`cannot read the data directory ${source.dir}: EACCES`));
+  });
+
   test('export: an --out inside the data directory (its journal, a snapshot, the token, through a link too), a directory or empty is refused; the store unchanged', async () => {
     const dir = source.dir;
     const before = await storeBytes(dir);
