@@ -188,19 +188,6 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   const base = snapshotsStale ? 0 : Math.max(...Object.values(snapshotSeq));
   let next = base + 1;
   const notes: string[] = [];
-  const read = readSegments(
-    dir,
-    segments,
-    (record, file) => {
-      if (record.seq > base) {
-        if (record.seq !== next) throw new DataFileError(file, journalGap(record.seq, next, base));
-        next++;
-      }
-      notes.push(...legacyAuthority(record, seqOf));
-      replayRecord(state, seqOf, record, file);
-    },
-    live?.length,
-  );
   // A new directory writes its snapshots before its first record: a sessions snapshot missing beside
   // records was lost (deleted, or left out of a copy), and what it held from the start (the default
   // session, the ids given) is in no record. Replayed alone, the records would renumber the sessions
@@ -208,13 +195,36 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   // After a compaction the journal may hold no record, but a later segment or snapshot says the
   // directory was written to all the same.
   const compacted = segments.some((n) => n > 0) || Object.values(snapshotSeq).some((seq) => seq > 0);
-  if (missing.includes('sessions') && (read.lastSeq > 0 || compacted)) {
-    const since = read.lastSeq > 0 ? `the journal holds records written after it (1-${read.lastSeq})` : 'the directory was written to after it (its journal compacted since)';
-    throw new DataFileError(
+  const sessionsLost = (lastSeq: number) => {
+    const since = lastSeq > 0 ? `the journal holds records written after it (1-${lastSeq})` : 'the directory was written to after it (its journal compacted since)';
+    return new DataFileError(
       join(dir, PART_FILES.sessions),
       `missing, while ${since}: what it held is in no record. Nothing was changed; put the file back, or start on a complete copy of the directory`,
     );
+  };
+  let lastReplayed = 0;
+  let read: ReturnType<typeof readSegments>;
+  try {
+    read = readSegments(
+      dir,
+      segments,
+      (record, file) => {
+        if (record.seq > base) {
+          if (record.seq !== next) throw new DataFileError(file, journalGap(record.seq, next, base));
+          next++;
+        }
+        notes.push(...legacyAuthority(record, seqOf));
+        lastReplayed = record.seq;
+        replayRecord(state, seqOf, record, file);
+      },
+      live?.length,
+    );
+  } catch (err) {
+    // the records replayed without it fail on what it held (the session a record activates): the lost file is the fault to name
+    if (err instanceof DataFileError && missing.includes('sessions') && (lastReplayed > 0 || compacted)) throw sessionsLost(lastReplayed);
+    throw err;
   }
+  if (missing.includes('sessions') && (read.lastSeq > 0 || compacted)) throw sessionsLost(read.lastSeq);
   // an in-memory change no record holds (the default session of an empty store): the snapshots must say it
   const sessions = state.sessions.size;
   ensureDefaultSession(state);

@@ -110,8 +110,13 @@ test('a data directory mkdir() refuses with ENOENT though its parent is there (/
   assert.equal(run.stderr, `assessd: ENOENT: no such file or directory, mkdir '${dir}'\n`);
 });
 
-test('sessions.json deleted from a directory a server used: the compiled server refuses to start, one line naming it, and writes nothing', async () => {
+for (const activated of [false, true]) test(`sessions.json deleted from a directory a server used${activated ? ' (its journal activates a session, which fails replayed without it)' : ''}: the compiled server refuses to start, one line naming it, and writes nothing`, async () => {
   const dir = await usedDir();
+  if (activated) {
+    const store = await openStore({ dir, defaults: DEFAULTS });
+    await store.change({ op: 'activateSession', id: 2 });
+    await store.close();
+  }
   const path = join(dir, 'sessions.json');
   rmSync(path);
   const before = readdirSync(dir).sort();
