@@ -216,6 +216,22 @@ test('a target’s transactions in the web application: list, filter, live, deta
     await leave.getByRole('button', { name: 'Cancel' }).click();
     assert.equal(await page.getByLabel('Body').inputValue(), 'a payload not sent yet');
     assert.equal(await page.getByLabel('URL', { exact: true }).inputValue(), 'http://elsewhere.example/');
+    // Forward (or Back) asks too, and Cancel keeps the history as it was: it pushed an entry in
+    // place of the forward ones, so that a second Forward went nowhere
+    const entries = await page.evaluate(() => history.length);
+    await page.goForward();
+    await shows(leave, 'Your edits of the request in the repeater are not sent.');
+    await leave.getByRole('button', { name: 'Cancel' }).click();
+    await eventually(async () => assert.equal(new URL(page.url()).pathname, `/targets/${target}/transactions/11`));
+    assert.equal(await page.evaluate(() => history.length), entries, 'no entry added');
+    assert.equal(await page.getByLabel('Body').inputValue(), 'a payload not sent yet');
+    await page.goForward();
+    await leave.getByRole('button', { name: 'Leave without saving' }).click();
+    await shows(page.locator('h1'), `#126 PUT ${origin}/login?again=1`);
+    await page.goBack();
+    await shows(page.locator('h1'), `#11 POST ${origin}/login`);
+    assert.equal(await page.getByLabel('Body').inputValue(), 'user=alice&pass=x', 'the view drawn again, as recorded');
+    await page.getByLabel('Body').fill('a payload not sent yet');
     // back to the recorded request: nothing to ask
     await page.getByRole('button', { name: 'Reset to the recorded request' }).click();
     await page.getByRole('link', { name: '← Back to the list' }).click();

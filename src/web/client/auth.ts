@@ -92,7 +92,8 @@ export async function startAuth(whenLoggedIn: () => void): Promise<void> {
     // out of the address bar (and the history) before anything else happens
     params.delete('token');
     const rest = params.toString();
-    history.replaceState(null, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
+    // the entry keeps its number (the router's)
+    history.replaceState(history.state, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
     try {
       showStatus((await api.login(token)).token_required);
       return;

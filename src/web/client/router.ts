@@ -29,6 +29,27 @@ let fallback: Route;
 let controller = new AbortController();
 let guard: LeaveGuard | undefined;
 let shownUrl = '';
+/**
+ * The shown entry's number in this tab's history (`history.state.index`, one more at each view
+ * pushed): a Back or Forward the leave guard holds is undone by going back exactly that far, which
+ * keeps the history as it was (a new entry pushed in its place cut the forward ones off).
+ */
+let shownIndex = 0;
+/** Resolves when the popstate of our own history.go() arrives: that one is not the user's. */
+let arrived: (() => void) | undefined;
+
+const indexOf = (state: unknown): number | undefined => {
+  const index = (state as { index?: unknown } | null)?.index;
+  return typeof index === 'number' ? index : undefined;
+};
+
+/** Moves `delta` entries through history, resolving once the browser has. */
+function go(delta: number): Promise<void> {
+  return new Promise((resolve) => {
+    arrived = resolve;
+    history.go(delta);
+  });
+}
 
 export function setLeaveGuard(next: LeaveGuard | undefined): void {
   guard = next;
@@ -84,6 +105,7 @@ export function render(moveFocus = true): void {
   controller = new AbortController();
   guard = undefined;
   shownUrl = currentUrl();
+  shownIndex = indexOf(history.state) ?? shownIndex;
   const { route, params } = match(location.pathname);
   document.title = `${route.title} · assessd`;
   markNavigation(location.pathname);
@@ -95,14 +117,14 @@ export function render(moveFocus = true): void {
 /** Changes the view's own query (a search, a page) without rendering it again; a reload comes back to it. */
 export function replaceQuery(query: URLSearchParams): void {
   const search = query.toString();
-  history.replaceState(null, '', location.pathname + (search ? `?${search}` : ''));
+  history.replaceState({ index: shownIndex }, '', location.pathname + (search ? `?${search}` : ''));
   shownUrl = currentUrl();
 }
 
 export async function navigate(url: string, options: { replace?: boolean } = {}): Promise<void> {
   if (guard && !(await guard())) return;
-  if (options.replace) history.replaceState(null, '', url);
-  else history.pushState(null, '', url);
+  if (options.replace) history.replaceState({ index: shownIndex }, '', url);
+  else history.pushState({ index: shownIndex + 1 }, '', url);
   render();
 }
 
@@ -119,13 +141,27 @@ function onClick(event: MouseEvent): void {
 }
 
 async function onPopState(): Promise<void> {
+  if (arrived) {
+    const done = arrived;
+    arrived = undefined;
+    return done();
+  }
   if (currentUrl() === shownUrl) return;
   if (guard) {
+    const to = indexOf(history.state);
+    // The browser has already moved: back to the shown entry while the user decides, then (leaving)
+    // to where they went. History stays as it was, forward entries and all.
+    if (to !== undefined && to !== shownIndex) {
+      await go(shownIndex - to);
+      if (!(await guard())) return;
+      await go(to - shownIndex);
+      return render();
+    }
+    // an entry without a number: the shown URL put back as a new one
     const target = currentUrl();
-    // The browser has already moved: put the shown URL back while the user decides.
-    history.pushState(null, '', shownUrl);
+    history.pushState({ index: shownIndex + 1 }, '', shownUrl);
     if (!(await guard())) return;
-    history.replaceState(null, '', target);
+    history.replaceState({ index: shownIndex + 1 }, '', target);
   }
   render();
 }
@@ -139,5 +175,7 @@ export function startRouter(table: Route[], notFound: Route, root: HTMLElement):
   window.addEventListener('beforeunload', (event) => {
     if (guard) event.preventDefault();
   });
+  // a reload keeps its entry's number; a first load numbers its entry 0
+  if (indexOf(history.state) === undefined) history.replaceState({ ...(history.state as object | null), index: 0 }, '');
   render(false);
 }
