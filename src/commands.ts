@@ -101,10 +101,8 @@ async function open(command: string, dir: string, logs: string[], instead: (serv
       const { text, file } = defaultConfiguration(dir);
       return parseDefaults(text, file);
     };
-    const store = await openStore({ dir, defaults, log: (line) => logs.push(line) });
     // whoever is refused the directory meanwhile is told it is this command, not a server
-    store.advertise({ command });
-    return store;
+    return await openStore({ dir, defaults, log: (line) => logs.push(line), command });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
     if (err.command !== undefined) throw new CommandError(err.message);

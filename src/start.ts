@@ -38,7 +38,7 @@ export interface AssessdServer {
 
 /** A token shorter than this is warned of: 128 bits written as base64url (a generated one has 43). */
 const STRONG_TOKEN_CHARACTERS = 22;
-/** How long a stop lets the API's requests in flight finish before it cuts their connections (the proxy's drain too). */
+/** How long a stop lets the API's requests (and the proxy's exchanges) in flight finish before it cuts their connections. */
 const STOP_DRAIN_MS = 10_000;
 
 /** The page's files, loaded once per process: two servers in one process share them. */
@@ -104,7 +104,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
       let apiPortKnown: number | undefined;
       const apiPort = () => (apiPortKnown ??= (server?.address() as AddressInfo | null)?.port) ?? resolved.port;
       recorder = evidenceRecorder({ store, evidence, log });
-      proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca, token, ownPorts: () => [apiPort()], recorder, log }).catch((err: NodeJS.ErrnoException) => {
+      proxy = await startProxy({ host: resolved.proxyHost, port: resolved.proxyPort, ca, token, ownPorts: () => [apiPort()], recorder, log, drainMs: STOP_DRAIN_MS }).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') err.message = `the proxy's port ${resolved.proxyPort} on ${resolved.proxyHost} is in use: choose another with --proxy-port, or run without it (--no-proxy)`;
         throw err;
       });
@@ -202,6 +202,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         // requests in flight get STOP_DRAIN_MS (a client sending a byte a second held the stop for
         // the request timeout's 30 s); what is still in flight then is cut
         const cut = setTimeout(() => listening.closeAllConnections(), STOP_DRAIN_MS);
+        // and a connection whose request was in flight goes once its answer is out, not after keepAliveTimeout
+        const idle = setInterval(() => listening.closeIdleConnections(), 100);
         // runs first: each aborted run is recorded (and requeued) before the store closes
         await runningEngine.close();
         await runningProxy?.close();
@@ -209,6 +211,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
         await runningRecorder?.flush();
         await closed;
         clearTimeout(cut);
+        clearInterval(idle);
         // no write of the logins after this: another server may have the directory next
         await openedLogins.close?.();
         await openedEvidence.close();

@@ -181,7 +181,8 @@ export function killUnowned(marker: string, isOwn: (output: number) => boolean, 
  */
 async function killMarked(leader: number | undefined, marks: (environ: string) => boolean, waitMs: number): Promise<number> {
   const { readdir } = fsPromises();
-  const killed: number[] = [];
+  /** A Set: a process killed in the first pass may not be a zombie yet when the second reads it. */
+  const killed = new Set<number>();
   /** Members of the group dying of its SIGKILL: waited for, never signalled. */
   const dying: number[] = [];
   /** Whether `pid` is marked: `undefined` while its environment reads empty (an execve under way shows none). */
@@ -196,9 +197,10 @@ async function killMarked(leader: number | undefined, marks: (environ: string) =
     return marks(environ);
   };
   const kill = (pid: number) => {
+    if (killed.has(pid)) return 0;
     try {
       process.kill(pid, 'SIGKILL');
-      killed.push(pid);
+      killed.add(pid);
       return 1;
     } catch {
       return 0; // gone meanwhile
@@ -209,7 +211,7 @@ async function killMarked(leader: number | undefined, marks: (environ: string) =
     try {
       names = await readdir('/proc');
     } catch {
-      return killed.length; // not Linux: the process group is all there is
+      return killed.size; // not Linux: the process group is all there is
     }
     let found = 0;
     let unread: number[] = [];
@@ -238,7 +240,7 @@ async function killMarked(leader: number | undefined, marks: (environ: string) =
   }
   const deadline = performance.now() + waitMs;
   while ([...killed, ...dying].some((pid) => isRunning(pid)) && performance.now() < deadline) await delay(5);
-  return killed.length;
+  return killed.size;
 }
 
 /**

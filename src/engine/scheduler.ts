@@ -328,10 +328,13 @@ export function createEngine(options: EngineOptions): Engine {
   // What a server that stopped left running that no output names any more (its output, target or
   // session deleted while it ran, then a crash before the sweep ended it): ended once, soon after
   // the start and off its path (every process's environment is read: ~1 ms a hundred processes).
+  // A closing engine kills nothing more, and close() waits for a scan under way: once closed, the
+  // directory may be the next server's, with runs of its own.
+  let scan: Promise<void> = Promise.resolve();
   const leftovers = setTimeout(() => {
-    void killUnowned((marker ??= runMarker(options.dataDir)), (output) => workers.some((w) => w.run?.output === output))
+    scan = killUnowned((marker ??= runMarker(options.dataDir)), (output) => closing || workers.some((w) => w.run?.output === output))
       .then((n) => {
-        if (n > 0) log(`ended ${n === 1 ? '1 process' : `${n} processes`} left running by a server that stopped, of runs whose output was deleted before they ended`);
+        if (n > 0) log(`ended ${n === 1 ? '1 process' : `${n} processes`} left running by a server that stopped, of runs none of whose outputs is running now`);
       })
       .catch((err: Error) => log(`could not look for processes left running by a server that stopped: ${err.message}`));
   }, LEFTOVERS_AFTER_MS);
@@ -380,6 +383,7 @@ export function createEngine(options: EngineOptions): Engine {
       closing = true;
       clearInterval(sweep);
       clearTimeout(leftovers);
+      await scan;
       const runs = workers.map((w) => w.run).filter((r): r is Run => r !== undefined);
       for (const run of runs) end(run, 'stop');
       await Promise.all(runs.map((r) => r.done));

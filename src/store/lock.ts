@@ -49,6 +49,8 @@ export interface LockOptions {
    * the lock's tests run the compiled server with either kind).
    */
   kind?: LockKind;
+  /** An offline command's name (`import`...): every answer of the lock says it, from the first. */
+  command?: string;
 }
 
 // `.bind`: bound but not renamed into view yet, left only by a process that died in between
@@ -84,7 +86,7 @@ export class DataDirInUseError extends Error {
 export interface Lock {
   readonly kind: LockKind;
   /** Makes the owner's answer carry the server's URL, for whoever is refused the directory. */
-  advertise(info: { url: string } | { command: string }): void;
+  advertise(info: { url: string }): void;
   /** Gives up the directory: the socket closed and its file removed. */
   release(): Promise<void>;
 }
@@ -107,6 +109,8 @@ interface LockDir {
   sockets: SocketDir;
   abstract?: string;
   log: (line: string) => void;
+  /** Said in every answer of ours (an offline command's name). */
+  command?: string;
 }
 
 /**
@@ -117,7 +121,7 @@ export async function acquireLock(path: string, log: (line: string) => void, opt
   let kind = options.kind ?? kindFromEnv();
   const abstract = process.platform === 'linux' ? abstractLockAddress(path) : undefined;
   if (kind === 'abstract' && abstract === undefined) throw new Error(`data directory ${path}: an abstract lock socket needs Linux`);
-  const dir: LockDir = { path, sockets: openSocketDir(path, LONGEST_NAME), abstract, log };
+  const dir: LockDir = { path, sockets: openSocketDir(path, LONGEST_NAME), abstract, log, ...(options.command === undefined ? {} : { command: options.command }) };
   try {
     for (;;) {
       let owner: Candidate | undefined;
@@ -166,11 +170,16 @@ function describeListenError(path: string, err: unknown): Error {
   return Object.assign(new Error(`data directory ${path}: cannot create its lock socket: ${err.message}`), { code: (err as NodeJS.ErrnoException).code });
 }
 
+/** What a candidate answers while it starts (then as owner): its pid, and a command's name. */
+function firstAnswer(dir: LockDir): Answer {
+  return { pid: process.pid, state: 'starting', ...(dir.command === undefined ? {} : { command: dir.command }) };
+}
+
 /** The candidate, now owner; or undefined when it gave way to another one. */
 async function compete(dir: LockDir): Promise<Candidate | undefined> {
   // unique among the candidates (a pid can repeat across containers): no secret, so no node:crypto at start
   const id = `${LOCK_SOCKET_PREFIX}${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0')}`;
-  const candidate = { name: `${id}.sock`, answer: { pid: process.pid, state: 'starting' } as Answer };
+  const candidate = { name: `${id}.sock`, answer: firstAnswer(dir) };
   const server = await listenAt(dir.sockets.address(`${id}.bind`), () => candidate.answer, dir.log);
   try {
     renameSync(join(dir.path, `${id}.bind`), join(dir.path, candidate.name));
@@ -185,7 +194,7 @@ async function compete(dir: LockDir): Promise<Candidate | undefined> {
 
 /** The abstract candidate, now owner; or undefined when another holds the name, or it gave way. */
 async function competeAbstract(dir: LockDir): Promise<Candidate | undefined> {
-  const answer: Answer = { pid: process.pid, state: 'starting' };
+  const answer = firstAnswer(dir);
   let server: LockServer;
   try {
     server = await listenAt(dir.abstract!, () => answer, dir.log);
@@ -256,7 +265,7 @@ function ownLock(dir: LockDir, owner: Candidate, kind: LockKind): Lock {
   return {
     kind,
     advertise(info) {
-      Object.assign(owner.answer, info);
+      owner.answer.url = info.url;
     },
     release() {
       released ??= closeLockSocket(dir, owner).then(() => dir.sockets.close());

@@ -28,6 +28,8 @@ export interface StoreOptions {
   defaults: DefaultItem[] | (() => DefaultItem[]);
   fs?: FileSystem;
   log?: (line: string) => void;
+  /** An offline command's name, which the directory's lock tells whoever is refused it. */
+  command?: string;
   /**
    * Bytes of the live journal segment after which it is sealed and folded into the snapshots.
    * Default: once it outgrows both 4 MiB and the snapshots themselves, so that rewriting them
@@ -73,7 +75,7 @@ export interface Store {
    */
   readonly lost?: Error;
   /** Tells whoever is refused the directory where its owner answers (the lock carries it). */
-  advertise(info: { url: string } | { command: string }): void;
+  advertise(info: { url: string }): void;
   /** Waits for writes in flight, then releases the data directory. */
   close(): Promise<void>;
 }
@@ -99,7 +101,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   // 0700: the store holds an engagement's scope; a directory that exists keeps its own mode
   makeDirectories(dir, 0o700);
   if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`data directory ${dir} is not a directory`), { code: 'ENOTDIR' });
-  const lock = await acquireLock(dir, log);
+  const lock = await acquireLock(dir, log, options.command === undefined ? {} : { command: options.command });
   try {
     sweepTempFiles(dir, log);
     return await createStore(options, log, lock);
@@ -195,8 +197,9 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
   // After a compaction the journal may hold no record, but a later segment or snapshot says the
   // directory was written to all the same.
   const compacted = segments.some((n) => n > 0) || Object.values(snapshotSeq).some((seq) => seq > 0);
-  const sessionsLost = (lastSeq: number) => {
-    const since = lastSeq > 0 ? `the journal holds records written after it (1-${lastSeq})` : 'the directory was written to after it (its journal compacted since)';
+  const sessionsLost = (lastSeq: number, read: 'whole' | 'until it failed') => {
+    const records = read === 'whole' ? `1-${lastSeq}` : `record ${lastSeq} among them`;
+    const since = lastSeq > 0 ? `the journal holds records written after it (${records})` : 'the directory was written to after it (its journal compacted since)';
     return new DataFileError(
       join(dir, PART_FILES.sessions),
       `missing, while ${since}: what it held is in no record. Nothing was changed; put the file back, or start on a complete copy of the directory`,
@@ -221,10 +224,10 @@ function load(dir: string, defaults: DefaultItem[], live?: { segment: number; le
     );
   } catch (err) {
     // the records replayed without it fail on what it held (the session a record activates): the lost file is the fault to name
-    if (err instanceof DataFileError && missing.includes('sessions') && (lastReplayed > 0 || compacted)) throw sessionsLost(lastReplayed);
+    if (err instanceof DataFileError && missing.includes('sessions') && (lastReplayed > 0 || compacted)) throw sessionsLost(lastReplayed, 'until it failed');
     throw err;
   }
-  if (missing.includes('sessions') && (read.lastSeq > 0 || compacted)) throw sessionsLost(read.lastSeq);
+  if (missing.includes('sessions') && (read.lastSeq > 0 || compacted)) throw sessionsLost(read.lastSeq, 'whole');
   // an in-memory change no record holds (the default session of an empty store): the snapshots must say it
   const sessions = state.sessions.size;
   ensureDefaultSession(state);

@@ -243,7 +243,8 @@ describe('refusals: exit 1 and one line', () => {
     if (process.getuid?.() !== 0) return t.skip('needs root, to run the command as nobody');
     // the store's directory is 0700, root's
     const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      execFile('runuser', ['-u', 'nobody', '--', process.execPath, join(PROJECT_ROOT, 'dist', 'assessd.cjs'), 'export', '--data-dir', source.dir, '--session', '1'], (err, stdout, stderr) =>
+      // without the coverage's directory, which nobody may write to (node hands NODE_V8_COVERAGE to every child)
+      execFile('runuser', ['-u', 'nobody', '--', 'env', '-u', 'NODE_V8_COVERAGE', process.execPath, join(PROJECT_ROOT, 'dist', 'assessd.cjs'), 'export', '--data-dir', source.dir, '--session', '1'], (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       ),
     );
