@@ -3,7 +3,7 @@
  * group, start time), signals to a whole group, the recovery of a group a crashed server left
  * running, and a program looked up as execvp would.
  */
-import { constants, readFileSync } from 'node:fs';
+import { constants, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { crypto, fsPromises } from '../lazy-builtins.js';
 
@@ -130,9 +130,22 @@ export async function checkProgram(program: string, pathEnv: string | undefined 
   return refusal ?? { ok: false, reason: 'missing', message: `${program} was not found in PATH` };
 }
 
-/** The marker in each program's environment: which data directory's run it is, found again after a crash. */
+/**
+ * The marker in each program's environment: which data directory's run it is, found again after a
+ * crash. The directory's path and its identity on disk (device, inode): two directories at one
+ * path (a service's private /tmp, a container sharing the host's processes) never share a marker,
+ * and a start kills what carries its own.
+ */
 export function runMarker(dataDir: string): string {
-  return crypto().createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+  const path = resolve(dataDir);
+  let identity = '';
+  try {
+    const { dev, ino } = statSync(path);
+    identity = `${dev}:${ino}`;
+  } catch {
+    // not there (yet): the path alone
+  }
+  return crypto().createHash('sha256').update(`${path}\0${identity}`).digest('hex').slice(0, 16);
 }
 export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
 

@@ -1,12 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkProgram, endStaleGroup, runProgram, type RunOptions } from '../../src/engine/process-group.ts';
-import { killLeftovers, parseProcStat, procRead, processStartTime, readProcStat } from '../../src/engine/proc.ts';
+import { killLeftovers, parseProcStat, procRead, processStartTime, readProcStat, runMarker } from '../../src/engine/proc.ts';
 import { groupStopped } from '../helpers/engine.ts';
 
 const MiB = 1024 * 1024;
@@ -426,4 +426,22 @@ test('endStaleGroup of a dead pid is gone', async () => {
   await new Promise((resolve) => child.once('exit', resolve));
   await until(() => processStartTime(pid) === undefined, 'the pid to be reaped');
   assert.equal(await endStaleGroup(pid, '12345'), 'gone');
+});
+
+test('the run marker names the data directory, not only its path: another directory at that path (a private /tmp, a container) has another', () => {
+  const parent = mkdtempSync(join(tmpdir(), 'assessd-marker-'));
+  try {
+    const dir = join(parent, 'data');
+    mkdirSync(dir);
+    const first = runMarker(dir);
+    assert.equal(runMarker(`${dir}/`), first, 'the same directory, however written');
+    // another directory put at the same path while the first still exists (so not its inode again)
+    mkdirSync(join(parent, 'other'));
+    renameSync(dir, join(parent, 'first'));
+    renameSync(join(parent, 'other'), dir);
+    assert.notEqual(runMarker(dir), first);
+    assert.match(runMarker(dir), /^[0-9a-f]{16}$/);
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
 });
