@@ -444,6 +444,8 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await dialog.getByRole('button', { name: 'Log in' }).click();
     await shows(page.getByRole('heading', { level: 2 }), 'Workers (2)');
     await shows(page.locator('.worker').first(), 'Worker-1');
+    // the keyboard lands on the view's heading, as after a navigation (it was left on the page's body)
+    await eventually(async () => assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'H1'));
     // Chromium logs each refused request (401) as a console error: those are this step's doing
     const refused = consoleErrors.filter((e) => /status of 401/.test(e));
     consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/status of 401/.test(e)));

@@ -54,6 +54,8 @@ function askForToken(): Promise<void> {
         dialog.close();
         announce('Logged in.');
         loggedIn();
+        // the keyboard goes to the view's heading, as after a navigation (closing the form left it on the body)
+        byId('main').querySelector<HTMLElement>('h1')?.focus();
       } catch (err) {
         error.hidden = false;
         replace(error, err instanceof ApiError && err.status === 401 ? 'That is not the token of this server.' : describeError(err));
