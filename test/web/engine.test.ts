@@ -304,6 +304,17 @@ test('the assessment engine in the web application: plugins, worklist, workers, 
     await shows(again.locator('.save-status'), 'Saved: ranked High');
     const [both] = await api(output);
     assert.deepEqual([both.user_rank, both.user_notes], [4, 'from another tab']);
+    // the output deleted meanwhile (as the server answers then): said plainly, and leaving no
+    // longer asks about edits nothing can keep (it said "Invalid ... (HTTP 400)" and asked on)
+    const deleted = { status: 400, contentType: 'application/json', body: JSON.stringify({ status: 'fail', message: 'Invalid plugin output reference provided', code: 400 }) };
+    await page.route(`${server.url}${output}`, (route) => (route.request().method() === 'PATCH' ? route.fulfill(deleted) : route.fallback()), { times: 1 });
+    await again.getByLabel('Notes').fill('nowhere to go');
+    await again.getByRole('button', { name: 'Save' }).click();
+    await shows(again.locator('.save-status'), 'Not saved: this output (or its target) was deleted meanwhile, in another tab or by another client.');
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await shows(page.locator('h1'), 'Sessions');
+    assert.equal(await page.getByRole('dialog', { name: 'Leave without saving?' }).count(), 0);
+    consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !/status of 400/.test(e)));
     // as the views after this one expect it
     await api(output, { method: 'PATCH', form: { user_rank: '5', user_notes: saved.user_notes } });
     assertClean();

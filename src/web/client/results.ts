@@ -271,9 +271,17 @@ export function resultsView({ root, params, signal }: ViewContext): void {
         unsaved.delete(o.id);
         guardUnsaved();
       } catch (err) {
-        replace(saved, `Not saved: ${describeError(err)}`);
+        // the target or the output deleted meanwhile (another tab, another client): nothing left to save it to
+        const gone = err instanceof ApiError && err.status === 400 && (err.message === 'Invalid target reference provided' || err.message === 'Invalid plugin output reference provided');
+        const why = gone ? 'this output (or its target) was deleted meanwhile, in another tab or by another client.' : describeError(err);
+        replace(saved, `Not saved: ${why}`);
         saved.dataset.kind = 'error';
-        announce(`Could not save the rank of ${name}: ${describeError(err)}`, 'error');
+        announce(`Could not save the rank of ${name}: ${why}`, 'error');
+        if (gone) {
+          // leaving no longer asks about edits nothing can keep
+          unsaved.delete(o.id);
+          guardUnsaved();
+        }
       }
     });
 
