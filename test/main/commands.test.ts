@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.ts';
@@ -130,6 +131,23 @@ describe('a round trip through the CLI, no server running', () => {
   });
 });
 
+/** The one JSON line a lock socket answers (src/store/lock-socket.ts), or undefined. */
+function lockAnswer(path: string): Promise<{ state?: string; command?: string } | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = connect(path);
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('error', () => resolve(undefined));
+    socket.on('close', () => {
+      try {
+        resolve(JSON.parse(text.split('\n')[0]!));
+      } catch {
+        resolve(undefined);
+      }
+    });
+  });
+}
+
 test('while another command holds the directory (an import-har reading its standard input), a command or a start is told so, not sent to a server that is not there', async () => {
   const dir = await tempDir();
   const file = join(await tempDir(), 'b.json');
@@ -137,13 +155,17 @@ test('while another command holds the directory (an import-har reading its stand
   assert.equal((await runCli(['import', file, '--data-dir', dir])).code, 0);
   const holder = spawn(process.execPath, [join(PROJECT_ROOT, 'dist', 'assessd.cjs'), 'import-har', '-', '--target', '1', '--data-dir', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
   try {
-    let refused;
-    for (let i = 0; i < 200 && !refused; i++) {
-      const run = await runCli(['export', '--data-dir', dir, '--session', '2']);
-      if (run.code === 1) refused = run;
-      else await new Promise((r) => setTimeout(r, 25));
+    // its lock socket answers that it owns the directory, and whose it is, from its first answer (an
+    // export polling instead would compete for the directory, and could take it first)
+    let answer: { state?: string; command?: string } | undefined;
+    for (let i = 0; i < 400 && answer?.state !== 'owner'; i++) {
+      assert.equal(holder.exitCode, null, 'the import-har ended before it held the directory');
+      const socket = (await readdir(dir)).find((name) => name.startsWith(`.assessd-lock-${holder.pid}-`) && name.endsWith('.sock'));
+      answer = socket === undefined ? undefined : await lockAnswer(join(dir, socket));
+      if (answer?.state !== 'owner') await new Promise((r) => setTimeout(r, 25));
     }
-    assert.ok(refused, 'the import never held the directory');
+    assert.equal(answer?.command, 'import-har', JSON.stringify(answer));
+    const refused = await runCli(['export', '--data-dir', dir, '--session', '2']);
     const message = `data directory ${dir} is in use by assessd import-har (process ${holder.pid}): try again once it has ended`;
     assertRefused(refused, new RegExp(`^assessd: export: ${message.replace(/[.()]/g, '\\$&')}$`));
     const start = await runCli(['--port', '0', '--data-dir', dir]);
