@@ -210,12 +210,13 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     type: { type: 'string', repeatable: true, description: 'Only works of plugins of this type (repeatable)' },
     code: { type: 'string', repeatable: true, description: 'Only works of plugins of this code (repeatable)' },
   } as const;
-  router.add('GET', '/api/v1/worklist', list, {
-    summary: 'The worklist, in queue order (oldest first; a paused work is passed over)',
+  const theList = {
     args: { ...filters, active: { type: 'boolean', description: 'Only active (or only paused) works' } },
     ok: { status: 200, description: 'The queued works', data: arrayOf(ref('Work')) },
     fails: { 400: [M.invalidParameterType] },
-  });
+  } as const;
+  const oneWork = { ok: { status: 200, description: 'The work', data: ref('Work') }, fails: { 400: [E.invalidWorker] } } as const;
+  router.add('GET', '/api/v1/worklist', list, { summary: 'The worklist, in queue order (oldest first; a paused work is passed over)', ...theList });
   const part = (what: string) => ({ type: 'string', repeatable: true, description: `Only works whose ${what} holds this text, in any case (repeatable: any of)` }) as const;
   router.add('GET', '/api/v1/worklist/search', search, {
     summary: 'A page of the worklist, with its totals; filters match substrings without regard to case, as upstream\'s SQL LIKE',
@@ -240,23 +241,10 @@ export function registerWorklist(router: ApiRouter, store: Store, engine: Engine
     },
     fails: { 400: [M.invalidParameterType] },
   });
-  router.add('GET', '/api/v1/worklist/{id:int}', get, {
-    summary: 'One queued work',
-    ok: { status: 200, description: 'The work', data: ref('Work') },
-    fails: { 400: [E.invalidWorker] },
-  });
+  router.add('GET', '/api/v1/worklist/{id:int}', get, { summary: 'One queued work', ...oneWork });
   // upstream's GET reads the id and ignores an action after it: with one, the work; with an action alone, the list
-  router.add('GET', '/api/v1/worklist/{id:int}/{action:word}', get, {
-    summary: 'One queued work, as without the action (upstream\'s route; a GET changes nothing)',
-    ok: { status: 200, description: 'The work', data: ref('Work') },
-    fails: { 400: [E.invalidWorker] },
-  });
-  router.add('GET', '/api/v1/worklist/{action:word}', list, {
-    summary: 'The worklist, as without the action (upstream\'s route; a GET changes nothing)',
-    args: { ...filters, active: { type: 'boolean', description: 'Only active (or only paused) works' } },
-    ok: { status: 200, description: 'The queued works', data: arrayOf(ref('Work')) },
-    fails: { 400: [M.invalidParameterType] },
-  });
+  router.add('GET', '/api/v1/worklist/{id:int}/{action:word}', get, { summary: 'One queued work, as without the action (upstream\'s route; a GET changes nothing)', ...oneWork });
+  router.add('GET', '/api/v1/worklist/{action:word}', list, { summary: 'The worklist, as without the action (upstream\'s route; a GET changes nothing)', ...theList });
   router.add('POST', '/api/v1/worklist', queue, {
     summary: 'Queue every matching plugin for every named target, as one durable change',
     description: 'A pair already queued, or (without force_overwrite=true) already run, is skipped. The arguments may also come packed in one argument, plugin_data, a form-encoded string (as the upstream client sends them).',
