@@ -94,7 +94,7 @@ function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
  * Opens the store; a server holding it is named with the call that does the same through it.
  * Store log lines are kept back, so that a failure prints one line only.
  */
-async function open(command: string, dir: string, logs: string[], instead: (server: string) => string): Promise<Store> {
+async function open(command: string, dir: string, logs: string[], instead: (server: string, tokenFile: boolean | undefined) => string): Promise<Store> {
   try {
     // read once the directory is this command's: the single executable writes its shipped files there as it reads them
     const defaults = () => {
@@ -108,7 +108,7 @@ async function open(command: string, dir: string, logs: string[], instead: (serv
     if (err.command !== undefined) throw new CommandError(err.message);
     // a server still starting has not said its URL yet
     const owner = `data directory ${dir} is in use by a running server${err.pid === undefined ? '' : ` (process ${err.pid})`}`;
-    throw new CommandError(`${owner}; stop it first, or use its API instead: ${instead(err.url ?? 'http://HOST:PORT')}`);
+    throw new CommandError(`${owner}; stop it first, or use its API instead: ${instead(err.url ?? 'http://HOST:PORT', err.tokenFile)}`);
   }
 }
 
@@ -116,9 +116,10 @@ async function open(command: string, dir: string, logs: string[], instead: (serv
  * The header that sends the server's token, for a command we suggest: read from the data
  * directory's token file where the server keeps it; else the token it was given (`ASSESSD_TOKEN`).
  */
-function authHeader(dir: string): string {
+function authHeader(dir: string, tokenFile: boolean | undefined): string {
   const file = join(dir, TOKEN_FILE);
-  return `-H "Authorization: Bearer ${existsSync(file) ? `$(cat ${shellQuote(file)})` : '$ASSESSD_TOKEN'}"`;
+  // the server says which, once it listens; until then, the file if there is one
+  return `-H "Authorization: Bearer ${(tokenFile ?? existsSync(file)) ? `$(cat ${shellQuote(file)})` : '$ASSESSD_TOKEN'}"`;
 }
 
 /** A required id flag (`--session`, `--target`): an unsigned integer, or an error naming the flag and the usage. */
@@ -201,7 +202,7 @@ async function exportCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
   const out = values.out === undefined || values.out === '-' ? undefined : outputFile(values.out as string, dir);
 
   const logs: string[] = [];
-  const store = await open('export', dir, logs, (url) => `curl -f ${authHeader(dir)} -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
+  const store = await open('export', dir, logs, (url, tokenFile) => `curl -f ${authHeader(dir, tokenFile)} -o ${shellQuote(out ?? `session-${id}.assessd.json`)} ${url}/api/v1/bundles/${id}`);
   let bundle: string | undefined;
   let summary = '';
   try {
@@ -268,8 +269,8 @@ async function importCommand(argv: string[], env: NodeJS.ProcessEnv, io: Output)
 
   const logs: string[] = [];
   const query = name === undefined ? '' : `?name=${encodeURIComponent(name)}`;
-  const store = await open('import', dir, logs, (url) =>
-    `curl ${authHeader(dir)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/bundles/${query}`)}`,
+  const store = await open('import', dir, logs, (url, tokenFile) =>
+    `curl ${authHeader(dir, tokenFile)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/bundles/${query}`)}`,
   );
   const { urls, outputs } = parsed;
   let result;
@@ -325,8 +326,8 @@ async function importHarCommand(argv: string[], env: NodeJS.ProcessEnv, io: Outp
   });
 
   const logs: string[] = [];
-  const store = await open('import-har', dir, logs, (url) =>
-    `curl ${authHeader(dir)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/targets/${target}/transactions/${scopeOnly ? '?scope_only=true' : ''}`)}`,
+  const store = await open('import-har', dir, logs, (url, tokenFile) =>
+    `curl ${authHeader(dir, tokenFile)} -H 'Content-Type: application/json' --data-binary @${shellQuote(file === '-' ? 'FILE' : resolve(file))} ${shellQuote(`${url}/api/v1/targets/${target}/transactions/${scopeOnly ? '?scope_only=true' : ''}`)}`,
   ).catch((err) => {
     input.destroy();
     throw err;

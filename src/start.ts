@@ -155,7 +155,8 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   const url = `http://${urlHost(address)}:${port}`;
   const reachable = address === '0.0.0.0' ? '127.0.0.1' : address === '::' ? '::1' : address;
   // whoever is refused the directory (a second server, `assessd export`) learns where to go instead
-  store.advertise({ url: `http://${urlHost(reachable)}:${port}` });
+  // and whether the token to send is the directory's file (a server given one, beside a file an earlier start made, is not)
+  store.advertise({ url: `http://${urlHost(reachable)}:${port}`, ...(token === undefined ? {} : { tokenFile: resolved.token === undefined }) });
   const loginUrl = token === undefined ? undefined : `http://${urlHost(reachable)}:${port}/?token=${encodeURIComponent(token)}`;
   const proxyUrl = proxy && `http://${urlHost(proxy.host === '0.0.0.0' ? '127.0.0.1' : proxy.host === '::' ? '::1' : proxy.host)}:${proxy.port}`;
   // Compressed once, now that the first requests can be answered: beside the store's reads they

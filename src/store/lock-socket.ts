@@ -13,6 +13,8 @@ export interface Answer {
   url?: string;
   /** An offline command's name (`import`, `export`...), when the owner is one rather than a server. */
   command?: string;
+  /** Whether the server's token is the data directory's token file (false: it was given one). */
+  tokenFile?: boolean;
 }
 
 /** The lock sockets' addresses in one directory. */
@@ -140,6 +142,7 @@ function parseAnswer(line: string): Answer | undefined {
       state: value.state,
       ...(typeof value.url === 'string' ? { url: value.url } : {}),
       ...(typeof value.command === 'string' && /^[a-z-]{1,32}$/.test(value.command) ? { command: value.command } : {}),
+      ...(typeof value.tokenFile === 'boolean' ? { tokenFile: value.tokenFile } : {}),
     };
   } catch {
     return undefined;

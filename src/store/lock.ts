@@ -77,6 +77,8 @@ export class DataDirInUseError extends Error {
     readonly url?: string,
     /** The owner's offline command (`import`...), when it is one and said so. */
     readonly command?: string,
+    /** Whether the owner's token is the directory's token file, when it said so (false: it was given one). */
+    readonly tokenFile?: boolean,
   ) {
     const by = pid === undefined ? 'a process too busy to say which' : `process ${pid}`;
     super(command === undefined ? `data directory ${dir} is in use by ${by}` : `data directory ${dir} is in use by assessd ${command} (${by}): try again once it has ended`);
@@ -86,7 +88,7 @@ export class DataDirInUseError extends Error {
 export interface Lock {
   readonly kind: LockKind;
   /** Makes the owner's answer carry the server's URL, for whoever is refused the directory. */
-  advertise(info: { url: string }): void;
+  advertise(info: { url: string; tokenFile?: boolean }): void;
   /** Gives up the directory: the socket closed and its file removed. */
   release(): Promise<void>;
 }
@@ -228,7 +230,7 @@ async function watch(dir: LockDir, own: string | undefined): Promise<boolean> {
   for (;;) {
     const peers = await scan(dir, own);
     const holder = peers.find((peer) => peer.answer?.state !== 'starting');
-    if (holder) throw new DataDirInUseError(dir.path, holder.answer?.pid ?? holder.pid, holder.answer?.url, holder.answer?.command);
+    if (holder) throw new DataDirInUseError(dir.path, holder.answer?.pid ?? holder.pid, holder.answer?.url, holder.answer?.command, holder.answer?.tokenFile);
     if (peers.length === 0) return true;
     if (own !== undefined && peers.some((peer) => peer.name < own)) return false;
     await new Promise((resolve) => setTimeout(resolve, RESCAN_MS * (1 + Math.random())));
@@ -266,6 +268,7 @@ function ownLock(dir: LockDir, owner: Candidate, kind: LockKind): Lock {
     kind,
     advertise(info) {
       owner.answer.url = info.url;
+      if (info.tokenFile !== undefined) owner.answer.tokenFile = info.tokenFile;
     },
     release() {
       released ??= closeLockSocket(dir, owner).then(() => dir.sockets.close());

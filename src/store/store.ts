@@ -75,7 +75,7 @@ export interface Store {
    */
   readonly lost?: Error;
   /** Tells whoever is refused the directory where its owner answers (the lock carries it). */
-  advertise(info: { url: string }): void;
+  advertise(info: { url: string; tokenFile?: boolean }): void;
   /** Waits for writes in flight, then releases the data directory. */
   close(): Promise<void>;
 }

@@ -215,21 +215,25 @@ describe('while a server holds the directory', () => {
   });
 });
 
-test('a server given its token (ASSESSD_TOKEN, no token file): the suggested call sends $ASSESSD_TOKEN, and works pasted where it is set', async () => {
-  const dir = await tempDir();
-  const token = 'given-token-0123456789';
-  const server = await spawnServer(['--port', '0', '--data-dir', dir], { ASSESSD_TOKEN: token });
-  try {
-    const out = join(await tempDir(), 'given.json');
-    const run = await runCli(['export', '--data-dir', dir, '--session', '1', '--out', out]);
-    assertRefused(run, /use its API instead: curl -f -H "Authorization: Bearer \$ASSESSD_TOKEN" -o /);
-    const pasted = await shell(suggested(run.stderr), { ASSESSD_TOKEN: token });
-    assert.equal(pasted.code, 0, pasted.stderr);
-    assert.equal(JSON.parse(await readFile(out, 'utf8')).session.name, 'default session');
-  } finally {
-    await stop(server);
-  }
-});
+for (const fileLeft of [false, true]) {
+  test(`a server given its token (ASSESSD_TOKEN${fileLeft ? ', beside a token file an earlier start made' : ', no token file'}): the suggested call sends $ASSESSD_TOKEN, and works pasted where it is set`, async () => {
+    const dir = await tempDir();
+    if (fileLeft) await stop(await spawnServer(['--port', '0', '--data-dir', dir]));
+    const token = 'given-token-0123456789';
+    const server = await spawnServer(['--port', '0', '--data-dir', dir], { ASSESSD_TOKEN: token });
+    try {
+      const out = join(await tempDir(), 'given.json');
+      const run = await runCli(['export', '--data-dir', dir, '--session', '1', '--out', out]);
+      // the file's token is not this server's: a call reading it was refused (401)
+      assertRefused(run, /use its API instead: curl -f -H "Authorization: Bearer \$ASSESSD_TOKEN" -o /);
+      const pasted = await shell(suggested(run.stderr), { ASSESSD_TOKEN: token });
+      assert.equal(pasted.code, 0, pasted.stderr);
+      assert.equal(JSON.parse(await readFile(out, 'utf8')).session.name, 'default session');
+    } finally {
+      await stop(server);
+    }
+  });
+}
 
 test('after a server was killed (-9), its directory is exported and imported into at once', async () => {
   const dir = await tempDir();
