@@ -169,6 +169,20 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     assertClean();
   });
 
+  await t.test('another tab activates a session: this tab’s header says so at once (it said the old one until a list was loaded here)', async () => {
+    const other = await page.context().newPage();
+    try {
+      await other.goto(`${server.url}/sessions`);
+      await other.getByRole('button', { name: 'Activate staging' }).click();
+      await shows(page.locator('#active-session-name'), 'staging');
+      await other.getByRole('button', { name: 'Activate web audit' }).click();
+      await shows(page.locator('#active-session-name'), 'web audit');
+    } finally {
+      await other.close();
+    }
+    assertClean();
+  });
+
   await t.test('add two targets, one URL per line; a bad line is refused on its own', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Targets' }).click();
     assert.equal(new URL(page.url()).pathname, '/targets');

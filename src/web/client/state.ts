@@ -10,8 +10,20 @@ export function onActiveSessionChange(listener: Listener): void {
   listeners.add(listener);
 }
 
-function publish(active: Session | undefined): void {
+/**
+ * This browser's other tabs of the page hear what one learned of the active session (an activation
+ * made there, a list loaded): their headers said the old one until they loaded a list themselves.
+ */
+const tabs = typeof BroadcastChannel === 'undefined' ? undefined : new BroadcastChannel('assessd-active-session');
+tabs?.addEventListener('message', (event: MessageEvent<Session | null>) => tell(event.data ?? undefined));
+
+function tell(active: Session | undefined): void {
   for (const listener of listeners) listener(active);
+}
+
+function publish(active: Session | undefined): void {
+  tell(active);
+  tabs?.postMessage(active ?? null);
 }
 
 /** Every session with its target count, in one request; the header learns the active one from it. */
