@@ -1,6 +1,7 @@
 /** The CLI's run: flags, the start-up line, signals and exit codes (src/main.ts runs it). */
 import { resolve } from 'node:path';
-import { oneLineMessage, parseCli, UsageError, USAGE } from './cli.js';
+import { parseCli, UsageError, USAGE } from './cli.js';
+import { oneLine } from './engine/findings.js';
 import { isCommand, runCommand } from './commands.js';
 import { loadNow } from './lazy-builtins.js';
 import { dropStartTunables } from './malloc-tunables.js';
@@ -19,7 +20,8 @@ loadNow('node:cluster', 'node:dns');
 const log = (line: string) => console.error(`assessd: ${line}`);
 
 function fail(message: string, code = 1): never {
-  console.error(`assessd: ${oneLineMessage(message)}`);
+  // one line whatever the message quotes (JSON.parse quotes a file's text, line breaks and all)
+  console.error(`assessd: ${oneLine(message)}`);
   process.exit(code);
 }
 

@@ -146,6 +146,3 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv, defaultDataDir:
     throw err;
   }
 }
-
-/** A message as one line of the log: its line breaks written `\r` and `\n` (JSON.parse's quotes a file's text, breaks and all). */
-export const oneLineMessage = (message: string): string => message.replace(/\r/g, '\\r').replace(/\n/g, '\\n');

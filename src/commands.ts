@@ -8,17 +8,16 @@ import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, 
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleProblem } from './api/messages.js';
-import { oneLineMessage } from './cli.js';
-import { DEFAULT_DATA_DIR, defaultConfiguration } from './paths.js';
+import { DEFAULT_DATA_DIR, defaultItems } from './paths.js';
 import { nodeFileSystem, TEMP_MARKER } from './store/atomic-file.js';
 import { exportSession } from './engine/bundle-outputs.js';
 import { BundledTransactionError, transactionEntries, writeBundledTransactions } from './evidence/bundle.js';
 import { HarError, readHar } from './evidence/har.js';
 import { openEvidence } from './evidence/store.js';
 import { readCatalogue } from './engine/index.js';
+import { oneLine } from './engine/findings.js';
 import { isAlive } from './engine/proc.js';
 import { parseBundle, referencedTransactions } from './store/bundle.js';
-import { parseDefaults } from './store/defaults.js';
 import { DataDirInUseError } from './store/lock.js';
 import { PART_FILES } from './store/state.js';
 import { openStore, type Store } from './store/store.js';
@@ -63,7 +62,7 @@ const processOutput: Output = {
       }),
     );
   },
-  err: (line) => console.error(`assessd: ${oneLineMessage(line)}`),
+  err: (line) => console.error(`assessd: ${oneLine(line)}`),
 };
 
 interface Parsed {
@@ -96,13 +95,9 @@ function dataDirOf(flag: string | undefined, env: NodeJS.ProcessEnv): string {
  */
 async function open(command: string, dir: string, logs: string[], instead: (server: string, tokenFile: boolean | undefined) => string): Promise<Store> {
   try {
-    // read once the directory is this command's: the single executable writes its shipped files there as it reads them
-    const defaults = () => {
-      const { text, file } = defaultConfiguration(dir);
-      return parseDefaults(text, file);
-    };
-    // whoever is refused the directory meanwhile is told it is this command, not a server
-    return await openStore({ dir, defaults, log: (line) => logs.push(line), command });
+    // the defaults read once the directory is this command's (defaultItems); whoever is refused
+    // the directory meanwhile is told it is this command, not a server
+    return await openStore({ dir, defaults: () => defaultItems(dir), log: (line) => logs.push(line), command });
   } catch (err) {
     if (!(err instanceof DataDirInUseError)) throw err;
     if (err.command !== undefined) throw new CommandError(err.message);

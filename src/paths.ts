@@ -6,7 +6,9 @@ import { isUtf8 } from 'node:buffer';
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DefaultItem } from './store/configuration.js';
 import { makeDirectories, readDataFile } from './store/data-file.js';
+import { parseDefaults } from './store/defaults.js';
 
 // Set by the single-executable build (src/build-sea.ts) through esbuild's `define`; absent elsewhere.
 declare const ASSESSD_SEA: boolean | undefined;
@@ -76,6 +78,16 @@ export function defaultConfiguration(dataDir = DEFAULT_DATA_DIR): { file: string
   const dir = IN_SEA ? writeShippedFiles(join(resolve(dataDir), 'shipped')) : join(PROJECT_ROOT, 'data');
   // inside a JSON string: the directory escaped as JSON escapes it
   return { file, text: text.replaceAll(SHIPPED_MARK, `"${JSON.stringify(dir).slice(1, -1)}/`) };
+}
+
+/**
+ * The default configuration's items, for the store. The single executable writes its shipped
+ * files into `dataDir` as it reads them: call this once the directory is this process's (its lock
+ * held), as the store's `defaults` function is.
+ */
+export function defaultItems(dataDir = DEFAULT_DATA_DIR): DefaultItem[] {
+  const { text, file } = defaultConfiguration(dataDir);
+  return parseDefaults(text, file);
 }
 
 /** How a default value names a shipped file: a JSON string beginning with `{data}/`. */

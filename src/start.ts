@@ -8,11 +8,11 @@ import type { ProxyView } from './api/proxy.js';
 import { prepareCa } from './proxy/ca.js';
 import { evidenceRecorder, type EvidenceRecorder } from './proxy/evidence-recorder.js';
 import { startProxy, type ProxyServer } from './proxy/index.js';
-import { checkWebBuilt, defaultConfiguration, version, webFiles } from './paths.js';
+import { checkWebBuilt, defaultItems, version, webFiles } from './paths.js';
 import { openEngine, type Engine } from './engine/index.js';
 import { createServer } from './server.js';
+import { drain } from './http/drain.js';
 import { listenEarly } from './http/early-listen.js';
-import { parseDefaults } from './store/defaults.js';
 import type { DefaultItem } from './store/configuration.js';
 import { openStore, type Store } from './store/store.js';
 import { openEvidence, type Evidence } from './evidence/store.js';
@@ -64,13 +64,7 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
   // read once the data directory is this process's: the single executable writes its shipped
   // files (wordlists) there as it reads them, which must not happen under another server
   let defaults: DefaultItem[] | undefined;
-  const readDefaults = (): DefaultItem[] => {
-    if (defaults === undefined) {
-      const { text, file } = defaultConfiguration(dataDir);
-      defaults = parseDefaults(text, file);
-    }
-    return defaults;
-  };
+  const readDefaults = () => (defaults ??= defaultItems(dataDir));
   // bound now, taken over once the server is ready: a client that connects meanwhile waits for its
   // answer instead of being refused (a bind's error is thrown there, after the data directory's own)
   const early = listenEarly(resolved.port, host);
@@ -192,27 +186,14 @@ export async function start(options: StartOptions): Promise<AssessdServer> {
     proxyUrl,
     close() {
       closing ??= (async () => {
-        // close() stops accepting and waits for requests in flight; idle keep-alive sockets go now,
-        // and each answer from now on closes its connection: a view asking every 1.5 s on a kept
-        // one had it carry request after request, and the server never ended
-        listening.prependListener('request', (_req, res) => {
-          res.shouldKeepAlive = false;
-        });
-        const closed = new Promise((resolve) => listening.close(resolve));
-        listening.closeIdleConnections();
-        // requests in flight get STOP_DRAIN_MS (a client sending a byte a second held the stop for
-        // the request timeout's 30 s); what is still in flight then is cut
-        const cut = setTimeout(() => listening.closeAllConnections(), STOP_DRAIN_MS);
-        // and a connection whose request was in flight goes once its answer is out, not after keepAliveTimeout
-        const idle = setInterval(() => listening.closeIdleConnections(), 100);
+        // no new connection; requests in flight get STOP_DRAIN_MS
+        const closed = drain(listening, STOP_DRAIN_MS);
         // runs first: each aborted run is recorded (and requeued) before the store closes
         await runningEngine.close();
         await runningProxy?.close();
         // what the proxy forwarded last is stored before the store closes
         await runningRecorder?.flush();
         await closed;
-        clearTimeout(cut);
-        clearInterval(idle);
         // no write of the logins after this: another server may have the directory next
         await openedLogins.close?.();
         await openedEvidence.close();

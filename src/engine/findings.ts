@@ -33,8 +33,8 @@ export function headOf(text: string, end: number): string {
 const LINE_ENDS: Record<string, string> = { '\r': '\\r', '\n': '\\n' };
 
 /**
- * A value that is one line by nature (a certificate's names, a tool's XML attribute) as one line
- * of a finding or an output: CR and LF written as `\r` and `\n`. A target that put them there
+ * A value that is one line by nature (a certificate's names, a tool's XML attribute, the CLI's
+ * message) as one line of a finding, an output or the log: CR and LF written as `\r` and `\n`. A target that put them there
  * would otherwise add lines that read as the check's own (`[rank 0] Certificate valid`). (The
  * checks' quote() flattens a quoted line of the target's into spaces instead: a page's text,
  * where a line break says nothing; here it is evidence of a crafted value. U+2028 and the other

@@ -149,6 +149,20 @@ export function runMarker(dataDir: string): string {
 }
 export const RUN_MARKER_VARIABLE = 'ASSESSD_RUN';
 
+/** The output a process's environment (`/proc/<pid>/environ`) marks it a run of, for `marker`'s data directory; undefined when it carries no such marker. */
+export function markedOutput(environ: string, marker: string): string | undefined {
+  const entry = `${RUN_MARKER_VARIABLE}=${marker}:`;
+  let at: number;
+  if (environ.startsWith(entry)) at = entry.length;
+  else {
+    const found = environ.indexOf(`\0${entry}`);
+    if (found === -1) return undefined;
+    at = found + 1 + entry.length;
+  }
+  const end = environ.indexOf('\0', at);
+  return environ.slice(at, end === -1 ? undefined : end);
+}
+
 /**
  * Ends what a run left, once its leader has exited and its group was sent SIGKILL: kills every
  * process whose environment holds `entry` (`ASSESSD_RUN=<marker>:<id>`, inherited by everything a
@@ -172,18 +186,9 @@ export function killLeftovers(leader: number, entry?: string, waitMs = 2000): Pr
  * crash, before the program was ended), a child that left its group included. Answers how many.
  */
 export function killUnowned(marker: string, isOwn: (output: number) => boolean, waitMs = 2000): Promise<number> {
-  const entry = `${RUN_MARKER_VARIABLE}=${marker}:`;
   return killMarked(undefined, (environ) => {
-    let at: number;
-    if (environ.startsWith(entry)) at = entry.length;
-    else {
-      const found = environ.indexOf(`\0${entry}`);
-      if (found === -1) return false;
-      at = found + 1 + entry.length;
-    }
-    const end = environ.indexOf('\0', at);
-    const output = environ.slice(at, end === -1 ? undefined : end);
-    return !/^[0-9]+$/.test(output) || !isOwn(Number(output));
+    const output = markedOutput(environ, marker);
+    return output !== undefined && (!/^[0-9]+$/.test(output) || !isOwn(Number(output)));
   }, waitMs);
 }
 

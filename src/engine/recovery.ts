@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Store } from '../store/store.js';
-import { endStaleGroup, processStartTime, RUN_MARKER_VARIABLE, runMarker } from './proc.js';
+import { endStaleGroup, markedOutput, processStartTime, readProcStat, runMarker } from './proc.js';
 
 /** Process-group leaders whose environment carries this data directory's marker, by output id. */
 function markedGroups(marker: string): Map<number, number[]> {
@@ -18,18 +18,13 @@ function markedGroups(marker: string): Map<number, number[]> {
   } catch {
     return found;
   }
-  const prefix = `${RUN_MARKER_VARIABLE}=${marker}:`;
   for (const name of pids) {
     try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'latin1');
-      const at = environ.indexOf(prefix);
-      if (at === -1) continue;
-      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
-      // after the last ')' (the command name may hold anything): state, ppid, pgrp
-      const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+      const output = markedOutput(readFileSync(`/proc/${name}/environ`, 'latin1'), marker);
+      if (output === undefined) continue;
+      const pgrp = readProcStat(Number(name))?.pgrp;
       if (pgrp !== Number(name)) continue;
-      const output = Number(environ.slice(at + prefix.length, environ.indexOf('\0', at)));
-      found.set(output, [...(found.get(output) ?? []), pgrp]);
+      found.set(Number(output), [...(found.get(Number(output)) ?? []), pgrp]);
     } catch {
       // gone meanwhile, or another user's
     }

@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { browserAgent, HEAD_TOO_LARGE } from '../http/browser-head.js';
+import { browserAgent, headOverflowCode } from '../http/browser-head.js';
 import { BODY_CAP, MAX_HEADERS } from './har.js';
 import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, trimSpacesAndTabs, type Exchange, type Header } from './record.js';
 import { bareHost, hostAndPort, MAX_URL_CHARS, pathAsWritten } from './scope.js';
@@ -185,13 +185,14 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
     // every header line, not node's first 1,000 (maxHeaderSize bounds them)
     outgoing.maxHeadersCount = 0;
     const timer = setTimeout(() => fail(`no complete answer within ${timeoutMs / 1000} s`), timeoutMs);
-    outgoing.on('error', (err: NodeJS.ErrnoException) =>
+    outgoing.on('error', (err: NodeJS.ErrnoException) => {
+      const overflow = headOverflowCode(err.code);
       fail(
-        err.code === 'HPE_HEADER_OVERFLOW' || err.code === HEAD_TOO_LARGE
-          ? `the answer's headers are over the ${MAX_RESPONSE_HEADERS / 1024} KiB a replay reads${err.code === HEAD_TOO_LARGE ? '' : ` (${err.code})`}`
+        overflow !== undefined
+          ? `the answer's headers are over the ${MAX_RESPONSE_HEADERS / 1024} KiB a replay reads${overflow}`
           : err.code?.startsWith('HPE_') ? `the answer is not valid HTTP (${err.code})` : err.message,
-      ),
-    );
+      );
+    });
     outgoing.end(body);
   });
 }

@@ -27,6 +27,16 @@ export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The error code of a head past `maxHeadBytes`. */
 export const HEAD_TOO_LARGE = 'ERR_ASSESSD_HEAD_TOO_LARGE';
+/**
+ * For an error that says an answer's head was past what is read, the code to quote after the
+ * reason: node's parser's (` (HPE_HEADER_OVERFLOW)`: a head that came whole in one read), or
+ * none for this socket's own (HEAD_TOO_LARGE: one that came in pieces); undefined for any other.
+ */
+export function headOverflowCode(code: string | undefined): string | undefined {
+  if (code === HEAD_TOO_LARGE) return '';
+  return code === 'HPE_HEADER_OVERFLOW' ? ` (${code})` : undefined;
+}
+
 /** The error code of a head with a NUL byte, which browsers refuse. */
 export const NUL_IN_HEAD = 'ERR_ASSESSD_NUL_IN_HEAD';
 /** The error code past MAX_INTERIM_BYTES of interim heads (the proxy's own code for a 1xx flood). */

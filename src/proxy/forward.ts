@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue, TOKEN } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
-import { browserAgent, HEAD_TOO_LARGE, underlying } from '../http/browser-head.js';
+import { browserAgent, headOverflowCode, underlying } from '../http/browser-head.js';
 import { tls } from '../lazy-builtins.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
@@ -219,7 +219,8 @@ export function upstreamFailure(err: NodeJS.ErrnoException, url: URL): string {
         return `TLS: the handshake with ${where} failed (${(err as { reason?: string }).reason ?? err.code})`;
       }
       // HTTP, only past what the proxy reads of a head
-      if (err.code === 'HPE_HEADER_OVERFLOW' || err.code === HEAD_TOO_LARGE) return `invalid answer: ${where} sent headers over ${MAX_HEADER_BYTES / 1024} KiB${err.code === HEAD_TOO_LARGE ? '' : ` (${err.code})`}`;
+      const overflow = headOverflowCode(err.code);
+      if (overflow !== undefined) return `invalid answer: ${where} sent headers over ${MAX_HEADER_BYTES / 1024} KiB${overflow}`;
       // node's parser refused the answer's bytes
       if (err.code?.startsWith('HPE_')) return `invalid answer: ${where} sent what is not HTTP (${err.code})`;
       return `failed: ${where}: ${err.code ?? err.message}`;

@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { DetailedPeerCertificate, SecureContext, TLSSocket } from 'node:tls';
 import { ByteBlocks } from '../../byte-blocks.js';
-import { browserAgent, HEAD_TOO_LARGE, NUL_IN_HEAD, TOO_MANY_INTERIM, underlying } from '../../http/browser-head.js';
+import { browserAgent, headOverflowCode, NUL_IN_HEAD, TOO_MANY_INTERIM, underlying } from '../../http/browser-head.js';
 import { headerPairs, headerText } from '../../evidence/record.js';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -130,8 +130,8 @@ export function failureReason(cause: unknown): { reason: string; title: string }
   if (!(cause instanceof Error)) return { reason: String(cause), title: NO_ANSWER };
   const { code, reason } = cause as NodeJS.ErrnoException & { reason?: string };
   // an answer whose head is past what a check reads: HTTP, only too large to read (said as such)
-  // (the parser's code, or none when http/browser-head.ts found it so before the parser saw it)
-  if (code === 'HPE_HEADER_OVERFLOW' || code === HEAD_TOO_LARGE) return { reason: `headers larger than the ${MAX_HEADER_BYTES / 1024} KiB a check reads${code === HEAD_TOO_LARGE ? '' : ` (${code})`}`, title: NOT_HTTP };
+  const overflow = headOverflowCode(code);
+  if (overflow !== undefined) return { reason: `headers larger than the ${MAX_HEADER_BYTES / 1024} KiB a check reads${overflow}`, title: NOT_HTTP };
   if (code === NUL_IN_HEAD) return { reason: 'a NUL byte in its head, which browsers refuse (ERR_INVALID_HTTP_RESPONSE)', title: NOT_HTTP };
   if (code === TOO_MANY_INTERIM) return { reason: `${cause.message} interim (1xx) answers`, title: NOT_HTTP };
   if (code === TOO_MANY_HEADER_LINES) return { reason: `more header lines than the ${MAX_HEADER_LINES.toLocaleString('en')} a check reads`, title: NOT_HTTP };

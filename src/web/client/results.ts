@@ -4,7 +4,7 @@
  * (asked when opened: it may be large), its files (listed when opened), and the tester's rank and
  * notes. Two requests bring it on screen: the target, and its outputs without their text.
  */
-import { api, ApiError, isAbort, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
+import { api, ApiError, isAbort, isGone, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
 import { append, appendInFrames, blockText, count, h, num, plural, replace, setTitle } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
 import { askBeforeLeaving, type ViewContext } from './router.js';
@@ -272,7 +272,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
         guardUnsaved();
       } catch (err) {
         // the target or the output deleted meanwhile (another tab, another client): nothing left to save it to
-        const gone = err instanceof ApiError && err.status === 400 && (err.message === 'Invalid target reference provided' || err.message === 'Invalid plugin output reference provided');
+        const gone = isGone(err, 'target', 'output');
         const why = gone ? 'this output (or its target) was deleted meanwhile, in another tab or by another client.' : describeError(err);
         replace(saved, `Not saved: ${why}`);
         saved.dataset.kind = 'error';

@@ -2,7 +2,7 @@
  * Adding pasted URLs, however many: sent in a few batches (sized in bytes, under the server's body
  * limit) with a progress bar; only the lines refused are listed, each with why, and stay in the box.
  */
-import { api, ApiError, isAbort, type SessionSummary } from './api.js';
+import { api, ApiError, isAbort, isGone, type SessionSummary } from './api.js';
 import { count, h, num, replace } from './dom.js';
 import { announce, busy, describeError } from './ui.js';
 
@@ -157,7 +157,7 @@ export function addTargetsForm(signal: AbortSignal, onAdded: (added: number) => 
         } catch (err) {
           if (isAbort(err)) return;
           // what was sent before stays added; this batch and the rest are left in the box
-          gone = err instanceof ApiError && err.status === 400 && err.message === 'Invalid session id provided';
+          gone = isGone(err, 'session');
           const why = gone ? `Not sent: the session “${to.name}” no longer exists.` : `Not sent: ${describeError(err)}`;
           for (const line of todo.slice(todo.indexOf(batch)).flat()) refused.push({ ...line, why });
           break;
