@@ -202,6 +202,7 @@ test('the login URL the server prints logs the browser in and leaves the address
     // nothing the page showed stays readable behind the form, and no Log out is offered
     assert.equal(await fresh.locator('#main').getByText('default session').count(), 0);
     await fresh.locator('#main').getByText('Logged out.').waitFor();
+    assert.equal(await fresh.getByText('Logged out.', { exact: true }).count(), 1, 'said once, not again in the flash');
     assert.equal(await fresh.getByRole('button', { name: 'Log out' }).isVisible(), false);
     assert.equal((await other.cookies()).length, 0);
     assert.equal((await request(base, '/api/v1/sessions/', { headers: { cookie: `${held!.name}=${held!.value}` }, auth: false })).status, 401, 'the value the browser held is dead');

@@ -81,8 +81,8 @@ export async function startAuth(whenLoggedIn: () => void): Promise<void> {
   byId('logout').addEventListener('click', async () => {
     try {
       await api.logout();
+      // said once, in the page behind the form (the form, taking the focus, is what a screen reader reads)
       hideData();
-      announce('Logged out.');
     } catch (err) {
       announce(`Could not log out: ${describeError(err)}`, 'error');
     }
