@@ -167,9 +167,19 @@ export function abstractLockAddress(path: string): string {
   return `\0${LOCK_SOCKET_PREFIX}${dev.toString(16)}-${ino.toString(16)}-`.padEnd(ABSTRACT_LENGTH, '_');
 }
 
+/** What to do when the directory cannot be written (an archive mounted read-only, another user's directory). */
+const UNWRITABLE_ADVICE: Record<string, string> = {
+  EROFS: 'its file system is read-only',
+  EACCES: 'this user may not write in it',
+};
+
 function describeListenError(path: string, err: unknown): Error {
   if (!(err instanceof Error) || !('syscall' in err)) return err as Error;
-  return Object.assign(new Error(`data directory ${path}: cannot create its lock socket: ${err.message}`), { code: (err as NodeJS.ErrnoException).code });
+  const code = (err as NodeJS.ErrnoException).code;
+  const why = code === undefined ? undefined : UNWRITABLE_ADVICE[code];
+  // every command writes there, an export too (its lock; a journal's torn end is cut at the load)
+  const advice = why === undefined ? '' : ` (${why}, and assessd writes in its data directory even to export from it: copy the directory with cp -a to a place this user may write, and name the copy with --data-dir)`;
+  return Object.assign(new Error(`data directory ${path}: cannot create its lock socket: ${err.message}${advice}`), { code });
 }
 
 /** What a candidate answers while it starts (then as owner): its pid, and a command's name. */

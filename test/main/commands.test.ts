@@ -277,6 +277,24 @@ describe('refusals: exit 1 and one line', () => {
     assertRefused(run, new RegExp(`cannot read the data directory ${source.dir}: EACCES`));
   });
 
+  test('export from a directory on a read-only file system (an archive): says so, and how to export from it', async (t) => {
+    const view = await tempDir();
+    try {
+      execFileSync('mount', ['--bind', source.dir, view], { stdio: 'ignore' });
+    } catch {
+      return t.skip('needs root, to mount a read-only view of the directory');
+    }
+    try {
+      execFileSync('mount', ['-o', 'remount,bind,ro', view], { stdio: 'ignore' });
+      assertRefused(
+        await runCli(['export', '--data-dir', view, '--session', '1']),
+        /cannot create its lock socket: .*EROFS.* \(its file system is read-only, and assessd writes in its data directory even to export from it: copy the directory with cp -a .*--data-dir\)$/,
+      );
+    } finally {
+      execFileSync('umount', [view]);
+    }
+  });
+
   test('export: an --out inside the data directory (its journal, a snapshot, the token, through a link too), a directory or empty is refused; the store unchanged', async () => {
     const dir = source.dir;
     const before = await storeBytes(dir);
