@@ -183,6 +183,19 @@ test('the web application, driven as a user in headless Chromium', { skip: skip 
     assertClean();
   });
 
+  await t.test('a client outside the browser (curl) activates a session: the header follows once the window is in front again', async () => {
+    const activate = async (name: string) => assert.equal((await request(server.url, `/api/v1/sessions/${(await sessionNamed(name)).id}/activate`, { method: 'PATCH' })).status, 200);
+    await activate('staging');
+    // the window's focus, as the desktop gives it when the user leaves the terminal (headless Chromium fires none)
+    await page.evaluate(() => window.dispatchEvent(new FocusEvent('focus')));
+    await shows(page.locator('#active-session-name'), 'staging');
+    // the tab looked at again
+    await activate('web audit');
+    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    await shows(page.locator('#active-session-name'), 'web audit');
+    assertClean();
+  });
+
   await t.test('add two targets, one URL per line; a bad line is refused on its own', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Targets' }).click();
     assert.equal(new URL(page.url()).pathname, '/targets');

@@ -2,7 +2,7 @@
 import { shown } from '../bidi.js';
 import { api, type Session } from './api.js';
 import { byId, replace } from './dom.js';
-import { onActiveSessionChange } from './state.js';
+import { loadActiveSession, onActiveSessionChange } from './state.js';
 import { announce } from './ui.js';
 
 const POLL_OK_MS = 10_000;
@@ -57,13 +57,32 @@ function schedule(ms: number): void {
   timer = window.setTimeout(() => (document.hidden ? schedule(ms) : void checkHealth()), ms);
 }
 
+let askingActive = false;
+
+/**
+ * Another client (curl in a terminal, another browser) may have activated a session while the page
+ * was not looked at: asked again when it is (another tab of this browser is heard at once, state.ts).
+ * One request at a time: a tab brought to the front fires both events.
+ */
+function askActiveSession(): void {
+  if (askingActive) return;
+  askingActive = true;
+  loadActiveSession()
+    .catch(() => {})
+    .finally(() => (askingActive = false));
+}
+
 export function startHeader(whenServerBack: () => void): void {
   onBack = whenServerBack;
   onActiveSessionChange(showActiveSession);
   showHealth(health);
   // A tab in the background checks when it is looked at again rather than on a timer.
   document.addEventListener('visibilitychange', () => {
-    if (!document.hidden) void checkHealth();
+    if (document.hidden) return;
+    void checkHealth();
+    askActiveSession();
   });
+  // the window in front again (from a terminal, say): the tab was visible all along
+  window.addEventListener('focus', askActiveSession);
   void checkHealth();
 }
