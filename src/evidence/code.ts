@@ -87,12 +87,41 @@ function target(url: string): { https: boolean; host: string; hostname: string; 
  * The proxy's host and port, as the text names them: an explicit port even when it is its
  * scheme's default (`http://proxy:80`, which a URL writes without it), else 8080.
  */
-function proxyAddress(proxy: string): { host: string; port: number } {
+function proxyAddress(proxy: string): ProxyAddress {
   const url = new URL(proxy);
   // the authority as written, without its user info (which may hold digits after a colon)
   const authority = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(proxy)?.[1] ?? '';
   const written = /^(?:\[[^\]]*\]|[^:]*):(\d+)$/.exec(authority.slice(authority.lastIndexOf('@') + 1));
-  return { host: bareHost(url), port: url.port !== '' ? Number(url.port) : written ? Number(written[1]) : 8080 };
+  const port = url.port !== '' ? Number(url.port) : written ? Number(written[1]) : 8080;
+  const credentials = url.username === '' && url.password === '' ? undefined : { user: percentDecoded(url.username), password: percentDecoded(url.password) };
+  return {
+    host: bareHost(url),
+    port,
+    // as curl takes it: the port always named (curl's own default is 1080), the user info as written
+    url: `http://${url.username === '' && url.password === '' ? '' : `${url.username}${url.password === '' ? '' : `:${url.password}`}@`}${url.hostname}:${port}`,
+    ...(credentials ? { credentials, authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}` } : {}),
+  };
+}
+
+/** A proxy as the code connects to it. */
+interface ProxyAddress {
+  host: string;
+  port: number;
+  /** `http://[user:password@]host:port`, for curl. */
+  url: string;
+  /** The user info (`http://user:password@...`): sent as Basic credentials, to the proxy only. */
+  credentials?: { user: string; password: string };
+  /** `Basic ...`: the Proxy-Authorization header of those credentials. */
+  authorization?: string;
+}
+
+/** A URL's user or password as the characters it stands for (`%40` is `@`); as written when it is no valid escape. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 // ---- quoting, one function per language ----
@@ -146,7 +175,11 @@ function bash(request: CodeRequest, options: CodeOptions): string {
   // curl's own defaults, where the recorded request had none
   for (const name of ['Accept', 'User-Agent', 'Expect']) if (!has(headers, name.toLowerCase())) lines.push(`--header ${shellQuote(`${name}:`)}`);
   if (hasBody(request) && !has(headers, 'content-type')) lines.push(`--header ${shellQuote('Content-Type:')}`);
-  if (options.proxy) lines.push(`--proxy ${shellQuote(options.proxy)}`);
+  if (options.proxy) {
+    lines.push(`--proxy ${shellQuote(proxyAddress(options.proxy).url)}`);
+    // curl's own, in a request to an http proxy, where the recorded one had none
+    if (!has(headers, 'proxy-connection')) lines.push(`--header ${shellQuote('Proxy-Connection:')}`);
+  }
   if (options.untrustedCertificate) lines.push('--insecure');
   let input = '';
   if (hasBody(request)) {
@@ -178,10 +211,13 @@ function python(request: CodeRequest, options: CodeOptions): string {
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
   const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
+  // the proxy's credentials: in the CONNECT for https, else in the request the proxy reads
+  if (proxy?.authorization && !t.https) headers.push(['Proxy-Authorization', proxy.authorization]);
+  const tunnelHeaders = proxy?.authorization ? `, headers={'Proxy-Authorization': ${pythonStr(proxy.authorization)}}` : '';
   const context = options.untrustedCertificate ? ', context=ssl._create_unverified_context()' : ', context=ssl.create_default_context()';
   const connect = (options.untrustedCertificate ? `# ${UNCHECKED}\n` : '') + (proxy
     ? `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(proxy.host)}, ${proxy.port}${t.https ? context : ''})\n` +
-      (t.https ? `conn.set_tunnel(${pythonStr(t.hostname)}, ${t.port})\n` : '')
+      (t.https ? `conn.set_tunnel(${pythonStr(t.hostname)}, ${t.port}${tunnelHeaders})\n` : '')
     : `conn = http.client.${t.https ? 'HTTPSConnection' : 'HTTPConnection'}(${pythonStr(t.hostname)}, ${t.port}${t.https ? context : ''})\n`);
   const path = proxy && !t.https ? t.absolute : t.path;
   const search = options.searchString
@@ -211,10 +247,12 @@ function python(request: CodeRequest, options: CodeOptions): string {
  * proxy, but for https, which a proxy tunnels), the recorded headers in their order and case,
  * Host from the URL when none was recorded, Content-Length worked out from the body.
  */
-function wireHead(request: CodeRequest, absolute: boolean): Buffer {
+function wireHead(request: CodeRequest, absolute: boolean, proxyAuthorization?: string): Buffer {
   const t = target(request.url);
   const headers = withHost(request, sendable(request));
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
+  // a request the proxy reads (absolute-form) carries its credentials
+  if (absolute && proxyAuthorization !== undefined) headers.push(['Proxy-Authorization', proxyAuthorization]);
   return Buffer.from(`${request.method} ${absolute ? t.absolute : t.path} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`);
 }
 
@@ -226,7 +264,7 @@ function wireHead(request: CodeRequest, absolute: boolean): Buffer {
 function php(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
   const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
-  const head = wireHead(request, proxy !== undefined && !t.https);
+  const head = wireHead(request, proxy !== undefined && !t.https, proxy?.authorization);
   const body = request.body.length === 0 ? '""' : isText(request.body) ? phpBytes(request.body) : `base64_decode(${phpBytes(request.body.toString('base64'))})`;
   const authority = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const connect = proxy ? authority(proxy.host, proxy.port) : authority(t.hostname, t.port);
@@ -234,7 +272,7 @@ function php(request: CodeRequest, options: CodeOptions): string {
     ? `foreach (preg_split('/(?<=\\n)/', $response) as $line) {\n    if (stripos($line, ${phpBytes(options.searchString)}) !== false) echo $line;\n}\n`
     : 'echo $response;\n';
   const tunnel = proxy && t.https
-    ? `fwrite($socket, ${phpBytes(`CONNECT ${authority(t.hostname, t.port)} HTTP/1.1\r\nHost: ${authority(t.hostname, t.port)}\r\n\r\n`)});\n` +
+    ? `fwrite($socket, ${phpBytes(`CONNECT ${authority(t.hostname, t.port)} HTTP/1.1\r\nHost: ${authority(t.hostname, t.port)}\r\n${proxy.authorization ? `Proxy-Authorization: ${proxy.authorization}\r\n` : ''}\r\n`)});\n` +
       '$answer = rtrim((string) fgets($socket), "\\r\\n");\n' +
       "if ((int) substr($answer, 9, 3) !== 200) {\n    fwrite(STDERR, \"the proxy refused the tunnel: $answer\\n\");\n    exit(1);\n}\n" +
       "while (($line = fgets($socket)) !== false && rtrim($line, \"\\r\\n\") !== '') {\n}\n" +
@@ -284,10 +322,12 @@ function php(request: CodeRequest, options: CodeOptions): string {
 function ruby(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
   const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
-  const head = wireHead(request, proxy !== undefined && !t.https);
+  const head = wireHead(request, proxy !== undefined && !t.https, proxy?.authorization);
   const body = isText(request.body) ? rubyBytes(request.body) : `${rubyBytes(request.body.toString('base64'))}.unpack1('m0')`;
+  // the credentials: Net::HTTP sends them in its CONNECT (an http request's head above has them)
+  const credentials = proxy?.credentials ? `, ${rubyBytes(proxy.credentials.user)}, ${rubyBytes(proxy.credentials.password)}` : '';
   const connect = proxy
-    ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(proxy.host)}, ${proxy.port})\n`
+    ? `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, ${rubyBytes(proxy.host)}, ${proxy.port}${credentials})\n`
     : // nil: no proxy from http_proxy either (the head, written as it is, is not one for a proxy)
       `http = Net::HTTP.new(${rubyBytes(t.hostname)}, ${t.port}, nil)\n`;
   const search = options.searchString
@@ -399,7 +439,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
 
 /** The request as HTTP/1.1 bytes: origin-form target (absolute with a proxy), Host from the URL when none was recorded. */
 function raw(request: CodeRequest, options: CodeOptions): Buffer {
-  return Buffer.concat([wireHead(request, options.proxy !== undefined), request.body]);
+  return Buffer.concat([wireHead(request, options.proxy !== undefined, options.proxy === undefined ? undefined : proxyAddress(options.proxy).authorization), request.body]);
 }
 
 /** A request no client library can send as recorded: a header name HTTP cannot carry (a HAR may hold any). */

@@ -339,7 +339,63 @@ test('proxy sends the request through the proxy given (curl, python, ruby, php),
     assert.equal(res.status, 200, res.text);
     await runCode(language, res.raw);
     assert.equal(received[0].target, `${origin}/h2?x=1`, language);
+    // nothing of the client's own for the proxy (curl adds Proxy-Connection), nor credentials none were given
+    assert.deepEqual(received[0].headers.filter(([name]) => /^proxy-/i.test(name)), [], language);
   }
+});
+
+test('a proxy with credentials (http://user:password@host:port): each language sends them as Basic, in the request the proxy reads or in the CONNECT for https; curl too goes to 8080 when no port is named', async () => {
+  // percent escapes in the user info stand for their characters: "us@er" and "p:ss"
+  const basic = `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`;
+  for (const language of ['bash', 'python', 'php', 'ruby', 'raw']) {
+    received.length = 0;
+    const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language, proxy: `http://us%40er:p%3Ass@${origin.slice('http://'.length)}` } });
+    assert.equal(res.status, 200, res.text);
+    await runCode(language, res.raw);
+    assert.equal(received[0].target, `${origin}/h2?x=1`, language);
+    assert.deepEqual(received[0].headers.filter(([name]) => /^proxy-/i.test(name)).map(([name, value]) => [name.toLowerCase(), value.toString('latin1')]), [['proxy-authorization', basic]], language);
+  }
+
+  // https: a proxy that tunnels to the lab site, and notes each CONNECT's headers
+  const connects: Record<string, string | string[] | undefined>[] = [];
+  const tunnels = createServer();
+  tunnels.on('connect', (req: IncomingMessage, client, head: Buffer) => {
+    connects.push(req.headers);
+    const upstream = connect(Number(new URL(secureOrigin).port), '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => tunnels.listen(0, '127.0.0.1', resolve));
+  try {
+    const entry = { ...entryOf({ url: `${secureOrigin}/through-tunnel`, method: 'GET', headers: [['X-Lab', '1']] }), _source: 'proxy', _tls_problem: 'DEPTH_ZERO_SELF_SIGNED_CERT' };
+    const bundle = { format: 'assessd-session', version: 1, session: { name: 'tunnelled' }, targets: [{ target_url: `${secureOrigin}/tunnelled/`, transactions: [entry] }] };
+    const imported = await request(assessd.url, '/api/v1/bundles/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bundle) });
+    assert.equal(imported.status, 201, imported.text);
+    const target = (await request(assessd.url, `/api/v1/targets/?session_id=${imported.json.data.id}`)).json.data[0].id;
+    const [tx] = (await request(assessd.url, `/api/v1/targets/${target}/transactions/`)).json.data as { id: number }[];
+    for (const language of ['bash', 'python', 'php', 'ruby']) {
+      received.length = 0;
+      connects.length = 0;
+      const proxy = `http://us%40er:p%3Ass@127.0.0.1:${(tunnels.address() as AddressInfo).port}`;
+      const res = await request(assessd.url, `/api/v1/targets/${target}/transactions/hrt/${tx!.id}/`, { method: 'POST', form: { language, proxy } });
+      assert.equal(res.status, 200, res.text);
+      await runCode(language, res.raw);
+      assert.equal(connects.length, 1, `${language}: one CONNECT`);
+      assert.equal(connects[0]!['proxy-authorization'], basic, language);
+      assert.equal(received[0]!.target, '/through-tunnel', language);
+      assert.deepEqual(received[0]!.headers.filter(([name]) => /^proxy-/i.test(name)), [], `${language}: the credentials stay with the proxy`);
+    }
+  } finally {
+    tunnels.close();
+  }
+
+  const code = (await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${ids[4]}/`, { method: 'POST', form: { language: 'bash', proxy: '127.0.0.1' } })).text;
+  assert.match(code, /--proxy 'http:\/\/127\.0\.0\.1:8080'/, "curl's own default would be 1080");
 });
 
 test('a proxy value is data in every language: a line separator and code after it in a fetch comment run nothing; an IPv6 proxy is an address, not a name in brackets', async () => {
