@@ -163,7 +163,7 @@ export async function readRecords(index: TargetIndex, rows: number[], read: Read
  * The literal tests of record fields, searched once in each buffer read (one native scan over
  * MiBs instead of one per record), each hit given to the record and part it falls in.
  */
-function searchBatches(tests: Extract<Expr, { k: 'regex' }>[], batches: Batch[], known: Known, deadline: number): void {
+function searchBatches(tests: Extract<Expr, { k: 'regex' }>[], batches: Batch[], known: Known, deadline: () => number): void {
   for (const test of tests) {
     const rows = new Set<number>();
     known.set(test, rows);
@@ -173,10 +173,20 @@ function searchBatches(tests: Extract<Expr, { k: 'regex' }>[], batches: Batch[],
       test.matcher.each!(batch.bytes, 0, batch.bytes.length, (at) => {
         // the record the hit is in: batches hold records in order
         while (r + 1 < batch.starts.length && batch.starts[r + 1] <= at) r++;
-        if (rows.has(batch.rows[r])) return false;
-        if (regionsOf(batch.parts[r], test.field).some(([start, end]) => at >= start && at + length <= end)) rows.add(batch.rows[r]);
-        return false;
-      }, deadline);
+        const recordEnd = r + 1 < batch.starts.length ? batch.starts[r + 1] : batch.bytes.length;
+        // a record matches once: its other hits are passed over, not visited one by one
+        if (rows.has(batch.rows[r])) return recordEnd;
+        let from = recordEnd;
+        for (const [start, end] of regionsOf(batch.parts[r], test.field)) {
+          if (at >= start && at + length <= end) {
+            rows.add(batch.rows[r]);
+            return recordEnd;
+          }
+          // a hit outside the field searched: on from the field's next region
+          if (start > at && start < from) from = start;
+        }
+        return from;
+      }, deadline());
     }
   }
 }
@@ -191,8 +201,11 @@ function searchUrls(index: TargetIndex, tests: Extract<Expr, { k: 'regex' }>[], 
     let row = 0;
     test.matcher.each!(index.urls, 0, index.urlBytes, (at) => {
       while (row + 1 < index.n && index.urlStart[row + 1] <= at) row++;
-      if (at + length <= index.urlStart[row] + index.urlLength[row]) rows.add(row);
-      return false;
+      const next = row + 1 < index.n ? index.urlStart[row + 1] : index.urlBytes;
+      if (at + length > index.urlStart[row] + index.urlLength[row]) return false;
+      rows.add(row);
+      // the URL's other hits passed over
+      return next;
     }, deadline);
     known.set(test, rows);
   }
@@ -209,7 +222,6 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
   const known: Known = new Map();
   const literals = filter ? regexTests(filter).filter((t) => t.matcher.each && !t.lines) : [];
   const recordLiterals = literals.filter((t) => isRecordField(t.field));
-  if (index.n > 0) searchUrls(index, literals.filter((t) => t.field === 'url'), known, q.deadline);
   const subject = subjectOf(loaded, known);
   const ids: number[] = [];
   let matched = 0;
@@ -237,6 +249,8 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
   // rows keep their places while the scan waits: deleted ones are not dropped from the columns meanwhile
   index.scans++;
   try {
+    // each a test of every row's URL at once, bound as one test is (the URLs of a hostile site took seconds)
+    if (n > 0) searchUrls(index, literals.filter((t) => t.field === 'url'), known, testDeadline());
     let i = q.newest ? n - 1 : lo;
     while (more(i)) {
       if (!disk) {
@@ -271,7 +285,8 @@ export async function findRows(loaded: LoadedTarget, q: RowQuery, read: ReadByte
         // read in file order, whatever the order asked
         if (q.newest) unknown.reverse();
         const records = unknown.length > 0 ? await readRecords(index, unknown, read) : [];
-        searchBatches(recordLiterals, records, known, q.deadline);
+        // each test of a batch bound as one test of one transaction is (a batch is at most a few MiB, or one record)
+        searchBatches(recordLiterals, records, known, testDeadline);
         const parts = new Map<number, RecordParts>();
         for (const b of records) b.rows.forEach((row, k) => parts.set(row, b.parts[k]));
         for (const item of batch) {

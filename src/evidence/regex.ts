@@ -440,8 +440,12 @@ export interface Matcher {
   /** Whether the pattern matches somewhere in `bytes[start..end)`; throws SearchTimeout past `deadline` (performance.now()). */
   test(bytes: Uint8Array, start?: number, end?: number, deadline?: number): boolean;
   testString(text: string, deadline?: number): boolean;
-  /** A literal's own: every place in `[start, end)` it starts, until `found` returns true (then true). */
-  each?(bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean;
+  /**
+   * A literal's own: every place in `[start, end)` it starts, until `found` returns true (then
+   * true). `found` may instead return a position: the places before it are passed over (a record
+   * already known to match, the bytes up to the field searched).
+   */
+  each?(bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean | number, deadline?: number): boolean;
   /** A literal's length in bytes. */
   length?: number;
   /**
@@ -757,10 +761,10 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
         // every case of the prefix that is not in it: quadratic)
         let outcome = 'none' as 'stop' | 'none' | 'on';
         prefixSearch.each!(bytes, start, end, (i) => {
-          if (i < pos) return false;
+          if (i < pos) return pos;
           pos = i;
           outcome = next();
-          return outcome !== 'on';
+          return outcome !== 'on' || pos;
         }, deadline);
         return outcome === 'stop';
       }
@@ -783,6 +787,13 @@ function rarity(b: number): number {
   // digits and punctuation are rarer than letters, but for the very common ones
   return '/=".<>:,-_'.includes(lower) ? 10 : 30;
 }
+
+/**
+ * A literal search turns to reading byte by byte once its anchor was found this many times where
+ * the needle was not, and at least once every WALK_RATIO bytes: native search then costs more.
+ */
+const WALK_AFTER_MISSES = 4096;
+const WALK_RATIO = 64;
 
 /**
  * A case-insensitive ASCII substring, found natively: the needle's rarest pair of bytes (in each
@@ -808,22 +819,68 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
     }
     return true;
   };
-  /** Calls `found` with each place in `[start, end)` the needle starts, until it returns true. */
-  const each = (bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean, deadline?: number): boolean => {
+  let failure: Int32Array | undefined;
+  /**
+   * The needle's places from `from` on, reading each byte once (Knuth-Morris-Pratt over the
+   * folded bytes): where its anchor is everywhere and the needle nowhere (a body of `zzzz...`
+   * searched for `zzq`), a check at each anchor costs up to the needle's length a byte.
+   */
+  const walk = (view: Buffer, base: number, from: number, found: (i: number) => boolean | number, deadline?: number): boolean => {
+    const m = lower.length;
+    if (failure === undefined) {
+      failure = new Int32Array(m);
+      for (let i = 1, q = 0; i < m; i++) {
+        while (q > 0 && lower[i] !== lower[q]) q = failure[q - 1];
+        if (lower[i] === lower[q]) q++;
+        failure[i] = q;
+      }
+    }
+    const fail = failure;
+    for (let i = from, q = 0; i < view.length; i++) {
+      const c = view[i];
+      const b = c >= 65 && c <= 90 ? c + 32 : c;
+      while (q > 0 && lower[q] !== b) q = fail[q - 1];
+      if (lower[q] === b) q++;
+      if (q === m) {
+        const place = i - m + 1;
+        const answer = found(base + place);
+        if (answer === true) return true;
+        if (typeof answer === 'number' && answer - base > place + 1) {
+          i = answer - base - 1;
+          q = 0;
+        } else q = fail[q - 1];
+      }
+      if ((i & 0xfffff) === 0 && timeUp(deadline)) throw new SearchTimeout('search took too long');
+    }
+    return false;
+  };
+  /** Calls `found` with each place in `[start, end)` the needle starts (or from where it says), until it returns true. */
+  const each = (bytes: Uint8Array, start: number, end: number, found: (i: number) => boolean | number, deadline?: number): boolean => {
     if (end - start < lower.length) return false;
     // a walk's own (a match's `found` may walk again: a pattern's prefix is walked over a whole text)
     const next = variants.map(() => -1);
     const view = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
     const last = view.length - lower.length;
     for (let v = 0; v < variants.length; v++) next[v] = view.indexOf(variants[v], k);
+    let misses = 0;
     for (let checks = 0; ; checks++) {
       let which = -1;
       for (let v = 0; v < next.length; v++) if (next[v] !== -1 && (which === -1 || next[v] < next[which])) which = v;
       if (which === -1) return false;
       const hit = next[which] - k;
       if (hit > last) return false;
-      if (at(view, hit) && found(start + hit)) return true;
-      next[which] = view.indexOf(variants[which], next[which] + 1);
+      let from = hit + 1;
+      if (at(view, hit)) {
+        const answer = found(start + hit);
+        if (answer === true) return true;
+        if (typeof answer === 'number') from = Math.max(from, answer - start);
+      } else if (++misses > WALK_AFTER_MISSES && misses * WALK_RATIO > hit) {
+        // the anchor is in most places, the needle not: the rest read once, byte by byte
+        return walk(view, start, from, found, deadline);
+      }
+      if (from > last) return false;
+      // the anchors before the place searched from are passed over (the others are after it)
+      for (let v = 0; v < next.length; v++) if (next[v] !== -1 && next[v] < from + k) next[v] = view.indexOf(variants[v], from + k);
       if ((checks & 0xfff) === 0xfff && timeUp(deadline)) throw new SearchTimeout('search took too long');
     }
   };
@@ -841,9 +898,9 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
     matches(bytes, start, end, found, deadline) {
       let after = start;
       return each(bytes, start, end, (i) => {
-        if (i < after) return false;
+        if (i < after) return after;
         after = i + lower.length;
-        return found(i, after);
+        return found(i, after) || after;
       }, deadline);
     },
     testString: (t, deadline) => {

@@ -5,7 +5,7 @@ import { createJsonStream, DEFAULT_JSON_LIMITS, isBodyText, JsonStreamError } fr
 import { evaluate, FilterError, parseFilter, type Subject } from '../../src/evidence/filter.ts';
 import { entryToExchange, exchangeToEntry, harPieces } from '../../src/evidence/har.ts';
 import { decodeRecord, encodeRecord, transactionView, type Exchange } from '../../src/evidence/record.ts';
-import { compileRegex, RegexError } from '../../src/evidence/regex.ts';
+import { compileRegex, compileSubstring, RegexError } from '../../src/evidence/regex.ts';
 import { jsonPieces, PIECE } from '../../src/json-pieces.ts';
 
 function parseInPieces(doc: Buffer, size: number, limits = DEFAULT_JSON_LIMITS): unknown[] {
@@ -288,4 +288,51 @@ test('JSON written a piece at a time: the very text JSON.stringify writes, each 
   for (const piece of pieces) assert.ok(piece.length <= 6 * PIECE, `a piece of ${piece.length} characters`);
   assert.deepEqual([...jsonPieces({ short: 'text' })], ['{"short":"text"}']);
   assert.deepEqual([...jsonPieces('z'.repeat(PIECE + 2))].join(''), JSON.stringify('z'.repeat(PIECE + 2)));
+});
+
+/** Where `needle` starts in `text`, ASCII letters in any case: the obvious way. */
+function placesOf(text: string, needle: string): number[] {
+  const haystack = text.toLowerCase();
+  const lower = needle.toLowerCase();
+  const places: number[] = [];
+  for (let i = haystack.indexOf(lower); i !== -1; i = haystack.indexOf(lower, i + 1)) places.push(i);
+  return places;
+}
+
+test('a literal search finds every place its needle starts, in any case, whatever its anchor and however often the anchor is where the needle is not (seeded texts of z, Z, q and x)', () => {
+  let seed = 21;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000);
+  const pick = (alphabet: string, n: number) => Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+  for (let round = 0; round < 300; round++) {
+    // mostly the anchor: past a few thousand misses the search reads byte by byte
+    const text = round % 3 === 0 ? `${'z'.repeat(20_000 + round)}${pick('zZq', 50)}${'z'.repeat(300)}zzq` : pick(round % 2 ? 'zZqx' : 'zq', 200 + round * 40);
+    const needle = pick('zZq', 1 + (round % 7));
+    const matcher = compileSubstring(needle);
+    const found: number[] = [];
+    matcher.each!(Buffer.from(text), 0, text.length, (i) => (found.push(i), false));
+    assert.deepEqual(found, placesOf(text, needle), `round ${round}: ${JSON.stringify(needle)}`);
+  }
+});
+
+test('a literal search goes on from where its caller says: a place it returns passes over the hits before it (a record that matched already is not visited hit by hit)', () => {
+  const text = Buffer.from('x'.repeat(1024 * 1024));
+  const calls: number[] = [];
+  compileSubstring('xx').each!(text, 0, text.length, (i) => (calls.push(i), i + 1000));
+  assert.deepEqual(calls, Array.from({ length: Math.ceil((text.length - 1) / 1000) }, (_, k) => k * 1000));
+  // the same while reading byte by byte (a needle whose anchor is everywhere and is nowhere itself, then is)
+  const mixed = Buffer.from(`${'z'.repeat(300_000)}zzq${'z'.repeat(10)}zzq${'z'.repeat(5000)}zzqzzq`);
+  const places: number[] = [];
+  compileSubstring('zzq').each!(mixed, 0, mixed.length, (i) => (places.push(i), i + 5));
+  assert.deepEqual(places, [300_000, 300_013, 305_016]);
+});
+
+// the deadline catches only a freeze: the search takes milliseconds, and a needle whose anchor is
+// everywhere checked each place against the whole needle (20,000 bytes a place: hours)
+test('a long needle over a text of its anchor alone is read in linear time', () => {
+  const needle = `${'z'.repeat(20_000)}q`;
+  const text = Buffer.from(`${'z'.repeat(8 * 1024 * 1024)}${needle}`);
+  const found: number[] = [];
+  // a deadline, so that a search that is not linear fails (SearchTimeout) rather than holds the run
+  compileSubstring(needle).each!(text, 0, text.length, (i) => (found.push(i), false), performance.now() + 10_000);
+  assert.deepEqual(found, [8 * 1024 * 1024]);
 });
