@@ -789,6 +789,24 @@ function rarity(b: number): number {
 }
 
 /**
+ * The Knuth-Morris-Pratt automaton of a needle of folded bytes (ASCII letters in lower case),
+ * reading bytes in any case: from state q (that many bytes of the needle read), byte b leads to
+ * `table[q * 256 + b]`; state m is a match, and goes on as the longest border of the needle would.
+ */
+function kmpAutomaton(lower: Uint8Array): Int32Array {
+  const m = lower.length;
+  const table = new Int32Array((m + 1) * 256);
+  const fold = (b: number) => (b >= 65 && b <= 90 ? b + 32 : b);
+  // the state a mismatch falls back to, as it is built
+  let back = 0;
+  for (let q = 0; q <= m; q++) {
+    for (let b = 0; b < 256; b++) table[q * 256 + b] = q < m && fold(b) === lower[q] ? q + 1 : q === 0 ? 0 : table[back * 256 + b];
+    if (q > 0 && q < m) back = table[back * 256 + lower[q]];
+  }
+  return table;
+}
+
+/**
  * A literal search turns to reading byte by byte once its anchor was found this many times where
  * the needle was not, and at least once every WALK_RATIO bytes: native search then costs more.
  */
@@ -819,28 +837,20 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
     }
     return true;
   };
-  let failure: Int32Array | undefined;
+  let automaton: Int32Array | undefined;
   /**
-   * The needle's places from `from` on, reading each byte once (Knuth-Morris-Pratt over the
-   * folded bytes): where its anchor is everywhere and the needle nowhere (a body of `zzzz...`
-   * searched for `zzq`), a check at each anchor costs up to the needle's length a byte.
+   * The needle's places from `from` on, reading each byte once (the Knuth-Morris-Pratt automaton
+   * of the folded needle, a state per byte of it read so far): where its anchor is everywhere and
+   * the needle nowhere (a body of `zzzz...` searched for `zzq`), a check at each anchor costs up
+   * to the needle's length a byte.
    */
   const walk = (view: Buffer, base: number, from: number, found: (i: number) => boolean | number, deadline?: number): boolean => {
     const m = lower.length;
-    if (failure === undefined) {
-      failure = new Int32Array(m);
-      for (let i = 1, q = 0; i < m; i++) {
-        while (q > 0 && lower[i] !== lower[q]) q = failure[q - 1];
-        if (lower[i] === lower[q]) q++;
-        failure[i] = q;
-      }
-    }
-    const fail = failure;
+    // made when first needed: states 0..m, 256 bytes each (a needle of 16 KiB, about the longest a request line holds: 16 MiB)
+    automaton ??= kmpAutomaton(lower);
+    const step = automaton;
     for (let i = from, q = 0; i < view.length; i++) {
-      const c = view[i];
-      const b = c >= 65 && c <= 90 ? c + 32 : c;
-      while (q > 0 && lower[q] !== b) q = fail[q - 1];
-      if (lower[q] === b) q++;
+      q = step[q * 256 + view[i]];
       if (q === m) {
         const place = i - m + 1;
         const answer = found(base + place);
@@ -848,7 +858,7 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
         if (typeof answer === 'number' && answer - base > place + 1) {
           i = answer - base - 1;
           q = 0;
-        } else q = fail[q - 1];
+        }
       }
       if ((i & 0xfffff) === 0 && timeUp(deadline)) throw new SearchTimeout('search took too long');
     }
