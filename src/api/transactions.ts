@@ -189,7 +189,9 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const stored = await readStored(evidence, await evidence.load(target), target, id);
     if (!stored) throw new HttpError(400, T.invalidTransaction);
     const x = stored.record.exchange;
-    const type = x.mimeType.split(';', 1)[0].trim().toLowerCase();
+    // an image as the view shows one: by the response's Content-Type (its first), else the HAR's mimeType (a tool may leave it empty)
+    const header = x.responseHeaders.find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    const type = [header ?? '', x.mimeType].map((t) => t.split(';', 1)[0].trim().toLowerCase()).find((t) => IMAGE_TYPES.has(t));
     const last = new URL(x.url).pathname.split('/').pop() ?? '';
     let name = last;
     try {
@@ -202,7 +204,7 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
       body: x.responseBody,
       headers: {
         // never a page of ours: a download, sandboxed should anything render it, an image only as an image
-        'Content-Type': IMAGE_TYPES.has(type) ? type : 'application/octet-stream',
+        'Content-Type': type ?? 'application/octet-stream',
         'Content-Disposition': attachment(name, `transaction-${id}`, ''),
         'Content-Security-Policy': "sandbox; default-src 'none'",
         'Cache-Control': 'no-store',

@@ -251,6 +251,24 @@ test('the body route serves bytes as a download that no browser renders in our o
   assert.match(png.headers['content-disposition']!, /filename="logo\.png"/);
 });
 
+test('the body route takes an image\'s type from the response\'s Content-Type, as the view does, when the HAR\'s mimeType is empty or says otherwise; never a type that is no image', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://images.example/' } });
+  const target = (await get('/api/v1/targets/?target_url=https://images.example/')).json.data[0].id;
+  const entries: EntrySpec[] = [
+    { url: 'https://images.example/empty-type.png', responseBody: PNG, mimeType: '', responseHeaders: [['Content-Type', 'image/png']] },
+    { url: 'https://images.example/said-otherwise', responseBody: PNG, mimeType: 'application/octet-stream', responseHeaders: [['content-type', 'IMAGE/GIF; x=1']] },
+    { url: 'https://images.example/page', responseBody: PNG, mimeType: '', responseHeaders: [['Content-Type', 'text/html']] },
+    { url: 'https://images.example/svg', responseBody: '<svg/>', mimeType: '', responseHeaders: [['Content-Type', 'image/svg+xml']] },
+  ];
+  assert.equal((await importHar(server.url, target, harOf(entries))).status, 201);
+  const list = (await get(`/api/v1/targets/${target}/transactions/`)).json.data as { id: number; url: string }[];
+  const typeOf = async (path: string) => (await get(`/api/v1/targets/${target}/transactions/${list.find((t) => t.url.endsWith(path))!.id}/body`)).headers['content-type'];
+  assert.equal(await typeOf('/empty-type.png'), 'image/png');
+  assert.equal(await typeOf('/said-otherwise'), 'image/gif');
+  assert.equal(await typeOf('/page'), 'application/octet-stream');
+  assert.equal(await typeOf('/svg'), 'application/octet-stream', 'an SVG is a page: it may run script');
+});
+
 test('every route needs the token; upstream bug not copied: URLs are not served without authentication', async () => {
   for (const path of ['/api/v1/targets/1/transactions/', '/api/v1/targets/1/transactions/1', '/api/v1/targets/1/transactions/search/', '/api/v1/targets/1/urls/', '/api/v1/targets/1/urls/search/', '/api/v1/targets/1/transactions/1/body', '/api/v1/targets/1/transactions/har']) {
     const res = await request(server.url, path, { auth: false });
