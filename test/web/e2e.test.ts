@@ -592,6 +592,16 @@ test('the web application at engagement size: 300 sessions, 5,000 targets, each 
     await shows(range(), '201–300 of 5,000');
     await page.getByRole('button', { name: 'First page' }).click();
     await shows(range(), '1–100 of 5,000');
+    // by keyboard: a button the page reached disables stays in the pager (the focus fell to the body, the next Tab at the page's top)
+    const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
+    await page.getByRole('button', { name: 'Last page' }).focus();
+    await page.keyboard.press('Enter');
+    await shows(range(), '4,901–5,000 of 5,000');
+    await eventually(async () => assert.equal(await focusedId(), 'target-page'));
+    await page.getByRole('button', { name: 'First page' }).focus();
+    await page.keyboard.press('Enter');
+    await shows(range(), '1–100 of 5,000');
+    await eventually(async () => assert.equal(await focusedId(), 'target-page'));
     assertClean();
   });
 

@@ -48,8 +48,11 @@ export function pager(goTo: (page: number) => void): Pager {
       replace(of, `of ${exact ? '' : 'at least '}${num(pages)}`);
       input.value = String(page);
       input.max = String(pages);
+      const focused = document.activeElement;
       first.disabled = previous.disabled = page <= 1;
       next.disabled = last.disabled = page >= pages;
+      // a button disabled under the keyboard (the last page, reached by Next) leaves it on the page's number, not on the body
+      if (focused instanceof HTMLButtonElement && focused.disabled && el.contains(focused) && !el.hidden) input.focus();
     },
   };
 }
