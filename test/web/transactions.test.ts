@@ -274,6 +274,20 @@ test('a target’s transactions in the web application: list, filter, live, deta
     w.assertClean();
   });
 
+  await t.test('a refusal is said as it is: a bad address names the argument, a deleted target is a deleted target (each read "no such target" or "no such transaction")', async () => {
+    await page.goto(`${base}/targets/${target}/urls?kind=nope`);
+    await shows(page.locator('main'), 'Invalid parameter type provided');
+    assert.equal(await page.getByText(`There is no target with id ${target}.`).count(), 0);
+    await api('/api/v1/targets/', { method: 'POST', form: { target_url: 'http://gone.example/' } });
+    const gone = (await api<{ id: number; target_url: string }[]>('/api/v1/targets/')).find((x) => x.target_url === 'http://gone.example/')!.id;
+    await api(`/api/v1/targets/${gone}`, { method: 'DELETE' });
+    await page.goto(`${base}/targets/${gone}/transactions/3`);
+    await shows(page.locator('main'), `There is no target with id ${gone}.`);
+    await page.goto(`${base}/targets/${target}/transactions/99999`);
+    await shows(page.locator('main'), `Target ${target} has no transaction #99999.`);
+    w.assertClean(/status of 400/);
+  });
+
   await t.test('grep findings name their transactions: each a link to it', async () => {
     await api('/api/v1/worklist/', { method: 'POST', form: { id: String(target), group: 'web', type: 'grep', code: 'OWTF-IG-004' } });
     await eventually(async () => assert.equal((await api('/api/v1/plugins/progress')).left_count, 0), 20_000);

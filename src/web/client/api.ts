@@ -27,7 +27,7 @@ export interface ConfigItem {
 
 /** A refused or failed call; status 0 means the server did not answer at all. */
 /** The server's 400 messages for a reference to what is no longer there (deleted in another tab, or by another client). */
-const GONE = { session: 'Invalid session id provided', target: 'Invalid target reference provided', output: 'Invalid plugin output reference provided' } as const;
+const GONE = { session: 'Invalid session id provided', target: 'Invalid target reference provided', output: 'Invalid plugin output reference provided', transaction: 'Invalid transaction referenced' } as const;
 
 /** `err` is the server saying that one of `what` the request named is no longer there. */
 export function isGone(err: unknown, ...what: (keyof typeof GONE)[]): boolean {

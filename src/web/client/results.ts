@@ -4,7 +4,7 @@
  * (asked when opened: it may be large), its files (listed when opened), and the tester's rank and
  * notes. Two requests bring it on screen: the target, and its outputs without their text.
  */
-import { api, ApiError, isAbort, isGone, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
+import { api, isAbort, isGone, outputFileUrl, type Finding, type Output, type OutputsByCode, type Target } from './api.js';
 import { append, appendInFrames, blockText, count, h, num, plural, replace, setTitle } from './dom.js';
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
 import { askBeforeLeaving, type ViewContext } from './router.js';
@@ -91,7 +91,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
       show(target, outputs);
     } catch (err) {
       if (isAbort(err)) return;
-      if (err instanceof ApiError && err.status === 400) {
+      if (isGone(err, 'target')) {
         replace(heading, 'Target not found');
         replace(status, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${id}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.')));
       } else replace(status, errorState(err, () => void load()));

@@ -5,7 +5,7 @@
  * edited and sent again, its answer beside the recorded one.
  */
 import { shownLines } from '../bidi.js';
-import { api, ApiError, CODE_LANGUAGES, isAbort, type CodeLanguage, type ReplayEdits, type Transaction } from './api.js';
+import { api, ApiError, CODE_LANGUAGES, isAbort, isGone, type CodeLanguage, type ReplayEdits, type Transaction } from './api.js';
 import { append, blockText, h, num, replace, setTitle } from './dom.js';
 import { askBeforeLeaving, type ViewContext } from './router.js';
 import { duration, size, statusClass, targetNav } from './target-nav.js';
@@ -87,7 +87,10 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       status.remove();
     } catch (err) {
       if (isAbort(err)) return;
-      if (err instanceof ApiError && err.status === 400) {
+      if (isGone(err, 'target')) {
+        replace(heading, 'Target not found');
+        replace(status, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${target}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.')));
+      } else if (isGone(err, 'transaction')) {
         replace(heading, 'Transaction not found');
         replace(status, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `Target ${target} has no transaction #${id}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: `/targets/${target}/transactions` }, 'Show the transactions'), '.')));
       } else replace(status, errorState(err, () => void load()));

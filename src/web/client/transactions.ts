@@ -6,7 +6,7 @@
  * the proxy's appear as they arrive. Two requests bring it on screen (the target, and the page).
  */
 import { shown } from '../bidi.js';
-import { api, ApiError, isAbort, type Target, type TransactionPage, type TransactionSummary } from './api.js';
+import { api, ApiError, isAbort, isGone, type Target, type TransactionPage, type TransactionSummary } from './api.js';
 import { append, appendInFrames, count, h, num, replace, setTitle } from './dom.js';
 import { pageRequests } from './list-page.js';
 import { pager } from './pager.js';
@@ -196,7 +196,7 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
         replace(shown, '');
         return;
       }
-      if (err instanceof ApiError && err.status === 400) {
+      if (isGone(err, 'target')) {
         replace(heading, 'Target not found');
         replace(region, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${target}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.')));
         return;

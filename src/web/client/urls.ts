@@ -3,7 +3,7 @@
  * with its kind (page, fuzzable, file, image, error, external), whether a transaction fetched it and
  * whether it is in scope; filtered by a part of the URL and by kind, a page at a time.
  */
-import { api, ApiError, type UrlPage, type UrlRow } from './api.js';
+import { api, isGone, type UrlPage, type UrlRow } from './api.js';
 import { append, appendInFrames, count, h, num, replace, setTitle } from './dom.js';
 import { pageRequests, whenTypingPauses } from './list-page.js';
 import { pager } from './pager.js';
@@ -98,7 +98,7 @@ export function urlsView({ root, params, query, signal }: ViewContext): void {
       region.querySelector('.loading')?.remove();
       table.hidden = true;
       empty.hidden = false;
-      if (err instanceof ApiError && err.status === 400) {
+      if (isGone(err, 'target')) {
         replace(heading, 'Target not found');
         replace(empty, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${target}.`), h('p', {}, h('a', { href: '/targets' }, 'Show the targets'), '.')));
       } else replace(empty, errorState(err, () => void fetchPage()));
