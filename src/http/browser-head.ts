@@ -46,6 +46,12 @@ export const TOO_MANY_INTERIM = 'TOO_MANY_INFORMATIONAL';
  * again, and a flood of them with lines left out would cost that work without counting.
  */
 export const MAX_INTERIM_BYTES = 1024 * 1024;
+/**
+ * Interim heads one connection may send, as the proxy allows a request: each costs node's parser
+ * and the client a few microseconds, and a megabyte of `100 Continue` (40,000 of them) held the
+ * event loop ~200 ms. A server sends a handful (100, 103, a 102 now and then).
+ */
+export const MAX_INTERIM_HEADS = 1000;
 
 /** What the socket does with a head holding a NUL: fail (what a browser does with the answer), or let it through as it came. */
 export interface HeadOptions {
@@ -118,8 +124,9 @@ export class BrowserHeadSocket extends Duplex {
   #afterLf = 0;
   /** The head so far starts with `HTTP/` (it has five bytes or more). */
   #startedAsHttp = false;
-  /** Bytes of interim heads so far. */
+  /** Bytes of interim heads so far, and how many. */
   #interimBytes = 0;
+  #interimHeads = 0;
   /** The end of what is read is pushed. */
   #endPushed = false;
 
@@ -241,6 +248,10 @@ export class BrowserHeadSocket extends Duplex {
     const interim = status >= 100 && status < 200 && status !== 101;
     if (interim && (this.#interimBytes += bytes.length) > MAX_INTERIM_BYTES) {
       this.destroy(Object.assign(new Error(`over ${MAX_INTERIM_BYTES / 1024 / 1024} MiB of`), { code: TOO_MANY_INTERIM }));
+      return undefined;
+    }
+    if (interim && ++this.#interimHeads > MAX_INTERIM_HEADS) {
+      this.destroy(Object.assign(new Error(`over ${MAX_INTERIM_HEADS}`), { code: TOO_MANY_INTERIM }));
       return undefined;
     }
     if (!head.includes('\0')) this.#forward(Buffer.from(browserHead(head), 'latin1'));

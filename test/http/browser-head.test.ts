@@ -100,8 +100,15 @@ describe('a check reads the answers node refuses as Chromium does', () => {
   });
 
   test('a flood of interim heads (100 Continue) stops past 1 MiB of them, at once', async () => {
-    answer = ['HTTP/1.1 100 Continue\r\nBad Name: x\r\n\r\n'.repeat(40_000), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'];
+    answer = [`HTTP/1.1 100 Continue\r\nBad Name: x\r\nX-Pad: ${'p'.repeat(2000)}\r\n\r\n`.repeat(600), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'];
     await assert.rejects(fetchPage(url, { timeoutMs: 5000 }), /over 1 MiB of interim \(1xx\) answers/);
+  });
+
+  test('a flood of small interim heads stops past 1,000 of them (40,000 in a MiB held the event loop ~200 ms); 1,000 and then the answer is read', async () => {
+    answer = ['HTTP/1.1 100 Continue\r\n\r\n'.repeat(1001), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'];
+    await assert.rejects(fetchPage(url, { timeoutMs: 5000 }), /over 1000 interim \(1xx\) answers/);
+    answer = ['HTTP/1.1 102 Processing\r\n\r\n'.repeat(1000), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'];
+    assert.equal((await fetchPage(url, { timeoutMs: 5000 })).status, 200);
   });
 
   test('a chunked body holding what looks like a head is left as it came', async () => {
