@@ -210,33 +210,6 @@ test('records_filtered counts every match, a search that reads bodies included; 
   assert.ok(early.records_filtered >= 3 && early.records_filtered < 7, String(early.records_filtered));
 });
 
-test('a substring in every place of many bodies, or where the field searched is not: each transaction counted once, in the field searched alone', async () => {
-  const created = await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://hits.example/' } });
-  assert.equal(created.status, 201, created.text);
-  const target = (await get('/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://hits.example/').id;
-  const entries: EntrySpec[] = [
-    // bodies of the needle, headers without it
-    ...Array.from({ length: 300 }, (_, i) => ({ url: `https://hits.example/body/${i}`, responseBody: 'x'.repeat(20_000), responseHeaders: [['Content-Type', 'text/plain']] as [string, string][] })),
-    // the needle in a header only
-    ...Array.from({ length: 7 }, (_, i) => ({ url: `https://hits.example/header/${i}`, responseBody: 'none', responseHeaders: [['X-Mark', 'xxxx']] as [string, string][] })),
-    // long URLs of the needle's anchor, the needle in two of them
-    ...Array.from({ length: 20 }, (_, i) => ({ url: `https://hits.example/${'z'.repeat(30_000)}${i === 3 || i === 11 ? 'q' : ''}/${i}`, responseBody: 'none' })),
-  ];
-  assert.equal((await importHar(server.url, target, harOf(entries))).status, 201);
-  const count = async (query: string) => {
-    const page = (await get(`/api/v1/targets/${target}/transactions/search/?${query}&limit=1`)).json.data;
-    assert.equal(page.timed_out, undefined, query);
-    return page.records_filtered;
-  };
-  assert.equal(await count('response_body=x'), 300);
-  assert.equal(await count('response_body=xxxxxxxxxx'), 300);
-  assert.equal(await count('response_headers=xx'), 7, 'the bodies\' x are not in the headers');
-  assert.equal(await count('raw_request=xx'), 0);
-  assert.equal(await count('url=zzq'), 2);
-  assert.equal(await count('url=zzz'), 20);
-  assert.equal(await count('url=zzq&response_body=none'), 2);
-});
-
 test('the body route serves bytes as a download that no browser renders in our origin', async () => {
   const res = await get('/api/v1/targets/1/transactions/1/body');
   assert.equal(res.status, 200);
@@ -249,24 +222,6 @@ test('the body route serves bytes as a download that no browser renders in our o
   assert.equal(png.headers['content-type'], 'image/png', 'an image may be shown as one (sandboxed)');
   assert.deepEqual(png.raw, PNG);
   assert.match(png.headers['content-disposition']!, /filename="logo\.png"/);
-});
-
-test('the body route takes an image\'s type from the response\'s Content-Type, as the view does, when the HAR\'s mimeType is empty or says otherwise; never a type that is no image', async () => {
-  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://images.example/' } });
-  const target = (await get('/api/v1/targets/?target_url=https://images.example/')).json.data[0].id;
-  const entries: EntrySpec[] = [
-    { url: 'https://images.example/empty-type.png', responseBody: PNG, mimeType: '', responseHeaders: [['Content-Type', 'image/png']] },
-    { url: 'https://images.example/said-otherwise', responseBody: PNG, mimeType: 'application/octet-stream', responseHeaders: [['content-type', 'IMAGE/GIF; x=1']] },
-    { url: 'https://images.example/page', responseBody: PNG, mimeType: '', responseHeaders: [['Content-Type', 'text/html']] },
-    { url: 'https://images.example/svg', responseBody: '<svg/>', mimeType: '', responseHeaders: [['Content-Type', 'image/svg+xml']] },
-  ];
-  assert.equal((await importHar(server.url, target, harOf(entries))).status, 201);
-  const list = (await get(`/api/v1/targets/${target}/transactions/`)).json.data as { id: number; url: string }[];
-  const typeOf = async (path: string) => (await get(`/api/v1/targets/${target}/transactions/${list.find((t) => t.url.endsWith(path))!.id}/body`)).headers['content-type'];
-  assert.equal(await typeOf('/empty-type.png'), 'image/png');
-  assert.equal(await typeOf('/said-otherwise'), 'image/gif');
-  assert.equal(await typeOf('/page'), 'application/octet-stream');
-  assert.equal(await typeOf('/svg'), 'application/octet-stream', 'an SVG is a page: it may run script');
 });
 
 test('every route needs the token; upstream bug not copied: URLs are not served without authentication', async () => {
@@ -676,4 +631,49 @@ test('a list, a search and the URLs asked with an extension argument stop at 32 
   const urlSearch = (await get(`/api/v1/targets/${target}/urls/search/?url=big.example&${kinds}`)).json.data;
   assert.equal(urlSearch.truncated, true);
   assert.equal(urlSearch.data.length, urlRows.length);
+});
+
+test('a substring in every place of many bodies, or where the field searched is not: each transaction counted once, in the field searched alone', async () => {
+  const created = await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://hits.example/' } });
+  assert.equal(created.status, 201, created.text);
+  const target = (await get('/api/v1/targets/')).json.data.find((t: { target_url: string }) => t.target_url === 'https://hits.example/').id;
+  const entries: EntrySpec[] = [
+    // bodies of the needle, headers without it
+    ...Array.from({ length: 300 }, (_, i) => ({ url: `https://hits.example/body/${i}`, responseBody: 'x'.repeat(20_000), responseHeaders: [['Content-Type', 'text/plain']] as [string, string][] })),
+    // the needle in a header only
+    ...Array.from({ length: 7 }, (_, i) => ({ url: `https://hits.example/header/${i}`, responseBody: 'none', responseHeaders: [['X-Mark', 'xxxx']] as [string, string][] })),
+    // long URLs of the needle's anchor, the needle in two of them
+    ...Array.from({ length: 20 }, (_, i) => ({ url: `https://hits.example/${'z'.repeat(30_000)}${i === 3 || i === 11 ? 'q' : ''}/${i}`, responseBody: 'none' })),
+  ];
+  assert.equal((await importHar(server.url, target, harOf(entries))).status, 201);
+  const count = async (query: string) => {
+    const page = (await get(`/api/v1/targets/${target}/transactions/search/?${query}&limit=1`)).json.data;
+    assert.equal(page.timed_out, undefined, query);
+    return page.records_filtered;
+  };
+  assert.equal(await count('response_body=x'), 300);
+  assert.equal(await count('response_body=xxxxxxxxxx'), 300);
+  assert.equal(await count('response_headers=xx'), 7, 'the bodies\' x are not in the headers');
+  assert.equal(await count('raw_request=xx'), 0);
+  assert.equal(await count('url=zzq'), 2);
+  assert.equal(await count('url=zzz'), 20);
+  assert.equal(await count('url=zzq&response_body=none'), 2);
+});
+
+test('the body route takes an image\'s type from the response\'s Content-Type, as the view does, when the HAR\'s mimeType is empty or says otherwise; never a type that is no image', async () => {
+  await request(server.url, '/api/v1/targets/', { method: 'POST', form: { target_url: 'https://images.example/' } });
+  const target = (await get('/api/v1/targets/?target_url=https://images.example/')).json.data[0].id;
+  const entries: EntrySpec[] = [
+    { url: 'https://images.example/empty-type.png', responseBody: PNG, mimeType: '', responseHeaders: [['Content-Type', 'image/png']] },
+    { url: 'https://images.example/said-otherwise', responseBody: PNG, mimeType: 'application/octet-stream', responseHeaders: [['content-type', 'IMAGE/GIF; x=1']] },
+    { url: 'https://images.example/page', responseBody: PNG, mimeType: '', responseHeaders: [['Content-Type', 'text/html']] },
+    { url: 'https://images.example/svg', responseBody: '<svg/>', mimeType: '', responseHeaders: [['Content-Type', 'image/svg+xml']] },
+  ];
+  assert.equal((await importHar(server.url, target, harOf(entries))).status, 201);
+  const list = (await get(`/api/v1/targets/${target}/transactions/`)).json.data as { id: number; url: string }[];
+  const typeOf = async (path: string) => (await get(`/api/v1/targets/${target}/transactions/${list.find((t) => t.url.endsWith(path))!.id}/body`)).headers['content-type'];
+  assert.equal(await typeOf('/empty-type.png'), 'image/png');
+  assert.equal(await typeOf('/said-otherwise'), 'image/gif');
+  assert.equal(await typeOf('/page'), 'application/octet-stream');
+  assert.equal(await typeOf('/svg'), 'application/octet-stream', 'an SVG is a page: it may run script');
 });
