@@ -18,6 +18,9 @@ export class RegexError extends Error {
 /** The search ran past its deadline. */
 export class SearchTimeout extends Error {}
 
+/** An ASCII letter in lower case; any other byte as it is. */
+const fold = (b: number) => (b >= 65 && b <= 90 ? b + 32 : b);
+
 /** Most NFA states a pattern may compile to (a counted repetition copies its body). */
 const MAX_STATES = 10_000;
 const MAX_REPEAT = 1000;
@@ -339,7 +342,6 @@ function reverseTree(node: Node): Node {
 /** The ASCII text every match begins with (any case), lower-cased: `''` when none. */
 function literalPrefix(node: Node): string {
   let text = '';
-  const lower = (b: number) => (b >= 65 && b <= 90 ? b + 32 : b);
   const walk = (n: Node): boolean => {
     if (n.k === 'cat') return n.items.every(walk);
     if (n.k === 'rep') {
@@ -350,8 +352,8 @@ function literalPrefix(node: Node): string {
     if (n.k !== 'class' || n.cls.nonAscii || n.extra.length > 0) return false;
     const members: number[] = [];
     for (let b = 0; b < 128; b++) if (n.cls.ascii[b]) members.push(b);
-    if (members.length === 0 || members.length > 2 || !members.every((b) => lower(b) === lower(members[0]))) return false;
-    text += String.fromCharCode(lower(members[0]));
+    if (members.length === 0 || members.length > 2 || !members.every((b) => fold(b) === fold(members[0]))) return false;
+    text += String.fromCharCode(fold(members[0]));
     return true;
   };
   walk(node);
@@ -781,7 +783,7 @@ export function compileRegex(pattern: string, offset = 0): Matcher {
 const COMMON = ' etaoinsrhldcumfpgwybvkxjqz';
 /** Higher: rarer. */
 function rarity(b: number): number {
-  const lower = String.fromCharCode(b >= 65 && b <= 90 ? b + 32 : b);
+  const lower = String.fromCharCode(fold(b));
   const at = COMMON.indexOf(lower);
   if (at !== -1) return at;
   // digits and punctuation are rarer than letters, but for the very common ones
@@ -796,7 +798,6 @@ function rarity(b: number): number {
 function kmpAutomaton(lower: Uint8Array): Int32Array {
   const m = lower.length;
   const table = new Int32Array((m + 1) * 256);
-  const fold = (b: number) => (b >= 65 && b <= 90 ? b + 32 : b);
   // the state a mismatch falls back to, as it is built
   let back = 0;
   for (let q = 0; q <= m; q++) {
@@ -804,6 +805,20 @@ function kmpAutomaton(lower: Uint8Array): Int32Array {
     if (q > 0 && q < m) back = table[back * 256 + lower[q]];
   }
   return table;
+}
+
+/** The longest needle stepped through its KMP automaton (1 MiB of table); a longer one uses its failure function. */
+const KMP_TABLE_BYTES = 1024;
+
+/** For a needle of folded bytes: the length of the longest proper border of each of its prefixes. */
+function kmpFailure(lower: Uint8Array): Int32Array {
+  const failure = new Int32Array(lower.length);
+  for (let i = 1, q = 0; i < lower.length; i++) {
+    while (q > 0 && lower[i] !== lower[q]) q = failure[q - 1];
+    if (lower[i] === lower[q]) q++;
+    failure[i] = q;
+  }
+  return failure;
 }
 
 /**
@@ -822,7 +837,7 @@ const WALK_RATIO = 64;
 function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
   const needle = Buffer.from(text);
   if (needle.length === 0 || (!pastAscii && needle.some((b) => b >= 0x80))) return undefined;
-  const lower = needle.map((b) => (b >= 65 && b <= 90 ? b + 32 : b));
+  const lower = needle.map(fold);
   // the anchor: the pair (or the one byte) whose bytes are rarest
   const width = Math.min(2, lower.length);
   let k = 0;
@@ -833,20 +848,22 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
   const at = (bytes: Uint8Array, p: number) => {
     for (let j = 0; j < lower.length; j++) {
       const b = bytes[p + j];
-      if ((b >= 65 && b <= 90 ? b + 32 : b) !== lower[j]) return false;
+      if (fold(b) !== lower[j]) return false;
     }
     return true;
   };
   let automaton: Int32Array | undefined;
+  let failure: Int32Array | undefined;
   /**
-   * The needle's places from `from` on, reading each byte once (the Knuth-Morris-Pratt automaton
-   * of the folded needle, a state per byte of it read so far): where its anchor is everywhere and
-   * the needle nowhere (a body of `zzzz...` searched for `zzq`), a check at each anchor costs up
-   * to the needle's length a byte.
+   * The needle's places from `from` on, reading each byte once (Knuth-Morris-Pratt over the folded
+   * needle): where its anchor is everywhere and the needle nowhere (a body of `zzzz...` searched
+   * for `zzq`), a check at each anchor costs up to the needle's length a byte. A short needle
+   * steps through its automaton, a table lookup a byte (a KiB of table a byte of needle); a long
+   * one (a search's argument may be a MiB, in a form body) through its failure function.
    */
   const walk = (view: Buffer, base: number, from: number, found: (i: number) => boolean | number, deadline?: number): boolean => {
     const m = lower.length;
-    // made when first needed: states 0..m, 256 bytes each (a needle of 16 KiB, about the longest a request line holds: 16 MiB)
+    if (m > KMP_TABLE_BYTES) return walkLong(view, base, from, found, deadline);
     automaton ??= kmpAutomaton(lower);
     const step = automaton;
     for (let i = from, q = 0; i < view.length; i++) {
@@ -859,6 +876,28 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
           i = answer - base - 1;
           q = 0;
         }
+      }
+      if ((i & 0xfffff) === 0 && timeUp(deadline)) throw new SearchTimeout('search took too long');
+    }
+    return false;
+  };
+  /** `walk` for a long needle: the failure function, O(m) memory, each byte read once (amortized). */
+  const walkLong = (view: Buffer, base: number, from: number, found: (i: number) => boolean | number, deadline?: number): boolean => {
+    const m = lower.length;
+    failure ??= kmpFailure(lower);
+    const fail = failure;
+    for (let i = from, q = 0; i < view.length; i++) {
+      const b = fold(view[i]);
+      while (q > 0 && lower[q] !== b) q = fail[q - 1];
+      if (lower[q] === b) q++;
+      if (q === m) {
+        const place = i - m + 1;
+        const answer = found(base + place);
+        if (answer === true) return true;
+        if (typeof answer === 'number' && answer - base > place + 1) {
+          i = answer - base - 1;
+          q = 0;
+        } else q = fail[q - 1];
       }
       if ((i & 0xfffff) === 0 && timeUp(deadline)) throw new SearchTimeout('search took too long');
     }

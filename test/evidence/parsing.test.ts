@@ -326,6 +326,21 @@ test('a literal search goes on from where its caller says: a place it returns pa
   assert.deepEqual(places, [300_000, 300_013, 305_016]);
 });
 
+test('a needle past a KiB is read byte by byte through its failure function: the places found, and memory by its length, not a KiB a byte (a MiB-long search argument made a GiB table)', () => {
+  const needle = `${'z'.repeat(1100)}q`;
+  const text = `${'z'.repeat(20_000)}${needle}${'Z'.repeat(2000)}${needle.toUpperCase()}zzq${'z'.repeat(1100)}`;
+  const found: number[] = [];
+  compileSubstring(needle).each!(Buffer.from(text), 0, text.length, (i) => (found.push(i), false));
+  assert.deepEqual(found, placesOf(text, needle));
+  assert.equal(found.length, 2);
+  const long = compileSubstring(`x${'qz'.repeat(50_000)}`);
+  const before = process.memoryUsage().arrayBuffers;
+  assert.equal(long.test(Buffer.from('qz'.repeat(60_000))), false);
+  // the matcher, and what its walk made, still held
+  assert.ok(process.memoryUsage().arrayBuffers - before < 16 * 1024 * 1024, `${(process.memoryUsage().arrayBuffers - before) / 1024 / 1024} MiB`);
+  assert.equal(long.source.length, 100_001);
+});
+
 // the deadline catches only a freeze: the search takes milliseconds, and a needle whose anchor is
 // everywhere checked each place against the whole needle (20,000 bytes a place: hours)
 test('a long needle over a text of its anchor alone is read in linear time', () => {
