@@ -2,7 +2,7 @@
  * /api/v1/targets/<id>/transactions: the upstream transactions handler (list, one, delete,
  * search, hrt) without its bugs, and the extensions: HAR import and export, a body as a download.
  */
-import { CodeError, requestAsCode, LANGUAGES, type Language } from '../evidence/code.js';
+import { CodeError, proxyCredentials, requestAsCode, LANGUAGES, type Language } from '../evidence/code.js';
 import { and, FilterError, parseFilter, substring, type Expr, type Field } from '../evidence/filter.js';
 import { exchangeToEntry, harPieces, HarError, readHar } from '../evidence/har.js';
 import { findRows, type RowMatches } from '../evidence/query.js';
@@ -224,6 +224,11 @@ export function registerTransactions(router: ApiRouter, store: Store, evidence: 
     const proxyArg = ctx.args.get('proxy') || undefined;
     const proxy = proxyArg === undefined ? undefined : proxyUrl(proxyArg);
     if (proxyArg !== undefined && proxy === undefined) throw new HttpError(400, M.invalidParameterType, { proxy: 'expected http://host:port or host:port' });
+    // curl does not use a proxy whose credentials hold one (it connects to the target itself)
+    const credentials = proxy === undefined ? undefined : proxyCredentials(proxy);
+    if (credentials && [credentials.user, credentials.password].some((bytes) => bytes.some((b) => b < 0x20 || b === 0x7f))) {
+      throw new HttpError(400, M.invalidParameterType, { proxy: 'credentials with a control character (%00-%1F, %7F)' });
+    }
     // the code would send another request than the one recorded (and a Content-Length that lies)
     if (data === null && x.requestSize !== undefined) throw new HttpError(400, noCode(cutRequestBody(x.requestSize, x.requestBody.length)));
     let code: Buffer;

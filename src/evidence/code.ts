@@ -64,9 +64,13 @@ function isShellText(body: Buffer): boolean {
   return quotes <= SHELL_QUOTES;
 }
 
-/** What is sent: the recorded headers but pseudo-headers and framing. */
-function sendable(request: CodeRequest): Header[] {
-  return request.headers.filter(([name]) => !name.startsWith(':') && !FRAMING.has(name.toLowerCase()));
+/**
+ * What is sent: the recorded headers but pseudo-headers and framing, and a recorded
+ * Proxy-Authorization when the proxy given has credentials of its own (they are sent instead).
+ */
+function sendable(request: CodeRequest, options: CodeOptions = {}): Header[] {
+  const ownCredentials = options.proxy !== undefined && proxyCredentials(options.proxy) !== undefined;
+  return request.headers.filter(([name]) => !name.startsWith(':') && !FRAMING.has(name.toLowerCase()) && !(ownCredentials && name.toLowerCase() === 'proxy-authorization'));
 }
 
 /** Whether the request carries a body (or said it did, with Content-Length: 0). */
@@ -93,14 +97,24 @@ function proxyAddress(proxy: string): ProxyAddress {
   const authority = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(proxy)?.[1] ?? '';
   const written = /^(?:\[[^\]]*\]|[^:]*):(\d+)$/.exec(authority.slice(authority.lastIndexOf('@') + 1));
   const port = url.port !== '' ? Number(url.port) : written ? Number(written[1]) : 8080;
-  const credentials = url.username === '' && url.password === '' ? undefined : { user: percentDecoded(url.username), password: percentDecoded(url.password) };
+  const credentials = proxyCredentials(proxy);
   return {
     host: bareHost(url),
     port,
     // as curl takes it: the port always named (curl's own default is 1080), the user info as written
     url: `http://${url.username === '' && url.password === '' ? '' : `${url.username}${url.password === '' ? '' : `:${url.password}`}@`}${url.hostname}:${port}`,
-    ...(credentials ? { credentials, authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}` } : {}),
+    ...(credentials ? { credentials, authorization: `Basic ${Buffer.concat([credentials.user, Buffer.from(':'), credentials.password]).toString('base64')}` } : {}),
   };
+}
+
+/**
+ * The user and password of a proxy URL (`http://user:password@host`), as bytes, each `%HH` the
+ * byte it stands for, as curl reads them (the rest as written); undefined when there are none.
+ */
+export function proxyCredentials(proxy: string): { user: Buffer; password: Buffer } | undefined {
+  const url = new URL(proxy);
+  if (url.username === '' && url.password === '') return undefined;
+  return { user: percentBytes(url.username), password: percentBytes(url.password) };
 }
 
 /** A proxy as the code connects to it. */
@@ -110,18 +124,23 @@ interface ProxyAddress {
   /** `http://[user:password@]host:port`, for curl. */
   url: string;
   /** The user info (`http://user:password@...`): sent as Basic credentials, to the proxy only. */
-  credentials?: { user: string; password: string };
+  credentials?: { user: Buffer; password: Buffer };
   /** `Basic ...`: the Proxy-Authorization header of those credentials. */
   authorization?: string;
 }
 
-/** A URL's user or password as the characters it stands for (`%40` is `@`); as written when it is no valid escape. */
-function percentDecoded(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
+/** A URL's user or password as bytes: each valid `%HH` the byte (`%40` is `@`, `%FF` a byte that is no UTF-8), the rest as written. */
+function percentBytes(text: string): Buffer {
+  const bytes = Buffer.from(text);
+  const out: number[] = [];
+  for (let i = 0; i < bytes.length; i++) {
+    const hex = bytes[i] === 0x25 && i + 2 < bytes.length ? String.fromCharCode(bytes[i + 1], bytes[i + 2]) : '';
+    if (/^[0-9a-fA-F]{2}$/.test(hex)) {
+      out.push(parseInt(hex, 16));
+      i += 2;
+    } else out.push(bytes[i]);
   }
+  return Buffer.from(out);
 }
 
 // ---- quoting, one function per language ----
@@ -158,7 +177,7 @@ const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
 function bash(request: CodeRequest, options: CodeOptions): string {
   // an HTTP/2 capture's :authority as its Host, as the other languages send it (curl would send the URL's)
-  const recorded = sendable(request);
+  const recorded = sendable(request, options);
   const authority = request.headers.find(([n]) => n.toLowerCase() === ':authority')?.[1];
   const headers: Header[] = authority !== undefined && !has(recorded, 'host') ? [['Host', authority], ...recorded] : recorded;
   // `Name;` sends an empty header; `Name:` (or `Name:   `: whitespace is no part of a value, RFC 9110 5.5) removes it.
@@ -207,7 +226,7 @@ function withHost(request: CodeRequest, headers: Header[]): Header[] {
 function python(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
   // it sends no Host of its own (skip_host): the recorded one, or the URL's
-  const headers = withHost(request, sendable(request));
+  const headers = withHost(request, sendable(request, options));
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   const body = isText(request.body) ? pythonBytes(request.body) : `base64.b64decode(${pythonStr(request.body.toString('base64'))})`;
   const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
@@ -247,12 +266,13 @@ function python(request: CodeRequest, options: CodeOptions): string {
  * proxy, but for https, which a proxy tunnels), the recorded headers in their order and case,
  * Host from the URL when none was recorded, Content-Length worked out from the body.
  */
-function wireHead(request: CodeRequest, absolute: boolean, proxyAuthorization?: string): Buffer {
+function wireHead(request: CodeRequest, absolute: boolean, options: CodeOptions): Buffer {
   const t = target(request.url);
-  const headers = withHost(request, sendable(request));
+  const headers = withHost(request, sendable(request, options));
   if (hasBody(request)) headers.push(['Content-Length', String(request.body.length)]);
   // a request the proxy reads (absolute-form) carries its credentials
-  if (absolute && proxyAuthorization !== undefined) headers.push(['Proxy-Authorization', proxyAuthorization]);
+  const authorization = options.proxy === undefined ? undefined : proxyAddress(options.proxy).authorization;
+  if (absolute && authorization !== undefined) headers.push(['Proxy-Authorization', authorization]);
   return Buffer.from(`${request.method} ${absolute ? t.absolute : t.path} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}\r\n`).join('')}\r\n`);
 }
 
@@ -264,7 +284,7 @@ function wireHead(request: CodeRequest, absolute: boolean, proxyAuthorization?: 
 function php(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
   const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
-  const head = wireHead(request, proxy !== undefined && !t.https, proxy?.authorization);
+  const head = wireHead(request, proxy !== undefined && !t.https, options);
   const body = request.body.length === 0 ? '""' : isText(request.body) ? phpBytes(request.body) : `base64_decode(${phpBytes(request.body.toString('base64'))})`;
   const authority = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const connect = proxy ? authority(proxy.host, proxy.port) : authority(t.hostname, t.port);
@@ -322,7 +342,7 @@ function php(request: CodeRequest, options: CodeOptions): string {
 function ruby(request: CodeRequest, options: CodeOptions): string {
   const t = target(request.url);
   const proxy = options.proxy ? proxyAddress(options.proxy) : undefined;
-  const head = wireHead(request, proxy !== undefined && !t.https, proxy?.authorization);
+  const head = wireHead(request, proxy !== undefined && !t.https, options);
   const body = isText(request.body) ? rubyBytes(request.body) : `${rubyBytes(request.body.toString('base64'))}.unpack1('m0')`;
   // the credentials: Net::HTTP sends them in its CONNECT (an http request's head above has them)
   const credentials = proxy?.credentials ? `, ${rubyBytes(proxy.credentials.user)}, ${rubyBytes(proxy.credentials.password)}` : '';
@@ -439,7 +459,7 @@ function fetchCode(request: CodeRequest, options: CodeOptions): string {
 
 /** The request as HTTP/1.1 bytes: origin-form target (absolute with a proxy), Host from the URL when none was recorded. */
 function raw(request: CodeRequest, options: CodeOptions): Buffer {
-  return Buffer.concat([wireHead(request, options.proxy !== undefined, options.proxy === undefined ? undefined : proxyAddress(options.proxy).authorization), request.body]);
+  return Buffer.concat([wireHead(request, options.proxy !== undefined, options), request.body]);
 }
 
 /** A request no client library can send as recorded: a header name HTTP cannot carry (a HAR may hold any). */

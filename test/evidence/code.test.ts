@@ -398,6 +398,31 @@ test('a proxy with credentials (http://user:password@host:port): each language s
   assert.match(code, /--proxy 'http:\/\/127\.0\.0\.1:8080'/, "curl's own default would be 1080");
 });
 
+test('proxy credentials: each %HH the byte it stands for, as curl reads them, in every language; a recorded Proxy-Authorization left out for them; a control character in them refused (curl would not use the proxy at all)', async () => {
+  const imported = await importHar(assessd.url, 1, harOf([{ url: `${origin}/old-proxy`, headers: [['Proxy-Authorization', 'Basic b2xkOm9sZA=='], ['X-Kept', '1']] }]));
+  assert.equal(imported.status, 201, imported.text);
+  const id = (await request(assessd.url, '/api/v1/targets/1/transactions/')).json.data.find((t: { url: string }) => t.url.endsWith('/old-proxy')).id;
+  // a line separator's UTF-8, then bytes that are no UTF-8, then an invalid escape left as written
+  const basic = `Basic ${Buffer.concat([Buffer.from('\u2028x:'), Buffer.from([0xff, 0xfe]), Buffer.from('%zz')]).toString('base64')}`;
+  for (const language of ['bash', 'python', 'php', 'ruby', 'raw']) {
+    received.length = 0;
+    const res = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language, proxy: `http://%E2%80%A8x:%FF%fe%zz@${origin.slice('http://'.length)}` } });
+    assert.equal(res.status, 200, res.text);
+    await runCode(language, res.raw);
+    assert.deepEqual(received[0]!.headers.filter(([name]) => /^proxy-auth/i.test(name)).map(([, value]) => value.toString('latin1')), [basic], language);
+    assert.ok(received[0]!.headers.some(([name]) => name === 'X-Kept'), language);
+  }
+  // without credentials of its own, the recorded header is sent as recorded
+  received.length = 0;
+  await runCode('python', (await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language: 'python', proxy: origin } })).raw);
+  assert.deepEqual(received[0]!.headers.filter(([name]) => /^proxy-auth/i.test(name)).map(([, value]) => value.toString('latin1')), ['Basic b2xkOm9sZA==']);
+  for (const proxy of ['http://u:%0aX@127.0.0.1:3128', 'http://%00@127.0.0.1:3128', 'http://u:p%7F@127.0.0.1:3128']) {
+    const refused = await request(assessd.url, `/api/v1/targets/1/transactions/hrt/${id}/`, { method: 'POST', form: { language: 'bash', proxy } });
+    assert.equal(refused.status, 400, proxy);
+    assert.deepEqual(refused.json.data, { proxy: 'credentials with a control character (%00-%1F, %7F)' });
+  }
+});
+
 test('a proxy value is data in every language: a line separator and code after it in a fetch comment run nothing; an IPv6 proxy is an address, not a name in brackets', async () => {
   const planted = join(work, 'planted-by-proxy');
   const proxy = `${origin}/\u2028(await import('node:fs')).writeFileSync(${JSON.stringify(planted)}, 'x')//`;
