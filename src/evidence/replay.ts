@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { browserAgent, headOverflowCode } from '../http/browser-head.js';
+import { browserAgent, headOverflowCode, TOO_MANY_INTERIM } from '../http/browser-head.js';
 import { BODY_CAP, MAX_HEADERS } from './har.js';
 import { cutRequestBody, decodedBody, hasControlCharacter, headerPairs, headerText, onTheWire, TOKEN, trimSpacesAndTabs, type Exchange, type Header } from './record.js';
 import { bareHost, hostAndPort, MAX_URL_CHARS, pathAsWritten } from './scope.js';
@@ -190,7 +190,11 @@ export function sendReplay(req: ReplayRequest, timeoutMs: number): Promise<Excha
       fail(
         overflow !== undefined
           ? `the answer's headers are over the ${MAX_RESPONSE_HEADERS / 1024} KiB a replay reads${overflow}`
-          : err.code?.startsWith('HPE_') ? `the answer is not valid HTTP (${err.code})` : err.message,
+          : err.code?.startsWith('HPE_')
+            ? `the answer is not valid HTTP (${err.code})`
+            : err.code === TOO_MANY_INTERIM
+              ? `the answer is not valid HTTP (${err.message} interim (1xx) answers)`
+              : err.message,
       );
     });
     outgoing.end(body);

@@ -64,6 +64,9 @@ before(async () => {
       res.writeHead(200, Array.from({ length: 17_000 }, (_, i) => [`x${i}`, '1']).flat());
       return res.end('many');
     }
+    if (req.url === '/interim-flood') {
+      return void req.socket.end(`${'HTTP/1.1 102 Processing\r\n\r\n'.repeat(1001)}HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok`);
+    }
     if (req.url === '/odd-head') {
       // as nginx sends `add_header "X-Frame-Options " DENY`, beside a name that is no token: node's parser refuses both
       return void req.socket.end('HTTP/1.1 200 OK\r\nX-Frame-Options : DENY\r\nBad Name: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
@@ -207,6 +210,14 @@ test('an answer of more header lines than a transaction may hold (17,000): a 502
   const res = await replay(target, 1, { url: `http://127.0.0.1:${port}/many-headers`, method: 'GET', body: '' });
   assert.equal(res.status, 502, res.text);
   assert.match(res.json.message, /the answer has more header lines than the 16,384 a replay reads$/);
+  assert.equal((await transactions(target)).length, before);
+});
+
+test('an answer after more than 1,000 interim (1xx) answers: a 502 saying what it was, nothing stored', async () => {
+  const before = (await transactions(target)).length;
+  const res = await replay(target, 1, { url: `http://127.0.0.1:${port}/interim-flood`, method: 'GET', body: '' });
+  assert.equal(res.status, 502, res.text);
+  assert.match(res.json.message, /^The target did not answer: GET http:\/\/127\.0\.0\.1:\d+\/interim-flood: the answer is not valid HTTP \(over 1000 interim \(1xx\) answers\)$/);
   assert.equal((await transactions(target)).length, before);
 });
 
