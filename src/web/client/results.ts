@@ -9,7 +9,7 @@ import { append, appendInFrames, blockText, count, h, num, plural, replace, setT
 import { byGuideOrder, effectiveRank, rankBadge, rankWord, RANKS } from './ranks.js';
 import { askBeforeLeaving, type ViewContext } from './router.js';
 import { targetNav } from './target-nav.js';
-import { announce, busy, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
+import { announce, busy, describeError, emptyState, errorState, loadingState, targetGoneState, viewHeading } from './ui.js';
 
 const TYPE_ORDER = ['external', 'passive', 'semi_passive', 'active', 'grep', 'bruteforce'];
 const byType = (a: Output, b: Output) => TYPE_ORDER.indexOf(a.plugin_type) - TYPE_ORDER.indexOf(b.plugin_type) || (a.plugin_key < b.plugin_key ? -1 : 1);
@@ -93,7 +93,7 @@ export function resultsView({ root, params, signal }: ViewContext): void {
       if (isAbort(err)) return;
       if (isGone(err, 'target')) {
         replace(heading, 'Target not found');
-        replace(status, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${id}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.')));
+        replace(status, targetGoneState(id));
       } else replace(status, errorState(err, () => void load()));
     }
   }

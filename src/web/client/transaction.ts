@@ -10,7 +10,7 @@ import { append, blockText, h, num, replace, setTitle } from './dom.js';
 import { askBeforeLeaving, type ViewContext } from './router.js';
 import { duration, size, statusClass, targetNav } from './target-nav.js';
 import { listQueryKey } from './transactions.js';
-import { announce, busy, copyText, describeError, errorState, loadingState, viewHeading } from './ui.js';
+import { announce, busy, copyText, describeError, errorState, loadingState, targetGoneState, viewHeading } from './ui.js';
 
 /** Bytes of a body shown: the rest is a download. */
 const SHOWN_BODY = 256 * 1024;
@@ -89,7 +89,7 @@ export function transactionView({ root, params, signal }: ViewContext): void {
       if (isAbort(err)) return;
       if (isGone(err, 'target')) {
         replace(heading, 'Target not found');
-        replace(status, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${target}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.')));
+        replace(status, targetGoneState(target));
       } else if (isGone(err, 'transaction')) {
         replace(heading, 'Transaction not found');
         replace(status, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `Target ${target} has no transaction #${id}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: `/targets/${target}/transactions` }, 'Show the transactions'), '.')));

@@ -12,7 +12,7 @@ import { pageRequests } from './list-page.js';
 import { pager } from './pager.js';
 import { replaceQuery, type ViewContext } from './router.js';
 import { duration, size, statusClass, targetNav } from './target-nav.js';
-import { announce, describeError, emptyState, errorState, loadingState, viewHeading } from './ui.js';
+import { announce, describeError, emptyState, errorState, loadingState, targetGoneState, viewHeading } from './ui.js';
 
 const PER_PAGE = 50;
 const POLL_MS = 1000;
@@ -198,7 +198,7 @@ export function transactionsView({ root, params, query, signal }: ViewContext): 
       }
       if (isGone(err, 'target')) {
         replace(heading, 'Target not found');
-        replace(region, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${target}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.')));
+        replace(region, targetGoneState(target));
         return;
       }
       table.hidden = true;

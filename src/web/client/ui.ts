@@ -66,6 +66,11 @@ export function emptyState(title: string, hint: string): HTMLElement {
   return h('div', { class: 'state empty' }, h('p', { class: 'state-title' }, title), h('p', {}, hint));
 }
 
+/** A view of a target that is not there (deleted, or a stale link). */
+export function targetGoneState(id: number): HTMLElement {
+  return h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${id}.`), h('p', {}, 'It may have been deleted. ', h('a', { href: '/targets' }, 'Show the targets'), '.'));
+}
+
 export function errorState(err: unknown, retry: () => void): HTMLElement {
   return h(
     'div',

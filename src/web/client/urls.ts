@@ -9,7 +9,7 @@ import { pageRequests, whenTypingPauses } from './list-page.js';
 import { pager } from './pager.js';
 import { replaceQuery, type ViewContext } from './router.js';
 import { targetNav } from './target-nav.js';
-import { emptyState, errorState, loadingState, viewHeading } from './ui.js';
+import { emptyState, errorState, loadingState, targetGoneState, viewHeading } from './ui.js';
 
 const PER_PAGE = 100;
 const KINDS: [string, string][] = [
@@ -100,7 +100,7 @@ export function urlsView({ root, params, query, signal }: ViewContext): void {
       empty.hidden = false;
       if (isGone(err, 'target')) {
         replace(heading, 'Target not found');
-        replace(empty, h('div', { class: 'state error', role: 'alert' }, h('p', { class: 'state-title' }, `There is no target with id ${target}.`), h('p', {}, h('a', { href: '/targets' }, 'Show the targets'), '.')));
+        replace(empty, targetGoneState(target));
       } else replace(empty, errorState(err, () => void fetchPage()));
     }
   }
