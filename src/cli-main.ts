@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   const stop = async (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
       // a second Ctrl-C: the user would otherwise wait for what is in flight (10 s at most), or reach for kill -9
-      log(`${signal} again: exiting now; what was in flight is cut (every acknowledged change is on disk, and the next start ends the tools still running)`);
+      log(`${signal} again: exiting now; what was in flight is cut (every acknowledged change is on disk; the tools still running are ended, their runs put back by the next start)`);
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
     stopping = true;

@@ -139,6 +139,24 @@ function capture(source: Readable | null | undefined, path: string, fd: number, 
  * output and error streamed to `outputDir/stdout.txt` and `stderr.txt`. Throws only when the
  * output directory or files cannot be made; a program that cannot start ends `failed-to-start`.
  */
+/** The groups (their leaders' pids) of the programs this process runs now. */
+const runningGroups = new Set<number>();
+let endedAtExit = false;
+
+/**
+ * Whatever way this process ends (an uncaught error, a second Ctrl-C's exit, an embedding
+ * program's process.exit), the programs it runs end with it: SIGKILL to each group. Left to
+ * themselves they went on unwatched, against their targets, until the next start ended them.
+ * (A program that left its group is found by the next start, by its run marker.)
+ */
+function endGroupsAtExit(): void {
+  if (endedAtExit) return;
+  endedAtExit = true;
+  process.on('exit', () => {
+    for (const pid of runningGroups) signalGroup(pid, 'SIGKILL');
+  });
+}
+
 export function runProgram(options: RunOptions): RunHandle {
   const { outputDir, maxOutputBytes, timeoutMs, killGraceMs = 5000 } = options;
   mkdirSync(outputDir, { recursive: true, mode: 0o700 });
@@ -173,6 +191,10 @@ export function runProgram(options: RunOptions): RunHandle {
     process.umask(umask);
   }
   const pid = child?.pid ?? 0;
+  if (pid > 0) {
+    endGroupsAtExit();
+    runningGroups.add(pid);
+  }
   // read now: the leader cannot be reaped before the event loop turns, so its /proc entry is there
   const startTime = pid > 0 ? (processStartTime(pid) ?? '') : '';
   // output that can no longer be written (a full disk) ends the run at once: it is lost whatever
@@ -255,6 +277,7 @@ export function runProgram(options: RunOptions): RunHandle {
       clearTimeout(killTimer);
       // whatever the program left behind in its group must not outlive its run
       signalGroup(pid, 'SIGKILL');
+      runningGroups.delete(pid);
       const outcome = ending?.outcome ?? (signal ? 'signaled' : 'exited');
       void settle({ outcome, exitCode, signal, ...(ending ? { reason: ending.reason } : {}) }).then(resolveDone);
     });

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   addTarget,
@@ -250,6 +250,44 @@ describe('a program whose output was deleted while it ran, then a crash before i
         for (const pid of await markedProcesses(dataDir)) process.kill(pid, 'SIGKILL');
         first?.proc.kill('SIGKILL');
         await stopChild(second);
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+describe('a server that exits without its stop (an internal error, a second signal)', () => {
+  // ignores SIGTERM, so that only its group's SIGKILL ends it before its 30 s
+  const STUBBORN = "trap '' TERM\necho started\nsleep 30";
+  for (const how of ['an uncaught exception', 'a second SIGTERM during the stop'] as const) {
+    test(`(${how}) kills the programs it runs as it goes: they no longer run on unwatched until the next start`, async () => {
+      const dataDir = await pluginDir();
+      // an error thrown in the server's own process, as a bug would (a signal tells it when)
+      const planted = join(tools, 'throw-on-usr2.mjs');
+      await writeFile(planted, "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('planted by the test'); }));\n");
+      let server: ChildServer | undefined;
+      let pid = 0;
+      try {
+        server = await spawnServer(['--port', '0', '--data-dir', dataDir, '--token', TOKEN, '--workers', '1'], {}, ['--import', planted]);
+        const api = Object.assign(server, { headers: { authorization: `Bearer ${TOKEN}` } });
+        await configure(api, { TOOL_WAFW00F: await script(tools, 'stubborn-exit.sh', STUBBORN) });
+        const id = await addTarget(api, 'http://a.example/');
+        await queue(api, { id: String(id), code: TOOL });
+        ({ worker: pid } = await waitForProgram(api, TOOL_KEY));
+        if (how === 'an uncaught exception') {
+          server.proc.kill('SIGUSR2');
+          assert.equal(await server.exited, 1);
+          assert.match(server.output(), /planted by the test/);
+        } else {
+          server.proc.kill('SIGTERM');
+          await new Promise((r) => setTimeout(r, 300));
+          server.proc.kill('SIGTERM');
+          assert.equal(await server.exited, 143);
+        }
+        await waitFor('the program to be ended with its server', async () => !(await groupAlive(pid)), 3000);
+      } finally {
+        if (pid > 0 && (await groupAlive(pid))) process.kill(-pid, 'SIGKILL');
+        server?.proc.kill('SIGKILL');
         await rm(dataDir, { recursive: true, force: true });
       }
     });
