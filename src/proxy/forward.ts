@@ -892,6 +892,8 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       return failed(Object.assign(new Error('both Content-Length and Transfer-Encoding'), { code: 'UNRELAYABLE_HEAD' }));
     }
     let raw = false;
+    // the target's head, and nothing of node's own (a Date the target did not send, on a device whose missing headers are tested)
+    res.sendDate = false;
     try {
       res.writeHead(answer.statusCode!, answer.statusMessage, endToEnd(answer.rawHeaders));
     } catch (err) {

@@ -208,6 +208,19 @@ describe('small answers, relayed once whole', () => {
     assert.equal((await stored('/small-in-pieces')).response_body, 'abcdefghij');
   });
 
+  test('an answer without Date (a device, a test of missing headers) reaches the client without one: the proxy adds no header of its own', async () => {
+    for (const [path, answer] of [
+      ['/no-date', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'],
+      ['/no-date-304', 'HTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n'],
+    ]) {
+      answers.set(path!, answer!);
+      const { text } = await rawThroughProxy(get(path!));
+      const head = text.slice(0, text.indexOf('\r\n\r\n'));
+      assert.match(head, /^HTTP\/1\.1 (200|304) /, path);
+      assert.doesNotMatch(head, /^date:/im, `${path}: ${JSON.stringify(head)}`);
+    }
+  });
+
   test('a small answer cut short: the client gets what came of it, as from the target itself, then its connection ends; stored as cut', async () => {
     answers.set('/small-cut', ['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc', CUT]);
     const { text, ended } = await rawThroughProxy(get('/small-cut'));
