@@ -131,7 +131,7 @@ export interface Tunnelled {
  * target took the body for the next request).
  */
 export function upstreamHeaders(req: IncomingMessage, url: URL, keep: ReadonlySet<string>, drop: ReadonlySet<string>, tunnelled?: Tunnelled): string[] {
-  const headers = ['Host', (tunnelled && firstHost(req.rawHeaders)) ?? url.host, ...withoutLoginCookies(endToEnd(req.rawHeaders, keep, drop))];
+  const headers = ['Host', (tunnelled && firstHost(req.rawHeaders)) ?? url.host, ...decodableCodings(withoutLoginCookies(endToEnd(req.rawHeaders, keep, drop)))];
   if (req.headers['transfer-encoding'] !== undefined) headers.push('Transfer-Encoding', 'chunked');
   return headers;
 }
@@ -238,6 +238,33 @@ const LOGIN_COOKIE = /^\s*assessd-\d+=/;
  * port of the host it was set for (cookies ignore ports): a target on the same host as the web
  * application (127.0.0.1) would receive the tester's API login, and the record would keep it.
  */
+/** The content codings the record decodes (record.ts decodedBody): what a search and the grep plugins read. */
+const DECODED_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'identity']);
+
+/**
+ * A client's Accept-Encoding without the codings the record could not decode (zstd, which Chromium
+ * asks for; compress; `*`), as Burp does by default: a target answering in one had its body stored
+ * as compressed bytes that no search or grep plugin read, and nothing said so. Left as sent when
+ * it names none; taken out when it names nothing else (the target then answers unencoded).
+ */
+function decodableCodings(headers: string[]): string[] {
+  const at = headers.findIndex((name, i) => i % 2 === 0 && name.length === 15 && name.toLowerCase() === 'accept-encoding');
+  if (at === -1) return headers;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const [name, value] = [headers[i]!, headers[i + 1]!];
+    if (name.length !== 15 || name.toLowerCase() !== 'accept-encoding') {
+      out.push(name, value);
+      continue;
+    }
+    const codings = value.split(',');
+    const kept = codings.filter((coding) => DECODED_CODINGS.has(coding.split(';', 1)[0]!.trim().toLowerCase()));
+    if (kept.length === codings.length) out.push(name, value);
+    else if (kept.length > 0) out.push(name, kept.map((coding) => coding.trim()).join(', '));
+  }
+  return out;
+}
+
 export function withoutLoginCookies(headers: string[]): string[] {
   // nearly every request: nothing to take out, and no copy made
   if (!headers.some((value, i) => i % 2 === 1 && value.includes('assessd-'))) return headers;

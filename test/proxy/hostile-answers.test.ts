@@ -371,6 +371,24 @@ describe('what is stored is what was sent', () => {
     assert.match(tx.raw_request, /\r\nCookie: theme=dark; sid=abc\r\n/);
   });
 
+  test('Accept-Encoding goes without the codings the record cannot decode (zstd, as Chromium asks; *): the target answers in one the search reads; a header naming none of them goes as sent', async () => {
+    for (const [path, sent, expected] of [
+      ['/ae-chromium', 'gzip, deflate, br, zstd', 'gzip, deflate, br'],
+      ['/ae-zstd-only', 'zstd', undefined],
+      ['/ae-star', 'gzip;q=1.0, *;q=0.1', 'gzip;q=1.0'],
+      ['/ae-kept', 'gzip;q=1.0 ,  identity; q=0.5', 'gzip;q=1.0 ,  identity; q=0.5'],
+    ] as const) {
+      answers.set(path, 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      received.length = 0;
+      const { text } = await rawThroughProxy(get(path, `Accept-Encoding: ${sent}\r\n`));
+      assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, path);
+      const got = /\r\naccept-encoding: ([^\r]*)\r\n/i.exec(received[0]!)?.[1];
+      assert.equal(got, expected, path);
+      // the record holds what the target was sent
+      assert.equal(/\r\naccept-encoding: ([^\r]*)\r\n/i.exec((await stored(path)).raw_request)?.[1], expected, path);
+    }
+  });
+
   test('header bytes past ASCII are stored as the text they spell (é, not Ã©), and a replay and the code send those very bytes again', async () => {
     // the target's and the client's bytes, written one character per byte as the raw sockets here carry them
     const bytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
