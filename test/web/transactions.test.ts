@@ -317,6 +317,23 @@ test('a target’s transactions in the web application: list, filter, live, deta
     w.assertClean();
   });
 
+  await t.test('an answer the target cut short is marked in the list, not shown as a clean 200 (the detail says what failed)', async () => {
+    const entry = JSON.parse(har([{ url: `${origin}/cut-mid-body` }])).log.entries[0];
+    const exchange = entryToExchange({ ...entry, _source: 'proxy', _error: 'the answer was cut short' }, 0, true)!;
+    const imported = await server.evidence.importExchanges(target, (async function* () {
+      yield exchange;
+    })());
+    assert.ok(imported.ok);
+    await page.goto(`${base}/targets/${target}/transactions?q=${encodeURIComponent('~u cut-mid-body')}`);
+    const row = page.locator(`tr.tx[data-tx-id="${imported.first}"]`);
+    await shows(row, 'incomplete');
+    assert.equal(await row.locator('.tag', { hasText: 'incomplete' }).getAttribute('title'), 'the answer was cut short');
+    await page.goto(`${base}/targets/${target}/transactions?q=${encodeURIComponent('~u sent-again')}`);
+    await shows(page.locator('tr.tx').first(), 'sent-again');
+    assert.doesNotMatch(await page.locator('tr.tx').first().innerText(), /incomplete/, 'a whole answer has no mark');
+    w.assertClean();
+  });
+
   await t.test('a request body of 9 million blanks: its first 256 KiB asked for and shown, the run as one mark (the page showed its heading alone), and said to be longer', async () => {
     const entry = JSON.parse(har([{ url: `${origin}/blanks`, method: 'POST', headers: [['Content-Type', 'text/plain']], body: `a${' '.repeat(9_000_000)}END` }])).log.entries[0];
     const imported = await server.evidence.importExchanges(target, (async function* () {

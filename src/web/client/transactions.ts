@@ -38,6 +38,8 @@ export function transactionRow(t: TransactionSummary): HTMLTableRowElement {
       h('a', { href: `/targets/${t.target_id}/transactions/${t.id}` }, t.url),
       t.scope ? null : h('span', { class: 'tag' }, 'out of scope'),
       t.source === 'har' ? null : h('span', { class: 'tag' }, t.source),
+      // an answer cut short, a target that never answered: not a clean 200 (the detail says what failed)
+      t.error === undefined ? null : h('span', { class: 'tag', title: t.error }, 'incomplete'),
     ),
     h('td', { 'data-label': 'Size', class: 'num col-size' }, size(t.response_size)),
     h('td', { 'data-label': 'Time', class: 'num col-time' }, duration(t.time)),
