@@ -93,7 +93,29 @@ export function browserHead(head: string): string {
     const read = headerLine(line);
     if (read !== undefined) kept.push(read);
   }
-  return `${kept.join('\r\n')}\r\n\r\n`;
+  return `${oneContentLength(kept).join('\r\n')}\r\n\r\n`;
+}
+
+/**
+ * Content-Length given more than once (two lines, or `2, 2`) with one value, as Chromium reads it
+ * (net/http/http_stream_parser.cc): one line of it, where the first was. Values that differ are
+ * left, for the parser to refuse as Chromium does (ERR_RESPONSE_HEADERS_MULTIPLE_CONTENT_LENGTH).
+ */
+function oneContentLength(lines: string[]): string[] {
+  const at: number[] = [];
+  const values = new Set<string>();
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.length < 15 || line.slice(0, 15).toLowerCase() !== 'content-length:') continue;
+    at.push(i);
+    for (const value of line.slice(15).split(',')) values.add(value.trim());
+  }
+  if (at.length === 0 || (at.length === 1 && !lines[at[0]!]!.includes(','))) return lines;
+  const [only] = values;
+  if (values.size !== 1 || !/^\d+$/.test(only!)) return lines;
+  const out = lines.filter((_, i) => i === at[0] || !at.includes(i));
+  out[at[0]!] = `Content-Length: ${only}`;
+  return out;
 }
 
 function headerLine(line: string): string | undefined {

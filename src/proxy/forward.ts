@@ -611,10 +611,11 @@ const MAX_RESENDS = 2;
  * What node's strict reading refuses in an answer that browsers and curl read, so that it is asked
  * again and read leniently (readLeniently): bare LF line ends (some embedded servers send them), a
  * control character in a header's value (Chromium reads `\x01`-`\x1f` and `\x7f` there; a NUL
- * fails its page, and relayed as it came, the client's too). A name with such a character is
- * refused leniently read as well: a 502.
+ * fails its page, and relayed as it came, the client's too), Content-Length given twice with one
+ * value (two lines, or `2, 2`: the lenient connection's head has it once). A name with such a
+ * character, or Content-Lengths that differ, are refused leniently read as well: a 502.
  */
-const LENIENTLY_READ = new Set(['HPE_CR_EXPECTED', 'HPE_LF_EXPECTED', 'HPE_INVALID_HEADER_TOKEN']);
+const LENIENTLY_READ = new Set(['HPE_CR_EXPECTED', 'HPE_LF_EXPECTED', 'HPE_INVALID_HEADER_TOKEN', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH']);
 
 const CRLF = Buffer.from('\r\n');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n');

@@ -111,6 +111,17 @@ describe('a check reads the answers node refuses as Chromium does', () => {
     assert.equal((await fetchPage(url, { timeoutMs: 5000 })).status, 200);
   });
 
+  test('Content-Length twice with one value is read as Chromium reads it (once); values that differ are refused', async () => {
+    answer = ['HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Frame-Options: DENY\r\ncontent-length: 2\r\n\r\nok'];
+    const page = await fetchPage(url, { timeoutMs: 2000 });
+    assert.equal(page.body, 'ok');
+    assert.deepEqual(page.headerLines, ['Content-Length: 2', 'X-Frame-Options: DENY']);
+    answer = ['HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok'];
+    assert.equal((await fetchPage(url, { timeoutMs: 2000 })).body, 'ok');
+    answer = ['HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!'];
+    await assert.rejects(fetchPage(url, { timeoutMs: 2000 }));
+  });
+
   test('a chunked body holding what looks like a head is left as it came', async () => {
     const body = 'HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n';
     answer = [`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`];

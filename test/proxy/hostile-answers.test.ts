@@ -208,6 +208,22 @@ describe('small answers, relayed once whole', () => {
     assert.equal((await stored('/small-in-pieces')).response_body, 'abcdefghij');
   });
 
+  test('Content-Length given twice with one value (two lines, or 2, 2), which Chromium and curl read: relayed and stored; values that differ are still a 502', async () => {
+    // (each on an origin of its own: the proxy reads it leniently from then on)
+    for (const [path, lengths] of [['/cl-twice', 'Content-Length: 2\r\nContent-Length: 2'], ['/cl-comma', 'Content-Length: 2, 2']]) {
+      const origin = await anotherOrigin();
+      answers.set(path!, `HTTP/1.1 200 OK\r\n${lengths}\r\n\r\nok`);
+      const { text } = await rawThroughProxy(get(path!, '', origin.port));
+      assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, `${path}: ${JSON.stringify(text.slice(0, 200))}`);
+      assert.ok(text.endsWith('\r\n\r\nok'), path);
+      assert.equal((await stored(path!, origin.id)).response_body, 'ok', path);
+    }
+    const origin = await anotherOrigin();
+    answers.set('/cl-differ', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!');
+    assert.match((await rawThroughProxy(get('/cl-differ', '', origin.port))).text, /^HTTP\/1\.1 502 /);
+    await healthy();
+  });
+
   test('an answer without Date (a device, a test of missing headers) reaches the client without one: the proxy adds no header of its own', async () => {
     for (const [path, answer] of [
       ['/no-date', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'],
