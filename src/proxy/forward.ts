@@ -4,13 +4,13 @@
  * 7.6.1 says, nothing answered from a cache (upgrades: upgrade.ts, with what is shared here). The
  * request comes from a plain proxy request (absolute form) or from inside an intercepted CONNECT.
  */
-import { request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue, TOKEN } from '../evidence/record.js';
 import { bareHost, pathAsWritten } from '../evidence/scope.js';
 import { browserAgent, headOverflowCode, underlying } from '../http/browser-head.js';
-import { tls } from '../lazy-builtins.js';
+import { https as httpsModule, tls } from '../lazy-builtins.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
 import { capture, type Capture, type CaptureBudget } from './capture.js';
 import { pairs, type ProxyExchange, type Recorder } from './record.js';
@@ -47,6 +47,37 @@ export interface ForwardContext {
    * from the first. The latest LENIENT_ORIGINS.
    */
   lenientOrigins: Set<string>;
+}
+
+/**
+ * Client connections whose requests go on connections of their own to their targets, by the client's
+ * socket: NTLM and Negotiate (Kerberos) authenticate a connection, not a request, and answer the
+ * last message of a login only on the connection that got its challenge. From a request that
+ * carries one of them on, the client's connection keeps its own (one per origin, as a browser's
+ * connection is one), instead of taking any of the shared pool: a login beside another request to
+ * the same site (a page's images) failed every time.
+ */
+const pinned = new WeakMap<Socket, { http?: Agent; https?: Agent }>();
+const CONNECTION_AUTHENTICATION = /^\s*(?:NTLM|Negotiate|Kerberos)\b/i;
+
+/** The agent of the client connection `req` came on when it is pinned (or pins it now), else undefined. */
+function pinnedAgent(ctx: ForwardContext, req: IncomingMessage, https: boolean): Agent | undefined {
+  const socket = req.socket;
+  let agents = pinned.get(socket);
+  if (agents === undefined) {
+    if (!CONNECTION_AUTHENTICATION.test(req.headers.authorization ?? '')) return undefined;
+    const own: { http?: Agent; https?: Agent } = {};
+    agents = own;
+    pinned.set(socket, own);
+    socket.once('close', () => {
+      own.http?.destroy();
+      own.https?.destroy();
+    });
+  }
+  const options = { keepAlive: true, maxSockets: 1, maxFreeSockets: 1, timeout: ctx.upstreamTimeoutMs };
+  return https
+    ? (agents.https ??= new (httpsModule().Agent)({ ...options, rejectUnauthorized: false, maxCachedSessions: 0 }))
+    : (agents.http ??= new HttpAgent(options));
 }
 
 /** Origins lenientOrigins remembers, the latest. */
@@ -831,7 +862,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
       ? // a connection of its own, closed after the answer: bytes read leniently never frame a later answer
         // whose heads are read as a browser reads them (a line node refuses even leniently mended or left out)
         { agent: browserAgent(https, { maxHeadBytes: MAX_HEADER_BYTES + 1024, nulInHead: 'as-is' }), insecureHTTPParser: true, timeout: ctx.upstreamTimeoutMs, ...(https ? { rejectUnauthorized: false } : {}) }
-      : { agent: https ? ctx.https!.agent : ctx.httpAgent };
+      : { agent: pinnedAgent(ctx, req, https) ?? (https ? ctx.https!.agent : ctx.httpAgent) };
     const sent = upstreamRequest(ctx, url, path, https, req.method, headers, { ...connection, ...serverNameOf(tunnelled) });
     // the agents' sockets time out (ctx.upstreamTimeoutMs): the request is then failed as a timeout
     sent.on('timeout', () => {

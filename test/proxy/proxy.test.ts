@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { hostname } from 'node:os';
@@ -405,6 +405,56 @@ describe('HTTP through the proxy', () => {
       const { head, socket } = await tunnel(authority);
       socket.destroy();
       assert.match(head, /^HTTP\/1\.1 403/, authority);
+    }
+  });
+
+  test('an NTLM (or Negotiate) login beside another request to the same site: its last message goes on the connection that got the challenge, as the target requires (it failed every time)', async () => {
+    // a target that authenticates connections, as IIS does: the last message answers the challenge of its own connection
+    const challenges = new WeakMap<Socket, string>();
+    let made = 0;
+    const site = createServer((req, res) => {
+      const auth = req.headers.authorization ?? '';
+      if (req.url === '/asset') return void setTimeout(() => res.end('asset'), 400);
+      if (auth === 'NTLM type1') {
+        const challenge = `c${++made}`;
+        challenges.set(req.socket, challenge);
+        res.writeHead(401, { 'WWW-Authenticate': `NTLM ${challenge}`, 'Content-Length': '0' });
+        return void res.end();
+      }
+      if (auth.startsWith('NTLM type3-') && auth.slice('NTLM type3-'.length) === challenges.get(req.socket)) return void res.end('logged in');
+      res.writeHead(401, { 'Content-Type': 'text/plain' });
+      res.end('the challenge was for another connection');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const port = (site.address() as AddressInfo).port;
+    // two browser connections to the proxy: the login on one, a page's asset on the other
+    const login = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+    const assets = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+    const viaProxy = (agent: HttpAgent, path: string, authorization?: string) =>
+      new Promise<{ status: number; body: string; challenge?: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: proxyPort, path: `http://127.0.0.1:${port}${path}`, agent, headers: authorization ? { authorization } : {} }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body, challenge: res.headers['www-authenticate'] }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      for (let round = 0; round < 5; round++) {
+        const first = await viaProxy(login, '/login', 'NTLM type1');
+        assert.equal(first.status, 401);
+        const asset = viaProxy(assets, '/asset');
+        // the asset's request has taken the connection the challenge came on, were it the pool's
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const last = await viaProxy(login, '/login', `NTLM type3-${first.challenge!.slice('NTLM '.length)}`);
+        assert.deepEqual([last.status, last.body], [200, 'logged in'], `round ${round}`);
+        assert.equal((await asset).body, 'asset');
+      }
+    } finally {
+      login.destroy();
+      assets.destroy();
+      site.close();
     }
   });
 
