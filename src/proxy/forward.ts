@@ -8,7 +8,7 @@ import { Agent as HttpAgent, request as httpRequest, type Agent, type ClientRequ
 import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { decodedBody, hasControlCharacter, headerText, headerValue, TOKEN } from '../evidence/record.js';
-import { bareHost, pathAsWritten } from '../evidence/scope.js';
+import { bareHost, pathAsWritten, percentEncoded } from '../evidence/scope.js';
 import { browserAgent, headOverflowCode, underlying } from '../http/browser-head.js';
 import { https as httpsModule, tls } from '../lazy-builtins.js';
 import { collectAsItStreams, STREAM_COLLECTION_BYTES } from '../young-generation.js';
@@ -107,6 +107,9 @@ export function refuseLoops(ctx: ForwardContext, upstream: ClientRequest): void 
 const NONE: ReadonlySet<string> = new Set();
 export const HOST = new Set(['host']);
 const HOST_AND_EXPECT = new Set(['host', 'expect']);
+const EXPECT = new Set(['expect']);
+/** `drop` but for Host (a tunnel's Host lines go as sent). */
+const withoutHost = (drop: ReadonlySet<string>) => (drop === HOST_AND_EXPECT ? EXPECT : drop === HOST ? NONE : drop);
 export const UPGRADE = new Set(['connection', 'upgrade']);
 
 /** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), plus the proxy's own. */
@@ -162,7 +165,12 @@ export interface Tunnelled {
  * target took the body for the next request).
  */
 export function upstreamHeaders(req: IncomingMessage, url: URL, keep: ReadonlySet<string>, drop: ReadonlySet<string>, tunnelled?: Tunnelled): string[] {
-  const headers = ['Host', (tunnelled && firstHost(req.rawHeaders)) ?? url.host, ...decodableCodings(withoutLoginCookies(endToEnd(req.rawHeaders, keep, drop)))];
+  // in a tunnel the client addressed the target itself: its Host lines go as it wrote them, in their
+  // places and case (a Host header test: two of them, one in lower case after another header); one
+  // without gets the CONNECT's host first; outside one, Host is the URL's
+  const asSent = tunnelled !== undefined && firstHost(req.rawHeaders) !== undefined;
+  const rest = decodableCodings(withoutLoginCookies(endToEnd(req.rawHeaders, keep, asSent ? withoutHost(drop) : drop)));
+  const headers = asSent ? rest : ['Host', url.host, ...rest];
   if (req.headers['transfer-encoding'] !== undefined) headers.push('Transfer-Encoding', 'chunked');
   return headers;
 }
@@ -369,8 +377,11 @@ export function upstreamRequest(ctx: ForwardContext, url: URL, path: string, htt
  * The path and query as the client wrote them (`url` is parsed: `..` resolved, `\` made `/`);
  * `OPTIONS *` (inside a tunnel: a plain proxy request is absolute) asks the server itself.
  */
-export function pathOf(req: IncomingMessage): string {
-  return req.url === '*' ? '*' : pathAsWritten(req.url ?? '/');
+export function pathOf(req: IncomingMessage, tunnelled?: Tunnelled): string {
+  if (req.url === '*') return '*';
+  // inside a tunnel the client may write the absolute form (a test of how the target reads one): it goes as written
+  if (tunnelled !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(req.url ?? '')) return percentEncoded(req.url!);
+  return pathAsWritten(req.url ?? '/');
 }
 
 /**
@@ -771,7 +782,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
   const started = performance.now();
   // `Expect` was answered here
   const headers = upstreamHeaders(req, url, NONE, HOST_AND_EXPECT, tunnelled);
-  const path = pathOf(req);
+  const path = pathOf(req, tunnelled);
   const bodyless = !hasBody(req);
   // counted once a 1xx comes (most requests get none)
   let seen: InformationSeen | undefined;

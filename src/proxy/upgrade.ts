@@ -122,7 +122,7 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
   const started = performance.now();
   const chunked = req.headers['transfer-encoding'] !== undefined;
   const headers = upstreamHeaders(req, url, UPGRADE, HOST, tunnelled);
-  const path = pathOf(req);
+  const path = pathOf(req, tunnelled);
   // an upgraded connection is never given back to a pool
   const upstream = upstreamRequest(ctx, url, path, https, req.method, headers, {
     agent: false,

@@ -56,6 +56,7 @@ before(async () => {
     if (req.url === '/silent') return;
     // no length: the answer ends with the connection, which is gone when the exchange is recorded
     if (req.url?.startsWith('/names-close')) return void res.writeHead(200, { Connection: 'close' }).end(res.write('closing') && '');
+    if (req.url?.includes('/raw-head')) return void res.end(JSON.stringify({ url: req.url, rawHeaders: req.rawHeaders }));
     if (req.url?.startsWith('/names')) return void res.end(`Host: ${req.headers.host}; server name: ${(req.socket as TLSSocket).servername || '(none)'}`);
     const answer = () => res.end('ok');
     if (req.url === '/slow') setTimeout(answer, 1000);
@@ -118,6 +119,32 @@ async function readAll(tls: TLSSocket, bytes: string, waitMs: number, gapMs = 0)
   tls.destroy();
   return { text, ended };
 }
+
+describe('a request inside an intercepted CONNECT goes as the client wrote it', () => {
+  const answered = async (request: string) => {
+    const { text } = await readAll(await intercepted(), request, 3000);
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, JSON.stringify(text.slice(0, 300)));
+    return JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { url: string; rawHeaders: string[] };
+  };
+
+  test('its Host lines, two of them, one in lower case after another header (a Host header test): each in its place and case (the second was dropped, the first moved up)', async () => {
+    const got = await answered(`GET /raw-head HTTP/1.1\r\nX-A: 1\r\nHost: localhost:${targetPort}\r\nX-B: 2\r\nhost: evil.example\r\nConnection: close\r\n\r\n`);
+    const names = got.rawHeaders.filter((_, i) => i % 2 === 0);
+    const values = got.rawHeaders.filter((_, i) => i % 2 === 1);
+    assert.deepEqual(names.filter((n) => /^(host|x-a|x-b)$/i.test(n)), ['X-A', 'Host', 'X-B', 'host']);
+    assert.deepEqual(values.filter((_, i) => /^host$/i.test(names[i]!)), [`localhost:${targetPort}`, 'evil.example']);
+  });
+
+  test('an absolute-form target (GET https://other.example/x): as written (it went as /x, the authority lost)', async () => {
+    const got = await answered(`GET https://evil.example/raw-head?x=1 HTTP/1.1\r\nHost: localhost:${targetPort}\r\nConnection: close\r\n\r\n`);
+    assert.equal(got.url, 'https://evil.example/raw-head?x=1');
+  });
+
+  test('one without Host gets the CONNECT\'s, first', async () => {
+    const got = await answered('GET /raw-head HTTP/1.0\r\nX-A: 1\r\n\r\n');
+    assert.deepEqual(got.rawHeaders.slice(0, 2), ['Host', `localhost:${targetPort}`]);
+  });
+});
 
 describe('a CONNECT whose host a URL parser refuses', () => {
   // `a?:PORT` and `u@a:PORT` are a:443 and a:PORT with a user to a URL parser: the requests inside went elsewhere
