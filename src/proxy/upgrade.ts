@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { PassThrough, pipeline } from 'node:stream';
+import { PassThrough, pipeline, Transform } from 'node:stream';
 import { collectAsItStreams } from '../young-generation.js';
 import { capture, type Capture } from './capture.js';
 import {
@@ -101,6 +101,24 @@ function chunkedCutter(): BodyCutter {
 
 /** Bytes past an upgrade request's body held until the answer (the new protocol's, sent early); past them the client is not read. */
 const EARLY_BYTES = 64 * 1024;
+
+/** A body written as chunks, one per piece that comes, and the last chunk once it has ended whole. */
+function chunkedFraming(): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      // (an empty one would be the last chunk)
+      if (chunk.length === 0) return done();
+      this.push(Buffer.from(`${chunk.length.toString(16)}\r\n`, 'latin1'));
+      this.push(chunk);
+      done(null, CRLF);
+    },
+    flush(done) {
+      done(null, LAST_CHUNK);
+    },
+  });
+}
+const CRLF = Buffer.from('\r\n');
+const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 
 /**
  * Relays an upgrade (a WebSocket handshake, an h2c one) to `url`: its body too, if it has one
@@ -250,9 +268,14 @@ export function forwardUpgrade(ctx: ForwardContext, req: IncomingMessage, client
     // read now: the answer's socket is let go once it has ended, and a closed one says nothing
     const peer = target === undefined ? undefined : peerOf(answer.socket);
     responseBody = target === undefined ? undefined : capture(answer, ctx.bodyCap, ctx.captureBudget);
-    // the target declined the upgrade: its answer goes back as an answer, the connection closed after it
-    client.write(rawHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders), 'Connection: close\r\n'));
-    pipeline(answer, client, () => client.destroy());
+    // the target declined the upgrade: its answer goes back as an answer, the connection closed after it;
+    // a body without a length goes chunked, its last chunk only once it came whole: cut short, it
+    // reads as cut to the client too, not as whole at the close (as relayRaw's)
+    const status = answer.statusCode ?? 0;
+    const bodiless = req.method === 'HEAD' || status === 204 || status === 304;
+    const chunked = !bodiless && answer.headers['content-length'] === undefined && req.httpVersion !== '1.0';
+    client.write(rawHead(status, answer.statusMessage, endToEnd(answer.rawHeaders), `${chunked ? 'Transfer-Encoding: chunked\r\n' : ''}Connection: close\r\n`));
+    pipeline(answer, chunked ? chunkedFraming() : new PassThrough(), client, () => client.destroy());
     const ended = (error?: string) => finish({ status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body: responseBody, peer, ...(error ? { error } : {}) });
     answer.on('end', () => ended());
     answer.on('close', () => {

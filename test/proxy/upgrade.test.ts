@@ -32,6 +32,8 @@ let quick: ProxyServer;
 let patient: ProxyServer;
 /** What the raw targets answer, by request path (written once the request's head has come). */
 const answers = new Map<string, string>();
+/** At the end of an answer: the target closes its connection after it. */
+const CLOSE = '\0close';
 let rawPort: number;
 let tlsPort: number;
 /** Accepts connections and says nothing; counts the ones open. */
@@ -61,7 +63,9 @@ function answering(socket: Socket): void {
     if (!head.includes('\r\n\r\n')) return;
     const answer = answers.get(head.split(' ')[1]!) ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n';
     head = '';
-    socket.write(Buffer.from(answer, 'latin1'));
+    // CLOSE at its end: the target closes the connection once it has written the rest
+    if (answer.endsWith(CLOSE)) socket.end(Buffer.from(answer.slice(0, -CLOSE.length), 'latin1'));
+    else socket.write(Buffer.from(answer, 'latin1'));
   });
 }
 
@@ -277,6 +281,21 @@ describe('a declined upgrade', () => {
     assert.equal(record.responseSize, body.length);
     assert.equal(record.responseBody.length, body.length);
     assert.equal(record.truncated, false);
+  });
+});
+
+describe('a declined upgrade whose answer has no length', () => {
+  test('goes to the client chunked, its last chunk only once it came whole: cut short, it reads as cut (it was relayed unframed, whole-looking at the close)', async () => {
+    answers.set('/declined-chunked', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n');
+    answers.set('/declined-chunked-cut', `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n${CLOSE}`);
+    const whole = (await exchange(quick.port, [handshake(rawPort, '/declined-chunked')])).text;
+    assert.match(whole, /^HTTP\/1\.1 200 OK\r\n[^]*Transfer-Encoding: chunked\r\n/);
+    assert.ok(whole.endsWith('\r\n\r\n5\r\nhello\r\n0\r\n\r\n'), JSON.stringify(whole));
+    const cut = await exchange(quick.port, [handshake(rawPort, '/declined-chunked-cut')]);
+    assert.ok(cut.ended);
+    assert.match(cut.text, /Transfer-Encoding: chunked\r\n/);
+    assert.ok(cut.text.endsWith('\r\n\r\n5\r\nhello\r\n'), `no last chunk: ${JSON.stringify(cut.text)}`);
+    assert.match((await recordOf(rawPort, '/declined-chunked-cut')).error, /cut short/);
   });
 });
 
