@@ -158,11 +158,12 @@ export interface Tunnelled {
 }
 
 /**
- * The headers a request goes to its target with: Host the URL's authority (RFC 9112 3.2.2), or in
- * a tunnel the client's own (its first, or the authority when it sent none), then the client's
- * end-to-end ones (`keep` kept, `drop` dropped) without assessd's login cookies, and a chunked body
- * said so: node chunks a GET's, HEAD's, DELETE's or OPTIONS's body only when told (unframed, the
- * target took the body for the next request).
+ * The headers a request goes to its target with: Host the URL's authority (RFC 9112 3.2.2), first,
+ * or in a tunnel the client's own Host lines where it wrote them (the authority first when it sent
+ * none), then the client's end-to-end ones (`keep` kept, `drop` dropped) without assessd's login
+ * cookies and the codings the record cannot decode, and a chunked body said so: node chunks a
+ * GET's, HEAD's, DELETE's or OPTIONS's body only when told (unframed, the target took the body for
+ * the next request).
  */
 export function upstreamHeaders(req: IncomingMessage, url: URL, keep: ReadonlySet<string>, drop: ReadonlySet<string>, tunnelled?: Tunnelled): string[] {
   // in a tunnel the client addressed the target itself: its Host lines go as it wrote them, in their
@@ -284,7 +285,7 @@ const DECODED_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'identity'])
  * A client's Accept-Encoding without the codings the record could not decode (zstd, which Chromium
  * asks for; compress; `*`), as Burp does by default: a target answering in one had its body stored
  * as compressed bytes that no search or grep plugin read, and nothing said so. Left as sent when
- * it names none; taken out when it names nothing else (the target then answers unencoded).
+ * it names none; `identity` when it names nothing else.
  */
 function decodableCodings(headers: string[]): string[] {
   const at = headers.findIndex((name, i) => i % 2 === 0 && name.length === 15 && name.toLowerCase() === 'accept-encoding');
@@ -298,8 +299,10 @@ function decodableCodings(headers: string[]): string[] {
     }
     const codings = value.split(',');
     const kept = codings.filter((coding) => DECODED_CODINGS.has(coding.split(';', 1)[0]!.trim().toLowerCase()));
-    if (kept.length === codings.length) out.push(name, value);
-    else if (kept.length > 0) out.push(name, kept.map((coding) => coding.trim()).join(', '));
+    // (an empty value, identity alone, names none of the others either)
+    if (kept.length === codings.length || value.trim() === '') out.push(name, value);
+    // naming none the record decodes: identity (without the header a target may choose any coding)
+    else out.push(name, kept.length > 0 ? kept.map((coding) => coding.trim()).join(', ') : 'identity');
   }
   return out;
 }
@@ -389,7 +392,9 @@ export function pathOf(req: IncomingMessage, tunnelled?: Tunnelled): string {
  * exchange only). A WebSocket handshake is an HTTP exchange: recorded under its http(s) URL.
  */
 function recordedUrl(url: URL, path: string): string {
-  return `${url.protocol.replace(/^ws/, 'http')}//${url.host}${path === '*' ? '/*' : path}`;
+  // an absolute-form target written inside a tunnel went as written; the record is the tunnel's target's, its path
+  const written = path === '*' ? '/*' : path.startsWith('/') ? path : pathAsWritten(path);
+  return `${url.protocol.replace(/^ws/, 'http')}//${url.host}${written}`;
 }
 
 /**
@@ -658,6 +663,17 @@ const MAX_RESENDS = 2;
  * character, or Content-Lengths that differ, are refused leniently read as well: a 502.
  */
 const LENIENTLY_READ = new Set(['HPE_CR_EXPECTED', 'HPE_LF_EXPECTED', 'HPE_INVALID_HEADER_TOKEN', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'HPE_INVALID_CONTENT_LENGTH']);
+/**
+ * Of the Content-Length refusals, those a lenient reading may mend (a length given twice, or as a
+ * list): Content-Length beside Transfer-Encoding is refused however it is read, and is not asked again.
+ */
+const MENDABLE_LENGTH = new Set(['Duplicate Content-Length', 'Invalid character in Content-Length']);
+
+/** Whether node's refusal `err` is one LENIENTLY_READ asks again for. */
+function lenientlyReadable(err: NodeJS.ErrnoException & { reason?: string }): boolean {
+  if (!LENIENTLY_READ.has(err.code ?? '')) return false;
+  return !err.code!.endsWith('_CONTENT_LENGTH') || MENDABLE_LENGTH.has(err.reason ?? '');
+}
 
 const CRLF = Buffer.from('\r\n');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n');
@@ -927,7 +943,7 @@ function forwardNow(ctx: ForwardContext, req: IncomingMessage, res: ServerRespon
    * idempotent methods without a body), on a connection of its own.
    */
   function readLeniently(err: NodeJS.ErrnoException): boolean {
-    return !lenient && LENIENTLY_READ.has(err.code ?? '') && mayGoAgain();
+    return !lenient && lenientlyReadable(err) && mayGoAgain();
   }
 
   /**

@@ -221,6 +221,12 @@ describe('small answers, relayed once whole', () => {
     const origin = await anotherOrigin();
     answers.set('/cl-differ', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!');
     assert.match((await rawThroughProxy(get('/cl-differ', '', origin.port))).text, /^HTTP\/1\.1 502 /);
+    // Content-Length beside Transfer-Encoding is refused however read: not asked again
+    const other = await anotherOrigin();
+    answers.set('/te-then-cl', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n');
+    received.length = 0;
+    assert.match((await rawThroughProxy(get('/te-then-cl', '', other.port))).text, /^HTTP\/1\.1 502 /);
+    assert.equal(received.filter((head) => head.split(' ')[1] === '/te-then-cl').length, 1, 'the target got the request once');
     await healthy();
   });
 
@@ -387,10 +393,11 @@ describe('what is stored is what was sent', () => {
     assert.match(tx.raw_request, /\r\nCookie: theme=dark; sid=abc\r\n/);
   });
 
-  test('Accept-Encoding goes without the codings the record cannot decode (zstd, as Chromium asks; *): the target answers in one the search reads; a header naming none of them goes as sent', async () => {
+  test('Accept-Encoding goes without the codings the record cannot decode (zstd, as Chromium asks; *): the target answers in one the search reads; one naming only those is identity; one naming none of them goes as sent', async () => {
     for (const [path, sent, expected] of [
       ['/ae-chromium', 'gzip, deflate, br, zstd', 'gzip, deflate, br'],
-      ['/ae-zstd-only', 'zstd', undefined],
+      ['/ae-zstd-only', 'zstd', 'identity'],
+      ['/ae-empty', '', ''],
       ['/ae-star', 'gzip;q=1.0, *;q=0.1', 'gzip;q=1.0'],
       ['/ae-kept', 'gzip;q=1.0 ,  identity; q=0.5', 'gzip;q=1.0 ,  identity; q=0.5'],
     ] as const) {

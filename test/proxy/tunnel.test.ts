@@ -138,6 +138,8 @@ describe('a request inside an intercepted CONNECT goes as the client wrote it', 
   test('an absolute-form target (GET https://other.example/x): as written (it went as /x, the authority lost)', async () => {
     const got = await answered(`GET https://evil.example/raw-head?x=1 HTTP/1.1\r\nHost: localhost:${targetPort}\r\nConnection: close\r\n\r\n`);
     assert.equal(got.url, 'https://evil.example/raw-head?x=1');
+    // recorded as the tunnel's target's, with the path it named (it was the two URLs run together)
+    assert.equal(await recordedOnce((all) => all.find((x) => x.url.endsWith('/raw-head?x=1'))?.url), `https://localhost:${targetPort}/raw-head?x=1`);
   });
 
   test('one without Host gets the CONNECT\'s, first', async () => {
