@@ -66,11 +66,11 @@ async function main(): Promise<void> {
   });
   // Handlers before the start-up line: a signal that comes as soon as it is out stops cleanly.
   let stopping = false;
-  const stop = async (signal: 'SIGTERM' | 'SIGINT') => {
+  const stop = async (signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP') => {
     if (stopping) {
       // a second Ctrl-C: the user would otherwise wait for what is in flight (10 s at most), or reach for kill -9
       log(`${signal} again: exiting now; what was in flight is cut (every acknowledged change is on disk; the tools still running are ended, their runs put back by the next start)`);
-      process.exit(signal === 'SIGINT' ? 130 : 143);
+      process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143);
     }
     stopping = true;
     log(`${signal}: finishing in-flight requests and writes`);
@@ -79,6 +79,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // the terminal or ssh session it was started from closed: a stop, not a death that leaves its tools running
+  process.on('SIGHUP', () => void stop('SIGHUP'));
   const proxy = server.proxyUrl === undefined ? '' : `; proxy on ${server.proxyUrl}`;
   const login = server.loginUrl === undefined ? '' : `; log in at ${server.loginUrl}`;
   console.log(`assessd listening on ${server.url} (data: ${server.dataDir})${proxy}${login}`);

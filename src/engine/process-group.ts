@@ -134,20 +134,16 @@ function capture(source: Readable | null | undefined, path: string, fd: number, 
   return { state, ended, finish, stop: () => source?.destroy() };
 }
 
-/**
- * Starts `program` with `argv` (no shell) as the leader of a new process group, its standard
- * output and error streamed to `outputDir/stdout.txt` and `stderr.txt`. Throws only when the
- * output directory or files cannot be made; a program that cannot start ends `failed-to-start`.
- */
 /** The groups (their leaders' pids) of the programs this process runs now. */
 const runningGroups = new Set<number>();
 let endedAtExit = false;
 
 /**
- * Whatever way this process ends (an uncaught error, a second Ctrl-C's exit, an embedding
- * program's process.exit), the programs it runs end with it: SIGKILL to each group. Left to
+ * When this process exits (an uncaught exception, a second Ctrl-C's exit, an embedding program's
+ * process.exit: node's 'exit'), the programs it runs end with it: SIGKILL to each group. Left to
  * themselves they went on unwatched, against their targets, until the next start ended them.
- * (A program that left its group is found by the next start, by its run marker.)
+ * (A death without 'exit', SIGKILL or V8 out of memory, and a program that left its group, are the
+ * next start's: it finds them by their run marker.)
  */
 function endGroupsAtExit(): void {
   if (endedAtExit) return;
@@ -157,6 +153,11 @@ function endGroupsAtExit(): void {
   });
 }
 
+/**
+ * Starts `program` with `argv` (no shell) as the leader of a new process group, its standard
+ * output and error streamed to `outputDir/stdout.txt` and `stderr.txt`. Throws only when the
+ * output directory or files cannot be made; a program that cannot start ends `failed-to-start`.
+ */
 export function runProgram(options: RunOptions): RunHandle {
   const { outputDir, maxOutputBytes, timeoutMs, killGraceMs = 5000 } = options;
   mkdirSync(outputDir, { recursive: true, mode: 0o700 });

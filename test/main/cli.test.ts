@@ -283,6 +283,22 @@ test('SIGTERM with a client sending its body a byte a second: its request is cut
   }
 });
 
+test('SIGHUP (the terminal or ssh session it was started from closed) stops the server as SIGTERM does: exit 0, the directory released (it died of the signal, its tools left running)', async () => {
+  const dir = await tempDir();
+  const server = await spawnServer(['--port', '0', '--no-token', '--no-proxy', '--data-dir', dir]);
+  try {
+    server.proc.kill('SIGHUP');
+    assert.equal(await server.exited, 0);
+    assert.match(server.output(), /SIGHUP: finishing in-flight requests and writes/);
+    // released: the next start takes the directory at once
+    const next = await spawnServer(['--port', '0', '--no-token', '--no-proxy', '--data-dir', dir]);
+    next.proc.kill('SIGTERM');
+    assert.equal(await next.exited, 0);
+  } finally {
+    server.proc.kill('SIGKILL');
+  }
+});
+
 test('a second SIGINT (or SIGTERM) while the stop waits exits at once, 130 (143), saying so', async () => {
   for (const [second, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     const { server, stopDripping } = await slowPost();
