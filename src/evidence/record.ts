@@ -212,6 +212,9 @@ async function inDecodeSlot<T>(work: () => Promise<T>): Promise<T> {
 /** The most decodes seen under way at once (tests). */
 export const decodesAtOncePeak = () => decodingPeak;
 
+/** The content codings decodedBody decodes (identity needs none): what a search and the grep plugins read. */
+export const DECODED_CODINGS: ReadonlySet<string> = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
+
 async function decoded(body: Buffer, encoding: string, cap: number): Promise<Buffer> {
   // a stream cut at the storage cap gives what it holds
   const options = { maxOutputLength: cap, finishFlush: zlib().constants.Z_SYNC_FLUSH };

@@ -7,7 +7,7 @@
 import { Agent as HttpAgent, request as httpRequest, type Agent, type ClientRequest, type IncomingMessage, type RequestOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { decodedBody, hasControlCharacter, headerText, headerValue, TOKEN } from '../evidence/record.js';
+import { DECODED_CODINGS, decodedBody, hasControlCharacter, headerText, headerValue, TOKEN } from '../evidence/record.js';
 import { bareHost, pathAsWritten, percentEncoded } from '../evidence/scope.js';
 import { browserAgent, headOverflowCode, underlying } from '../http/browser-head.js';
 import { https as httpsModule, tls } from '../lazy-builtins.js';
@@ -278,8 +278,6 @@ const LOGIN_COOKIE = /^\s*assessd-\d+=/;
  * port of the host it was set for (cookies ignore ports): a target on the same host as the web
  * application (127.0.0.1) would receive the tester's API login, and the record would keep it.
  */
-/** The content codings the record decodes (record.ts decodedBody): what a search and the grep plugins read. */
-const DECODED_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'identity']);
 
 /**
  * A client's Accept-Encoding without the codings the record could not decode (zstd, which Chromium
@@ -298,7 +296,10 @@ function decodableCodings(headers: string[]): string[] {
       continue;
     }
     const codings = value.split(',');
-    const kept = codings.filter((coding) => DECODED_CODINGS.has(coding.split(';', 1)[0]!.trim().toLowerCase()));
+    const kept = codings.filter((coding) => {
+      const name = coding.split(';', 1)[0]!.trim().toLowerCase();
+      return name === 'identity' || DECODED_CODINGS.has(name);
+    });
     // (an empty value, identity alone, names none of the others either)
     if (kept.length === codings.length || value.trim() === '') out.push(name, value);
     // naming none the record decodes: identity (without the header a target may choose any coding)
@@ -675,8 +676,9 @@ function lenientlyReadable(err: NodeJS.ErrnoException & { reason?: string }): bo
   return !err.code!.endsWith('_CONTENT_LENGTH') || MENDABLE_LENGTH.has(err.reason ?? '');
 }
 
-const CRLF = Buffer.from('\r\n');
-const LAST_CHUNK = Buffer.from('0\r\n\r\n');
+/** A chunk's line end, and the last chunk of a chunked body. */
+export const CRLF = Buffer.from('\r\n');
+export const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 
 /**
  * Whether every header name is a token, as a lenient reading does not check: a raw relay must not

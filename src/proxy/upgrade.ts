@@ -11,6 +11,7 @@ import { capture, type Capture } from './capture.js';
 import {
   CLIENT_LEFT,
   closeTogether,
+  CRLF,
   endToEnd,
   endWithText,
   failureKind,
@@ -18,6 +19,7 @@ import {
   flooded,
   HOST,
   informational,
+  LAST_CHUNK,
   MAX_HEADER_BYTES,
   pathOf,
   rawHead,
@@ -117,8 +119,6 @@ function chunkedFraming(): Transform {
     },
   });
 }
-const CRLF = Buffer.from('\r\n');
-const LAST_CHUNK = Buffer.from('0\r\n\r\n');
 
 /**
  * Relays an upgrade (a WebSocket handshake, an h2c one) to `url`: its body too, if it has one
