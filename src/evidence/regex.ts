@@ -807,6 +807,19 @@ function kmpAutomaton(lower: Uint8Array): Int32Array {
   return table;
 }
 
+/** A step of the automaton: from state q (that many bytes of the needle read), with the next byte. */
+const automatonStep = (table: Int32Array) => (q: number, byte: number) => table[q * 256 + byte];
+
+/** The same step through the failure function: a match (q = m) goes on from the needle's longest border. */
+function failureStep(lower: Uint8Array, failure: Int32Array): (q: number, byte: number) => number {
+  const m = lower.length;
+  return (q, byte) => {
+    const b = fold(byte);
+    while (q > 0 && (q === m || lower[q] !== b)) q = failure[q - 1];
+    return lower[q] === b ? q + 1 : q;
+  };
+}
+
 /** The longest needle stepped through its KMP automaton (1 MiB of table); a longer one uses its failure function. */
 const KMP_TABLE_BYTES = 1024;
 
@@ -852,22 +865,21 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
     }
     return true;
   };
-  let automaton: Int32Array | undefined;
-  let failure: Int32Array | undefined;
+  let step: ((q: number, byte: number) => number) | undefined;
   /**
    * The needle's places from `from` on, reading each byte once (Knuth-Morris-Pratt over the folded
-   * needle): where its anchor is everywhere and the needle nowhere (a body of `zzzz...` searched
-   * for `zzq`), a check at each anchor costs up to the needle's length a byte. A short needle
-   * steps through its automaton, a table lookup a byte (a KiB of table a byte of needle); a long
-   * one (a search's argument may be a MiB, in a form body) through its failure function.
+   * needle, a state per byte of it read so far): where its anchor is everywhere and the needle
+   * nowhere (a body of `zzzz...` searched for `zzq`), a check at each anchor costs up to the
+   * needle's length a byte. A short needle steps through its automaton, a table lookup a byte (a
+   * KiB of table a byte of needle); a long one (a search's argument may be a MiB, in a form body)
+   * through its failure function, O(m) memory, each byte read once (amortized).
    */
   const walk = (view: Buffer, base: number, from: number, found: (i: number) => boolean | number, deadline?: number): boolean => {
     const m = lower.length;
-    if (m > KMP_TABLE_BYTES) return walkLong(view, base, from, found, deadline);
-    automaton ??= kmpAutomaton(lower);
-    const step = automaton;
+    step ??= m > KMP_TABLE_BYTES ? failureStep(lower, kmpFailure(lower)) : automatonStep(kmpAutomaton(lower));
+    const next = step;
     for (let i = from, q = 0; i < view.length; i++) {
-      q = step[q * 256 + view[i]];
+      q = next(q, view[i]);
       if (q === m) {
         const place = i - m + 1;
         const answer = found(base + place);
@@ -876,28 +888,6 @@ function literalMatcher(text: string, pastAscii = false): Matcher | undefined {
           i = answer - base - 1;
           q = 0;
         }
-      }
-      if ((i & 0xfffff) === 0 && timeUp(deadline)) throw new SearchTimeout('search took too long');
-    }
-    return false;
-  };
-  /** `walk` for a long needle: the failure function, O(m) memory, each byte read once (amortized). */
-  const walkLong = (view: Buffer, base: number, from: number, found: (i: number) => boolean | number, deadline?: number): boolean => {
-    const m = lower.length;
-    failure ??= kmpFailure(lower);
-    const fail = failure;
-    for (let i = from, q = 0; i < view.length; i++) {
-      const b = fold(view[i]);
-      while (q > 0 && lower[q] !== b) q = fail[q - 1];
-      if (lower[q] === b) q++;
-      if (q === m) {
-        const place = i - m + 1;
-        const answer = found(base + place);
-        if (answer === true) return true;
-        if (typeof answer === 'number' && answer - base > place + 1) {
-          i = answer - base - 1;
-          q = 0;
-        } else q = fail[q - 1];
       }
       if ((i & 0xfffff) === 0 && timeUp(deadline)) throw new SearchTimeout('search took too long');
     }
