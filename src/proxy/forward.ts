@@ -274,12 +274,6 @@ export const CLIENT_LEFT = 'the client closed its connection before the answer h
 const LOGIN_COOKIE = /^\s*assessd-\d+=/;
 
 /**
- * The request's headers without assessd's own login cookies. The browser sends a cookie to every
- * port of the host it was set for (cookies ignore ports): a target on the same host as the web
- * application (127.0.0.1) would receive the tester's API login, and the record would keep it.
- */
-
-/**
  * A client's Accept-Encoding without the codings the record could not decode (zstd, which Chromium
  * asks for; compress; `*`), as Burp does by default: a target answering in one had its body stored
  * as compressed bytes that no search or grep plugin read, and nothing said so. Left as sent when
@@ -308,6 +302,11 @@ function decodableCodings(headers: string[]): string[] {
   return out;
 }
 
+/**
+ * The request's headers without assessd's own login cookies. The browser sends a cookie to every
+ * port of the host it was set for (cookies ignore ports): a target on the same host as the web
+ * application (127.0.0.1) would receive the tester's API login, and the record would keep it.
+ */
 export function withoutLoginCookies(headers: string[]): string[] {
   // nearly every request: nothing to take out, and no copy made
   if (!headers.some((value, i) => i % 2 === 1 && value.includes('assessd-'))) return headers;
