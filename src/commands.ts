@@ -5,11 +5,11 @@
  * take its lock: while a server holds it they refuse and name the API call to use instead.
  */
 import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleProblem } from './api/messages.js';
 import { DEFAULT_DATA_DIR, defaultItems } from './paths.js';
-import { nodeFileSystem, TEMP_MARKER } from './store/atomic-file.js';
+import { nodeFileSystem, tempFileWriter } from './store/atomic-file.js';
 import { exportSession } from './engine/bundle-outputs.js';
 import { BundledTransactionError, transactionEntries, writeBundledTransactions } from './evidence/bundle.js';
 import { HarError, readHar } from './evidence/har.js';
@@ -168,7 +168,6 @@ function outputFile(value: string, dataDir: string): string {
  * gone. The data directory's own are swept by the store; nothing else sweeps these.
  */
 function removeStaleTemps(out: string): void {
-  const prefix = `.${basename(out)}${TEMP_MARKER}`;
   let names: string[];
   try {
     names = readdirSync(dirname(out));
@@ -176,9 +175,8 @@ function removeStaleTemps(out: string): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
+    const pid = tempFileWriter(out, name);
+    if (pid === undefined || pid === process.pid || isAlive(pid)) continue;
     try {
       unlinkSync(join(dirname(out), name));
     } catch {

@@ -71,6 +71,14 @@ function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}${TEMP_MARKER}${process.pid}-${THREAD}-${++tempCounter}`);
 }
 
+/** The process that wrote `name` (a file in `path`'s directory) as a temp file of `path`; undefined when it is none. */
+export function tempFileWriter(path: string, name: string): number | undefined {
+  const prefix = `.${basename(path)}${TEMP_MARKER}`;
+  if (!name.startsWith(prefix)) return undefined;
+  const pid = Number(name.slice(prefix.length).split('-')[0]);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
 // the journal's calls on a plain descriptor: node:fs/promises (~2 ms to load) waits for a first write
 const descriptorCalls = {
   open: promisify(openFd),

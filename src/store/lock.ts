@@ -85,10 +85,17 @@ export class DataDirInUseError extends Error {
   }
 }
 
+/** What the owner's answer tells whoever is refused the directory, once the server listens. */
+export interface Advertised {
+  url: string;
+  /** Whether the server's token is the directory's token file (false: it was given one). */
+  tokenFile?: boolean;
+}
+
 export interface Lock {
   readonly kind: LockKind;
   /** Makes the owner's answer carry the server's URL, for whoever is refused the directory. */
-  advertise(info: { url: string; tokenFile?: boolean }): void;
+  advertise(info: Advertised): void;
   /** Gives up the directory: the socket closed and its file removed. */
   release(): Promise<void>;
 }

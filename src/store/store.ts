@@ -12,7 +12,7 @@ import type { Compactor } from './compaction.js';
 import { workerCompactor } from './compactor.js';
 import { mergeDefaults, type DefaultItem } from './configuration.js';
 import { listSegments, openJournal, segmentFile, type Journal, type JournalRecord } from './journal.js';
-import { acquireLock, type Lock } from './lock.js';
+import { acquireLock, type Advertised, type Lock } from './lock.js';
 import { applyOp, partOf, type Op, type ResultOf } from './ops.js';
 import { readSegments, readSnapshot, replayRecord } from './replay.js';
 import { ensureDefaultSession } from './sessions.js';
@@ -75,7 +75,7 @@ export interface Store {
    */
   readonly lost?: Error;
   /** Tells whoever is refused the directory where its owner answers (the lock carries it). */
-  advertise(info: { url: string; tokenFile?: boolean }): void;
+  advertise(info: Advertised): void;
   /** Waits for writes in flight, then releases the data directory. */
   close(): Promise<void>;
 }

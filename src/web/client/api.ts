@@ -26,14 +26,6 @@ export interface ConfigItem {
 }
 
 /** A refused or failed call; status 0 means the server did not answer at all. */
-/** The server's 400 messages for a reference to what is no longer there (deleted in another tab, or by another client). */
-const GONE = { session: 'Invalid session id provided', target: 'Invalid target reference provided', output: 'Invalid plugin output reference provided', transaction: 'Invalid transaction referenced' } as const;
-
-/** `err` is the server saying that one of `what` the request named is no longer there. */
-export function isGone(err: unknown, ...what: (keyof typeof GONE)[]): boolean {
-  return err instanceof ApiError && err.status === 400 && what.some((w) => GONE[w] === err.message);
-}
-
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -42,6 +34,14 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The server's 400 messages for a reference to what is no longer there (deleted in another tab, or by another client). */
+const GONE = { session: 'Invalid session id provided', target: 'Invalid target reference provided', output: 'Invalid plugin output reference provided', transaction: 'Invalid transaction referenced' } as const;
+
+/** `err` is the server saying that one of `what` the request named is no longer there. */
+export function isGone(err: unknown, ...what: (keyof typeof GONE)[]): boolean {
+  return err instanceof ApiError && err.status === 400 && what.some((w) => GONE[w] === err.message);
 }
 
 /** A session with its number of targets (`GET /api/v1/overview/sessions`). */
